@@ -1,0 +1,85 @@
+"""Accounting of every model call: totals in memory, one JSON line per call on disk.
+
+Shared by the summarizer's and the judge's gateways of a job, so the totals and
+``calls.jsonl`` cover both. Secrets never reach it: requests hold no API key.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+from runner.types import Completion
+
+if TYPE_CHECKING:
+    from runner.llm import Gateway
+
+
+@dataclass
+class CallTotals:
+    """Running sums over a job's calls."""
+
+    calls: int = 0
+    """Calls that reached a model (cache hits excluded)."""
+    cache_hits: int = 0
+    """Calls served from the response cache."""
+    prompt_tokens: int = 0
+    """Prompt tokens of real calls."""
+    completion_tokens: int = 0
+    """Generated tokens of real calls."""
+    cached_prompt_tokens: int = 0
+    """Prompt tokens the provider reported as served from its prefix cache."""
+    cost_usd: float = 0.0
+    """Cost of real calls in USD."""
+    model_seconds: float = 0.0
+    """Sum of call latencies."""
+
+
+class CallLog:
+    """Thread-safe recorder; ``on_call`` lets a progress display follow along."""
+
+    def __init__(self, path: Path | None = None, on_call: Callable[[CallTotals], None] | None = None):
+        self.path = path
+        self.totals = CallTotals()
+        self.on_call = on_call
+        self._lock = threading.Lock()
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text("", encoding="utf-8")
+
+    def record(self, gateway: "Gateway", request: dict[str, Any], c: Completion, purpose: str) -> None:
+        """Add one call to the totals and to calls.jsonl."""
+        line = {
+            "call_id": c.call_id,
+            "role": gateway.role,
+            "model_alias": gateway.name,
+            "purpose": purpose,
+            "cached": c.cached,
+            "prompt_tokens": c.prompt_tokens,
+            "completion_tokens": c.completion_tokens,
+            "cached_prompt_tokens": c.cached_prompt_tokens,
+            "cost_usd": c.cost_usd,
+            "latency_s": round(c.latency_s, 4),
+            "finish_reason": c.finish_reason,
+            "request": request,
+            "response": c.text,
+        }
+        with self._lock:
+            t = self.totals
+            if c.cached:
+                t.cache_hits += 1
+            else:
+                t.calls += 1
+                t.prompt_tokens += c.prompt_tokens
+                t.completion_tokens += c.completion_tokens
+                t.cached_prompt_tokens += c.cached_prompt_tokens
+                t.cost_usd += c.cost_usd
+                t.model_seconds += c.latency_s
+            if self.path is not None:
+                with open(self.path, "a", encoding="utf-8") as handle:
+                    handle.write(json.dumps(line, ensure_ascii=False) + "\n")
+            if self.on_call is not None:
+                self.on_call(t)

@@ -1,0 +1,96 @@
+"""Load the documents of a run: the bundled sample, a folder of .txt files, or a pickle.
+
+The BooookScore authors distribute books as a pickled ``{book_id: text}`` dict. Unpickling
+runs code, so we use an unpickler that refuses every global: only dicts, lists and
+strings (which need no global) can come out of it.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+from pathlib import Path
+from typing import Any
+
+from runner.errors import ConfigError, DataError
+from runner.types import Document
+
+SAMPLE_DIR = Path(__file__).parent / "sample_data"
+
+
+def load_documents(source: str, path: str | None = None, limit: int | None = None) -> list[Document]:
+    """Documents for ``data.source`` ('sample', 'dir', 'booookscore_pickle' or 'none')."""
+    if source == "none":
+        return []
+    if source == "sample":
+        docs = load_text_dir(SAMPLE_DIR)
+    elif source == "dir":
+        docs = load_text_dir(_required_path(path, "dir"))
+    elif source == "booookscore_pickle":
+        docs = load_booookscore_pickle(_required_path(path, "booookscore_pickle"))
+    else:
+        raise ConfigError(
+            f"data.source={source!r} is unknown; use one of: sample, dir, booookscore_pickle, none"
+        )
+    return docs[:limit] if limit else docs
+
+
+def _required_path(path: str | None, source: str) -> Path:
+    if not path:
+        raise ConfigError(f"data={source} needs data.path=...; add data.path=/path/to/your/data")
+    resolved = Path(path).expanduser()
+    if not resolved.exists():
+        raise DataError(f"data.path={path} does not exist; point data.path at your data")
+    return resolved
+
+
+def load_text_dir(folder: Path) -> list[Document]:
+    """Every ``*.txt`` file of ``folder`` (sorted by name), id = file stem."""
+    if not folder.is_dir():
+        raise DataError(f"data.path={folder} is not a folder; give a folder of .txt files")
+    files = sorted(folder.glob("*.txt"))
+    if not files:
+        raise DataError(f"no .txt files in {folder}; add UTF-8 .txt files or fix data.path")
+    return [_checked(file.stem, _read_utf8(file), str(file)) for file in files]
+
+
+def _read_utf8(file: Path) -> str:
+    try:
+        return file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise DataError(
+            f"{file} is not UTF-8 (byte {err.start}); convert it, e.g. iconv -t UTF-8"
+        ) from err
+
+
+def _checked(doc_id: str, text: str, origin: str) -> Document:
+    if not text.strip():
+        raise DataError(f"document {doc_id!r} ({origin}) is empty; remove it or give it text")
+    return Document(doc_id=doc_id, text=text)
+
+
+class _RestrictedUnpickler(pickle.Unpickler):
+    """Refuses every global, so no class can be built and no callable run."""
+
+    def find_class(self, module: str, name: str) -> Any:
+        raise pickle.UnpicklingError(f"global '{module}.{name}' is not allowed")
+
+
+def restricted_loads(data: bytes) -> Any:
+    """Unpickle data that may only hold dicts, lists, strings (and other primitives)."""
+    return _RestrictedUnpickler(io.BytesIO(data)).load()
+
+
+def load_booookscore_pickle(file: Path) -> list[Document]:
+    """Documents from the BooookScore ``{book_id: text}`` pickle, refusing anything else."""
+    try:
+        obj = restricted_loads(file.read_bytes())
+    except (pickle.UnpicklingError, EOFError, ValueError, TypeError) as err:
+        raise DataError(
+            f"{file} is not a safe {{book_id: text}} pickle ({err}); convert it to .txt files"
+        ) from err
+    if not isinstance(obj, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in obj.items()
+    ):
+        raise DataError(f"{file} must hold a dict of {{book_id: text}} strings; fix the file")
+    return [_checked(book_id, text, str(file)) for book_id, text in obj.items()]

@@ -1,0 +1,68 @@
+"""Typed errors that carry their fix.
+
+Every error the user can cause ends the run with one line naming the problem and the
+remedy, so the hierarchy is shallow and each message is written for a researcher:
+
+    RunnerError
+    ├── ConfigError          a key or value in the composed config is wrong
+    ├── DataError            an input document or file cannot be used
+    ├── LLMError             a model call failed for good
+    │   ├── ContextWindowError   the prompt cannot fit the model's window
+    │   ├── RateLimitedError     429 after every retry (carries retry_after)
+    │   ├── AuthError            missing or rejected API key
+    │   ├── ModelUnreachableError server could not be reached / timed out
+    │   └── TransientLLMError    5xx and friends; retried by the gateway
+    └── MetricError          a metric could not be computed at all
+
+litellm's exceptions are translated once, in the gateway, with ``raise ... from err``.
+"""
+
+from __future__ import annotations
+
+
+class RunnerError(Exception):
+    """Base class: the message is shown to the user as one line."""
+
+
+class ConfigError(RunnerError):
+    """A config key or value is invalid; the message names the key and a valid choice."""
+
+
+class DataError(RunnerError):
+    """An input document cannot be used; the message names the file or document."""
+
+
+class LLMError(RunnerError):
+    """A model call failed and will not be retried any further."""
+
+    retryable: bool = False
+
+
+class ContextWindowError(LLMError):
+    """The request cannot fit the model's context window."""
+
+
+class AuthError(LLMError):
+    """The API key is missing or was rejected."""
+
+
+class TransientLLMError(LLMError):
+    """A failure worth retrying: 5xx, timeout, dropped connection."""
+
+    retryable = True
+
+
+class ModelUnreachableError(TransientLLMError):
+    """The server could not be reached or did not answer in time."""
+
+
+class RateLimitedError(TransientLLMError):
+    """HTTP 429; ``retry_after`` is the server's hint in seconds, when it gave one."""
+
+    def __init__(self, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
+
+
+class MetricError(RunnerError):
+    """A metric could not be computed at all (as opposed to NaN for one document)."""

@@ -1,0 +1,73 @@
+"""Translate litellm's exceptions into ``runner.errors``, once, at the gateway.
+
+The messages name the model alias and the fix, because they end the run as one line.
+Classification goes by HTTP status first (litellm and the OpenAI SDK both attach it),
+then by exception type for transport failures that carry none.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runner.errors import (
+    AuthError,
+    ContextWindowError,
+    LLMError,
+    ModelUnreachableError,
+    RateLimitedError,
+    TransientLLMError,
+)
+
+
+def _retry_after(err: Any) -> float | None:
+    headers = getattr(err, "headers", None) or {}
+    response = getattr(err, "response", None)
+    if not headers and response is not None:
+        headers = getattr(response, "headers", None) or {}
+    try:
+        value = headers.get("retry-after") or headers.get("Retry-After")
+        return float(value) if value is not None else None
+    except (TypeError, ValueError, AttributeError):
+        return None
+
+
+def _short(err: BaseException) -> str:
+    text = " ".join(str(err).split())
+    return text[:300]
+
+
+def translate(err: Exception, role: str, alias: str, api_base: str | None) -> LLMError:
+    """The ``runner.errors`` equivalent of a litellm (or llama.cpp) exception."""
+    name = type(err).__name__
+    status = getattr(err, "status_code", None)
+    where = f" at {api_base}" if api_base else ""
+    if name == "ContextWindowExceededError" or "context window" in str(err).lower():
+        return ContextWindowError(
+            f"{role}={alias}: prompt exceeds the model's context window ({_short(err)}); "
+            "lower chunk or the summary budget"
+        )
+    if name in ("Timeout", "APITimeoutError", "APIConnectionError") or isinstance(
+        err, (ConnectionError, TimeoutError)
+    ):
+        return ModelUnreachableError(
+            f"{role}={alias}: cannot reach the model{where} ({_short(err)}); "
+            f"start the server or fix {role}.api_base"
+        )
+    if status == 429 or name == "RateLimitError":
+        return RateLimitedError(
+            f"{role}={alias}: rate limited ({_short(err)}); lower {role}.concurrency or retry later",
+            retry_after=_retry_after(err),
+        )
+    if status in (401, 403) or name in ("AuthenticationError", "PermissionDeniedError"):
+        return AuthError(
+            f"{role}={alias}: the API key was rejected ({_short(err)}); check the key in the environment"
+        )
+    if status == 404 or name == "NotFoundError":
+        return LLMError(
+            f"{role}={alias}: model not found{where} ({_short(err)}); check {role}.model"
+        )
+    if isinstance(status, int) and status >= 500:
+        return TransientLLMError(f"{role}={alias}: server error {status}{where} ({_short(err)})")
+    if name in ("ServiceUnavailableError", "InternalServerError", "BadGatewayError"):
+        return TransientLLMError(f"{role}={alias}: server error{where} ({_short(err)})")
+    return LLMError(f"{role}={alias}: request failed ({name}: {_short(err)}); check {role} settings")

