@@ -13,6 +13,7 @@ import os
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
 
+import logging  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
 import uuid  # noqa: E402
@@ -31,6 +32,7 @@ from runner.text import count_tokens  # noqa: E402
 from runner.types import Completion, Message  # noqa: E402
 
 litellm.suppress_debug_info = True
+logging.getLogger("LiteLLM").setLevel(logging.WARNING)  # one INFO line per call otherwise
 LOCAL_PREFIX = "local/"
 
 

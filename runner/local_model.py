@@ -85,8 +85,10 @@ class _LoadedModel:
         from llama_cpp import Llama
 
         self.lock = threading.Lock()
+        threads = n_threads or os.cpu_count() or 1  # llama-cpp-python's default is half
         self.llama = Llama(
-            model_path=str(path), n_ctx=n_ctx, n_threads=n_threads, verbose=False, seed=0
+            model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
+            verbose=False, seed=0,
         )
         self.n_ctx = n_ctx
 

@@ -1,0 +1,55 @@
+"""Summary statistics of the BooookScore paper's Table 2 (no model calls).
+
+Tokenization for n-grams: lowercase, punctuation removed, split on whitespace, i.e.
+word tokens ``[a-z0-9']+`` after lowercasing (apostrophes kept inside words so "don't"
+stays one word). Length is counted in tiktoken cl100k_base tokens, the paper's measure.
+
+- % novel trigrams: summary word trigrams absent from the source / all summary trigrams.
+- % repeated trigrams: summary trigram occurrences whose trigram occurs more than once in
+  the summary / all summary trigrams.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+
+from runner.text import count_tokens, split_sentences
+from runner.types import LLM, Document, MetricResult
+
+_WORD = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
+
+
+def words(text: str) -> list[str]:
+    """Lowercased word tokens with punctuation removed."""
+    return _WORD.findall(text.lower())
+
+
+def trigrams(tokens: list[str]) -> list[tuple[str, str, str]]:
+    """Consecutive word trigrams."""
+    return list(zip(tokens, tokens[1:], tokens[2:]))
+
+
+def score(document: Document | None, summary: str, judge: LLM | None = None) -> MetricResult:
+    """Length, words, sentences, % novel and % repeated trigrams of ``summary``."""
+    summary_words = words(summary)
+    grams = trigrams(summary_words)
+    counts = Counter(grams)
+    values = {
+        "length_tokens": float(count_tokens(summary)),
+        "words": float(len(summary_words)),
+        "sentences": float(len(split_sentences(summary))),
+        "repeated_trigrams_pct": _pct(sum(n for n in counts.values() if n > 1), len(grams)),
+    }
+    notes: tuple[str, ...] = ()
+    if document is not None:
+        source = set(trigrams(words(document.text)))
+        values["novel_trigrams_pct"] = _pct(sum(1 for g in grams if g not in source), len(grams))
+    else:
+        notes = ("novel_trigrams_pct skipped: no source document (data=none)",)
+    return MetricResult(values=values, notes=notes)
+
+
+def _pct(part: int, whole: int) -> float:
+    return 100.0 * part / whole if whole else math.nan
