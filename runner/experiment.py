@@ -59,7 +59,7 @@ class RunResult:
 
 def run_name(overrides: tuple[str, ...]) -> str:
     """'strategy=hier,chunk=1024', or 'defaults' when nothing was overridden."""
-    kept = [o for o in overrides if not o.startswith(("hydra.", "tracking.", "progress"))]
+    kept = [o for o in overrides if not o.startswith(("hydra.", "tracking.", "cache.", "progress"))]
     return ",".join(kept) or "defaults"
 
 

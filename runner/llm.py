@@ -114,6 +114,7 @@ class Gateway:
         self.role = role
         self._model_path = self._prepare_local() if spec.is_local else None
         self.context_window = self._context_window()
+        self.concurrency = 1 if spec.is_local else max(1, spec.concurrency)
 
     def _prepare_local(self) -> str:
         path = local_model.default_gguf_path() if not self.spec.path else _existing(self.spec.path)
@@ -193,7 +194,7 @@ class Gateway:
             "model": self.spec.model,
             "model_file": self._model_path,
             "api_base": self.spec.api_base,
-            "messages": [{"role": m.role, "content": m.content} for m in messages],
+            "messages": [self._message(m) for m in messages],
             "temperature": temperature if temperature is not None else self.temperature,
             "top_p": self.spec.top_p,
             "max_tokens": max_tokens or self.spec.max_tokens,
@@ -202,6 +203,13 @@ class Gateway:
             "response_format": response_format,
             "sample": sample,
         }
+
+    def _message(self, m: Message) -> dict[str, Any]:
+        """litellm's message form; a cache mark becomes Anthropic's cache_control block."""
+        if m.cache and ("anthropic" in self.spec.model or "claude" in self.spec.model):
+            block = {"type": "text", "text": m.content, "cache_control": {"type": "ephemeral"}}
+            return {"role": m.role, "content": [block]}
+        return {"role": m.role, "content": m.content}
 
     def _call(self, request: dict[str, Any]) -> Completion:
         kwargs = {k: v for k, v in request.items() if v is not None}

@@ -43,6 +43,8 @@ class Message:
     """'system', 'user' or 'assistant'."""
     content: str
     """The text."""
+    cache: bool = False
+    """Mark the end of a shared prefix worth caching (Anthropic cache_control); others ignore it."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,8 @@ class LLM(Protocol):
 
     name: str
     context_window: int
+    concurrency: int
+    """Calls worth having in flight at once (1 for the in-process model, to keep its KV cache)."""
 
     def complete(
         self,

@@ -1,0 +1,143 @@
+"""An OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks.
+
+Speaks just enough of ``POST /v1/chat/completions`` for litellm's ``openai/`` provider, so
+the real gateway path (litellm, HTTP, retries, cache) is exercised without the internet.
+Answers come from a ``responder`` function; it may return a ``FakeReply`` to script
+errors (429 with Retry-After, 500, 401), over-long text or a 'length' finish.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Callable
+
+from runner.text import count_tokens
+
+
+@dataclass
+class FakeReply:
+    """A scripted answer: text, or an HTTP error."""
+
+    text: str = ""
+    """The assistant message."""
+    status: int = 200
+    """HTTP status; non-200 sends an OpenAI-style error body."""
+    headers: dict[str, str] = field(default_factory=dict)
+    """Extra response headers (e.g. Retry-After)."""
+    finish_reason: str = "stop"
+    """'stop' or 'length'."""
+
+
+Responder = Callable[[dict[str, Any]], "str | FakeReply"]
+
+
+def echo_responder(request: dict[str, Any]) -> str:
+    """A deterministic answer derived from the last message: its first sentence-like line."""
+    content = str(request["messages"][-1]["content"])
+    words = content.split()[:40]
+    return " ".join(words).rstrip(".") + "."
+
+
+class FakeOpenAIServer:
+    """Context manager: ``with FakeOpenAIServer(responder) as s: s.url``."""
+
+    def __init__(self, responder: Responder = echo_responder, latency_s: float = 0.0) -> None:
+        self.responder = responder
+        self.latency_s = latency_s
+        self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        """Base URL to use as ``api_base``."""
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> "FakeOpenAIServer":
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _answer(self, request: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        with self._lock:
+            self.requests.append(request)
+            self.in_flight += 1
+            self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            if self.latency_s:
+                time.sleep(self.latency_s)
+            reply = self.responder(request)
+        finally:
+            with self._lock:
+                self.in_flight -= 1
+        if isinstance(reply, str):
+            reply = FakeReply(text=reply)
+        if reply.status != 200:
+            body = {"error": {"message": reply.text or f"scripted {reply.status}", "type": "fake"}}
+            return reply.status, body, reply.headers
+        prompt = sum(count_tokens(str(m.get("content", ""))) for m in request["messages"])
+        completion = count_tokens(reply.text)
+        body = {
+            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": request.get("model", "fake"),
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": reply.text},
+                    "finish_reason": reply.finish_reason,
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt,
+                "completion_tokens": completion,
+                "total_tokens": prompt + completion,
+            },
+        }
+        return 200, body, reply.headers
+
+    def _handler_class(self) -> type[BaseHTTPRequestHandler]:
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
+                length = int(self.headers.get("Content-Length", 0))
+                request = json.loads(self.rfile.read(length) or b"{}")
+                status, body, headers = server._answer(request)
+                data = json.dumps(body).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def do_GET(self) -> None:  # noqa: N802
+                data = json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]})
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data.encode())
+
+            def log_message(self, *args: Any) -> None:
+                return  # quiet
+
+        return Handler
