@@ -23,6 +23,8 @@ from strategies import STRATEGIES
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
 # Keys that say where results go, not what the experiment is: left out of the fingerprint.
 NON_EXPERIMENT_KEYS = ("tracking", "cache", "progress", "hydra")
+# Keyword parameters the runner fills itself; not settable from YAML.
+RUNNER_SUPPLIED = frozenset({"doc_id"})
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,9 @@ class RunConfig:
 
 def _check_params(kind: str, name: str, fn: Callable[..., Any], params: dict[str, Any]) -> None:
     accepted = {
-        p.name for p in inspect.signature(fn).parameters.values() if p.kind == p.KEYWORD_ONLY
+        p.name
+        for p in inspect.signature(fn).parameters.values()
+        if p.kind == p.KEYWORD_ONLY and p.name not in RUNNER_SUPPLIED
     }
     unknown = sorted(set(params) - accepted)
     if unknown:

@@ -7,6 +7,7 @@ with the reason, so a report never counts a half-finished job.
 
 from __future__ import annotations
 
+import inspect
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -24,7 +25,7 @@ from runner.progress import Progress
 from runner.run_logging import log_outcomes, log_setup
 from runner.tracking import Tracker
 from runner.types import Document, MetricResult, StrategyResult
-from strategies import STRATEGIES
+from strategies import STRATEGIES, precomputed
 
 
 @dataclass(frozen=True)
@@ -66,7 +67,10 @@ def run_name(overrides: tuple[str, ...]) -> str:
 def _gateways(config: RunConfig, calls: CallLog) -> tuple[Gateway, Gateway | None]:
     cache = ResponseCache(config.cache_dir) if config.cache_dir else None
     model = Gateway(config.model, calls, cache, config.seed, config.temperature, role="model")
-    model.check_ready()
+    if config.strategy == "precomputed":  # no summarizer calls; check the file up front
+        precomputed.load_summaries(str(config.strategy_params.get("summaries") or ""))
+    else:
+        model.check_ready()
     if config.chunk > model.context_window:
         raise ConfigError(
             f"chunk={config.chunk} exceeds the {model.context_window}-token context of "
@@ -79,16 +83,37 @@ def _gateways(config: RunConfig, calls: CallLog) -> tuple[Gateway, Gateway | Non
     return model, judge
 
 
-def _process(doc: Document, config: RunConfig, model: Gateway, judge: Gateway | None) -> DocumentOutcome:
-    chunks = split_into_chunks(doc.text, config.chunk)
-    result = STRATEGIES[config.strategy](chunks, model, **config.strategy_params)
+def _process(
+    doc_id: str, doc: Document | None, config: RunConfig, model: Gateway, judge: Gateway | None
+) -> DocumentOutcome:
+    chunks = split_into_chunks(doc.text, config.chunk) if doc else []
+    strategy = STRATEGIES[config.strategy]
+    params = dict(config.strategy_params)
+    if "doc_id" in inspect.signature(strategy).parameters:
+        params["doc_id"] = doc_id
+    result = strategy(chunks, model, **params)
     assert isinstance(result, StrategyResult)
     scores = {}
-    for name, params in config.metrics.items():
-        scored = METRICS[name](doc, result.summary, judge, **params)
+    for name, metric_params in config.metrics.items():
+        scored = METRICS[name](doc, result.summary, judge, **metric_params)
         assert isinstance(scored, MetricResult)
         scores[name] = scored
-    return DocumentOutcome(doc.doc_id, result, scores)
+    return DocumentOutcome(doc_id, result, scores)
+
+
+def _work_items(config: RunConfig) -> list[tuple[str, Document | None]]:
+    """(doc_id, source document or None) pairs to process.
+
+    Precomputed summaries decide the ids themselves; their sources are optional.
+    """
+    docs = load_documents(config.data.source, config.data.path, config.data.limit)
+    if config.strategy != "precomputed":
+        if not docs:
+            raise DataError("no documents to summarize; choose data=sample or data=dir data.path=...")
+        return [(d.doc_id, d) for d in docs]
+    by_id = {d.doc_id: d for d in docs}
+    ids = precomputed.document_ids(str(config.strategy_params.get("summaries") or ""))
+    return [(doc_id, by_id.get(doc_id)) for doc_id in ids][: config.data.limit or None]
 
 
 def run_experiment(config: RunConfig) -> RunResult:
@@ -103,11 +128,9 @@ def run_experiment(config: RunConfig) -> RunResult:
         started = time.perf_counter()
         try:
             log_setup(tracker, config, model, judge)
-            docs = load_documents(config.data.source, config.data.path, config.data.limit)
-            if not docs:
-                raise DataError("no documents to summarize; choose data=sample or data=dir data.path=...")
-            progress.set_total(len(docs))
-            outcomes = _run_documents(docs, config, model, judge, progress)
+            items = _work_items(config)
+            progress.set_total(len(items))
+            outcomes = _run_documents(items, config, model, judge, progress)
             system = log_outcomes(tracker, outcomes, calls.totals, time.perf_counter() - started)
             tracker.log_file(Path(tmp) / "calls.jsonl")
             tracker.finish(ok=True)
@@ -128,18 +151,22 @@ def run_experiment(config: RunConfig) -> RunResult:
 
 
 def _run_documents(
-    docs: list[Document], config: RunConfig, model: Gateway, judge: Gateway | None, progress: Progress
+    items: list[tuple[str, Document | None]],
+    config: RunConfig,
+    model: Gateway,
+    judge: Gateway | None,
+    progress: Progress,
 ) -> list[DocumentOutcome]:
     """Documents concurrently, bounded by the model's limit (one at a time for local)."""
-    workers = 1 if config.model.is_local else max(1, min(len(docs), config.model.concurrency))
+    workers = max(1, min(len(items), model.concurrency))
 
-    def one(doc: Document) -> DocumentOutcome:
-        outcome = _process(doc, config, model, judge)
+    def one(item: tuple[str, Document | None]) -> DocumentOutcome:
+        outcome = _process(item[0], item[1], config, model, judge)
         progress.doc_done()
         return outcome
 
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        return list(pool.map(one, docs))
+        return list(pool.map(one, items))
 
 
 def _artifact_root(config: RunConfig) -> Path | None:

@@ -44,7 +44,8 @@ def git_commit() -> str:
 
 def prompt_files(config: RunConfig) -> list[Path]:
     """The prompt files this job's strategy and metrics can read."""
-    folders = [PROJECT_ROOT / "strategies" / "prompts" / config.strategy]
+    strategy_prompts = PROJECT_ROOT / "strategies" / "prompts"
+    folders = [strategy_prompts / config.strategy, strategy_prompts / "common"]
     folders += [PROJECT_ROOT / "metrics" / "prompts" / name for name in config.metrics]
     return sorted(p for folder in folders if folder.is_dir() for p in folder.rglob("*.txt"))
 
