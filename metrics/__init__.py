@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from metrics import stats
+from metrics import booookscore, stats
 
 METRICS: dict[str, Callable[..., object]] = {
+    "booookscore": booookscore.score,
     "stats": stats.score,
 }
 
-NEEDS_JUDGE: frozenset[str] = frozenset()
+NEEDS_JUDGE: frozenset[str] = frozenset({"booookscore"})

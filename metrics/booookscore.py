@@ -1,0 +1,140 @@
+"""BooookScore (Chang et al., ICLR 2024, section 4): the share of a summary's sentences in
+which an LLM judge finds no coherence error, on a 0-100 scale.
+
+The summary is split with the project's sentence splitter (NLTK Punkt, English); each
+sentence is judged with the Appendix M.4 prompt (``metrics/prompts/booookscore/``), which
+shows the judge the whole summary and the target sentence. A sentence is one unit however
+many questions it raises, so
+
+    score = 100 * sentences judged "no confusion" / sentences judged
+
+and the system score is the runner's mean over documents. Sentences whose answer stayed
+unreadable after ``max_attempts`` are counted, listed and left out of both numerator and
+denominator: scoring them either way would bias the metric. A sentence repeated within a
+summary is asked once and counted at each occurrence, as equation 1 of the paper reads.
+
+Logged values (the runner prefixes ``booookscore/``): ``score``, ``sentences``,
+``judged_sentences``, ``confused_sentences``, ``unparsed_sentences``, per-type rates
+``type/<label>`` (sentences with that error / judged sentences, x100, the paper's
+Figure 4; a sentence may carry several types), and judge accounting ``judge_calls``,
+``judge_reasks``, ``judge_prompt_tokens``, ``judge_cached_prompt_tokens`` (served from the
+provider's prefix cache, when it reports them), ``judge_completion_tokens``. The artifact
+``annotations.json`` holds every sentence in the authors' format,
+``{sentence: {"questions": str|null, "types": [..]|null}}``; an unreadable one also
+carries ``"unparsed": true`` and the judge's last ``"answer"``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from metrics.booookscore_judge import Ask, Usage, judge_all
+from metrics.booookscore_parse import LABELS, Verdict
+from metrics.booookscore_prompt import BATCH_PROMPT, SENTENCE_PROMPT, load_template
+from runner.errors import ConfigError
+from runner.text import split_sentences
+from runner.types import LLM, Document, MetricResult
+
+ARTIFACT = "annotations.json"
+
+
+def type_key(label: str) -> str:
+    """'entity omission' -> 'type/entity_omission' (the value's name)."""
+    return "type/" + label.replace(" ", "_")
+
+
+def score(
+    document: Document | None,
+    summary: str,
+    judge: LLM | None,
+    *,
+    prompt_path: str | None = None,
+    batch_prompt_path: str | None = None,
+    batch_size: int = 1,
+    max_attempts: int = 3,
+    max_tokens: int = 256,
+) -> MetricResult:
+    """BooookScore of one summary, with per-type rates and the sentence annotations.
+
+    ``prompt_path`` replaces the M.4 prompt (e.g. the authors' full 42-annotation file);
+    ``batch_size`` > 1 asks about that many numbered sentences per call with the
+    ``batch_prompt_path`` prompt; ``max_attempts`` bounds the asks per sentence (or batch);
+    ``max_tokens`` caps each answer (per sentence in batched mode).
+    """
+    _check(batch_size, max_attempts, max_tokens)
+    if judge is None:
+        return _undecided("booookscore needs a judge model; set judge=local or another judge")
+    sentences = split_sentences(summary)
+    if not sentences:
+        return _undecided("booookscore: the summary has no sentences")
+    if batch_size > 1:
+        template = load_template(batch_prompt_path, BATCH_PROMPT, "metrics.booookscore.batch_prompt_path")
+    else:
+        template = load_template(prompt_path, SENTENCE_PROMPT, "metrics.booookscore.prompt_path")
+    ask = Ask(judge, template, summary, max_attempts, max_tokens)
+    unique = list(dict.fromkeys(sentences))
+    verdicts, usage = judge_all(ask, unique, batch_size)
+    return MetricResult(
+        values=aggregate(sentences, verdicts, usage),
+        artifacts={ARTIFACT: {s: annotation(verdicts[s]) for s in unique}},
+        notes=_notes(unique, verdicts, max_attempts),
+    )
+
+
+def aggregate(sentences: list[str], verdicts: dict[str, Verdict], usage: Usage) -> dict[str, float]:
+    """The score, counts, per-type rates and judge accounting of one summary."""
+    judged = [verdicts[s] for s in sentences if verdicts[s].parsed]
+    confused = [v for v in judged if v.confused]
+    n = len(judged)
+    values = {
+        "score": 100.0 * (n - len(confused)) / n if n else math.nan,
+        "sentences": float(len(sentences)),
+        "judged_sentences": float(n),
+        "confused_sentences": float(len(confused)),
+        "unparsed_sentences": float(len(sentences) - n),
+    }
+    for label in LABELS:
+        hits = sum(1 for v in confused if label in (v.types or ()))
+        values[type_key(label)] = 100.0 * hits / n if n else math.nan
+    values.update(
+        {
+            "judge_calls": float(usage.calls),
+            "judge_reasks": float(usage.reasks),
+            "judge_prompt_tokens": float(usage.prompt_tokens),
+            "judge_cached_prompt_tokens": float(usage.cached_prompt_tokens),
+            "judge_completion_tokens": float(usage.completion_tokens),
+        }
+    )
+    return values
+
+
+def annotation(verdict: Verdict) -> dict[str, Any]:
+    """One sentence in the authors' annotation format (null/null = no confusion)."""
+    if not verdict.parsed:
+        return {"questions": None, "types": None, "unparsed": True, "error": verdict.error,
+                "answer": verdict.answer}
+    return {"questions": verdict.questions, "types": list(verdict.types) if verdict.types else None}
+
+
+def _notes(unique: list[str], verdicts: dict[str, Verdict], max_attempts: int) -> tuple[str, ...]:
+    bad = [s for s in unique if not verdicts[s].parsed]
+    if not bad:
+        return ()
+    shown = "; ".join(f"{s[:60]!r}: {verdicts[s].error}" for s in bad[:5])
+    more = f" (+{len(bad) - 5} more)" if len(bad) > 5 else ""
+    return (
+        f"booookscore: {len(bad)} of {len(unique)} distinct sentences unparsed after "
+        f"{max_attempts} attempts, left out of the score (see annotations.json): {shown}{more}",
+    )
+
+
+def _undecided(note: str) -> MetricResult:
+    values = {"score": math.nan, "sentences": 0.0, "judged_sentences": 0.0}
+    return MetricResult(values=values, notes=(note,))
+
+
+def _check(batch_size: int, max_attempts: int, max_tokens: int) -> None:
+    for key, value in (("batch_size", batch_size), ("max_attempts", max_attempts), ("max_tokens", max_tokens)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise ConfigError(f"metrics.booookscore.{key}={value} must be a whole number >= 1")
