@@ -31,6 +31,29 @@ def _retry_after(err: Any) -> float | None:
         return None
 
 
+_TRANSPORT = {
+    "Timeout", "APITimeoutError", "APIConnectionError", "ConnectError", "ConnectTimeout",
+    "ReadTimeout", "ReadError", "RemoteProtocolError", "WriteError",
+}
+
+
+def _is_transport_failure(err: BaseException) -> bool:
+    """True when the server was never reached or the connection dropped.
+
+    litellm re-raises these as InternalServerError (status 500), so look down the chain.
+    """
+    seen: BaseException | None = err
+    for _ in range(10):
+        if seen is None:
+            return False
+        if type(seen).__name__ in _TRANSPORT or isinstance(seen, (ConnectionError, TimeoutError)):
+            return True
+        if "Connection error" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def _short(err: BaseException) -> str:
     text = " ".join(str(err).split())
     return text[:300]
@@ -46,9 +69,7 @@ def translate(err: Exception, role: str, alias: str, api_base: str | None) -> LL
             f"{role}={alias}: prompt exceeds the model's context window ({_short(err)}); "
             "lower chunk or the summary budget"
         )
-    if name in ("Timeout", "APITimeoutError", "APIConnectionError") or isinstance(
-        err, (ConnectionError, TimeoutError)
-    ):
+    if _is_transport_failure(err):
         return ModelUnreachableError(
             f"{role}={alias}: cannot reach the model{where} ({_short(err)}); "
             f"start the server or fix {role}.api_base"

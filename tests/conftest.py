@@ -1,0 +1,40 @@
+"""Shared fixtures: a loopback OpenAI-compatible server, isolated stores, shared data."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from runner.fake_server import FakeOpenAIServer  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture
+def server() -> Iterator[FakeOpenAIServer]:
+    """A fresh echo server on 127.0.0.1."""
+    with FakeOpenAIServer() as s:
+        yield s
+
+
+@pytest.fixture
+def stores(tmp_path: Path) -> dict[str, str]:
+    """Overrides that keep MLflow and the response cache inside the test's tmp dir."""
+    return {
+        "tracking.uri": f"sqlite:///{tmp_path / 'mlflow.db'}",
+        "cache.dir": str(tmp_path / "cache"),
+    }
+
+
+def shared_book() -> Path:
+    """The 57k-token book from ../shared/data, or skip when this clone has none."""
+    path = SHARED_DATA / "reminiscences-of-pioneer-days-in-st-paul.txt"
+    if not path.exists():
+        pytest.skip("../shared/data is absent (fresh clone): shared-data check skipped")
+    return path
