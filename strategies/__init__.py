@@ -11,9 +11,11 @@ from __future__ import annotations
 
 from typing import Callable
 
-from strategies import baseline, precomputed
+from strategies import baseline, hier, incremental, precomputed
 
 STRATEGIES: dict[str, Callable[..., object]] = {
     "baseline": baseline.summarize,
+    "hier": hier.summarize,
+    "incremental": incremental.summarize,
     "precomputed": precomputed.summarize,
 }

@@ -1,0 +1,148 @@
+"""Incremental updating (BooookScore paper, Appendix A.2; prompts M.1).
+
+g_1 summarizes the first chunk; g_i updates g_{i-1} with chunk i. The word target in the
+prompts grows with the share of the book read so far (in tokens), reaching the final
+budget's word limit at the last chunk. When g_i exceeds G_n tokens or does not end at a
+sentence end, the compression prompt condenses it (temperature 1, the paper's footnote
+15); the chain is sequential by nature, so there is nothing to run concurrently within a
+document.
+
+Chunk size matters (the paper's 2048 vs 88K result): any chunk up to the window minus the
+running summary and the budget works, including one chunk for the whole book.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from runner.errors import ConfigError
+from runner.types import LLM, Chunk, Completion, StrategyResult, TraceStep
+from strategies import postprocess as post
+from strategies.budgets import count_words, effective_window, is_valid, word_limit
+from strategies.generation import Attempts, compress, load_prompt_set, tally
+from strategies.prompting import fill
+
+PROMPT_NAMES = ("init", "intermediate", "compress")
+
+
+def summarize(
+    chunks: list[Chunk],
+    llm: LLM,
+    *,
+    prompts: str = "paper",
+    max_summary_len: int = 900,
+    words_per_token: float = 0.65,
+    tolerance: float = 0.2,
+    max_attempts: int = 6,
+    safety_margin: float = 0.05,
+    postprocess: str | None = "remove_artifacts",
+) -> StrategyResult:
+    """Summarize ``chunks`` by updating one running summary; the trace holds every g_i.
+
+    A compression is accepted within (1 ± ``tolerance``) × the word target and under the
+    budget; after ``max_attempts`` compression calls the closest attempt is kept, cut to fit.
+    """
+    if not chunks:
+        return StrategyResult("", (), {"calls": 0.0, "compressions": 0.0})
+    if not 0.0 <= tolerance < 1.0:
+        raise ConfigError(f"strategy.tolerance={tolerance} must be in [0, 1); try strategy.tolerance=0.2")
+    templates = load_prompt_set("incremental", prompts, PROMPT_NAMES)
+    window = effective_window(llm, safety_margin)
+    cleanup = post.check(postprocess)
+    final_words = word_limit(max_summary_len, words_per_token)
+    _check_fit(llm, chunks, templates, window, max_summary_len, final_words, cleanup)
+    targets = word_targets(chunks, final_words)
+    trace: list[TraceStep] = [TraceStep("plan", "", {
+        "window": llm.context_window, "effective_window": window, "budget": max_summary_len,
+        "targets": targets, "prompts": prompts, "chunks": len(chunks),
+    })]
+    calls: list[Completion] = []
+    running = ""
+    for position, (chunk, target) in enumerate(zip(chunks, targets)):
+        if position == 0:
+            prompt = fill(templates["init"], chunk.text.strip(), target, target)
+        else:
+            prompt = fill(templates["intermediate"], chunk.text.strip(), running, target, target)
+        completion = llm.complete(prompt, max_tokens=max_summary_len, purpose="incremental/update")
+        calls.append(completion)
+        running = completion.text.strip()
+        valid = is_valid(running, max_summary_len)
+        trace.append(TraceStep("update", completion.call_id, _facts(
+            llm, running, index=position, chunk=chunk.index, chunk_tokens=chunk.n_tokens,
+            target_words=target, prompt_tokens=llm.count_tokens(prompt), valid=valid,
+        )))
+        if not valid:
+            result = compress(
+                llm, templates["compress"], running, target_words=target, budget=max_summary_len,
+                window=window, max_attempts=max_attempts, tolerance=tolerance,
+                purpose="incremental/compress",
+            )
+            calls += result.calls
+            trace.append(_compression_step(llm, running, result, position, target))
+            running = result.text
+    if cleanup:
+        running, step, completion = post.remove_artifacts(running, llm, budget=max_summary_len)
+        trace.append(step)
+        calls.append(completion)
+    counters = tally(calls)
+    compressions = [s for s in trace if s.kind == "compress"]
+    counters.update(
+        compressions=float(len(compressions)),
+        compression_calls=float(sum(s.detail["attempts"] for s in compressions)),
+        regenerations=0.0,
+        fallbacks=float(sum(bool(s.detail["fallback"]) for s in compressions)),
+    )
+    return StrategyResult(running, tuple(trace), counters)
+
+
+def word_targets(chunks: list[Chunk], final_words: int) -> list[int]:
+    """Word target after each chunk: ``final_words`` × the share of tokens read so far.
+
+    Proportional to tokens rather than to the chunk count (the authors' code), so a
+    short last chunk does not inflate the target of the one before it; never below 1.
+    """
+    total = sum(max(1, c.n_tokens) for c in chunks)
+    targets, read = [], 0
+    for chunk in chunks:
+        read += max(1, chunk.n_tokens)
+        targets.append(max(1, round(final_words * read / total)))
+    return targets
+
+
+def _check_fit(
+    llm: LLM, chunks: list[Chunk], templates: dict[str, str], window: int, budget: int,
+    words: int, cleanup: bool,
+) -> None:
+    """Every prompt must fit with a full-budget running summary and a full-budget answer."""
+    first = llm.count_tokens(fill(templates["init"], chunks[0].text.strip(), words, words))
+    overhead = llm.count_tokens(fill(templates["intermediate"], "", "", words, words))
+    for position, chunk in enumerate(chunks):
+        need = first + budget if position == 0 else overhead + chunk.n_tokens + 2 * budget
+        if need > window:
+            largest = window - overhead - 2 * budget
+            raise ConfigError(
+                f"chunk {chunk.index} ({chunk.n_tokens} tokens) with a {budget}-token running summary "
+                f"and budget needs {need} tokens, over the {window}-token window of '{llm.name}'; "
+                f"lower chunk (at most {max(largest, 0)}) or strategy.max_summary_len"
+            )
+    extra = post.overhead(llm) if cleanup else 0
+    if cleanup and extra + 2 * budget > window:
+        raise ConfigError(
+            f"strategy.max_summary_len={budget} leaves no room for post-processing in the "
+            f"{window}-token window; lower strategy.max_summary_len or set strategy.postprocess=none"
+        )
+
+
+def _facts(llm: LLM, text: str, **detail: Any) -> dict[str, Any]:
+    detail.update(words=count_words(text), tokens=llm.count_tokens(text), text=text)
+    return detail
+
+
+def _compression_step(llm: LLM, before: str, result: Attempts, position: int, target: int) -> TraceStep:
+    return TraceStep("compress", result.call_id, _facts(
+        llm, result.text, index=position, target_words=target,
+        before_words=count_words(before), before_tokens=llm.count_tokens(before),
+        after_words=count_words(result.text), after_tokens=llm.count_tokens(result.text),
+        attempts=len(result.calls), fallback=result.fallback, prompt_tokens=result.prompt_tokens,
+        attempt_words=[count_words(c.text) for c in result.calls], call_ids=[c.call_id for c in result.calls],
+    ))
