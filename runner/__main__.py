@@ -17,7 +17,10 @@ from omegaconf import DictConfig, OmegaConf
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm is imported
 
+from runner import cli_errors  # noqa: E402
 from runner.errors import RunnerError  # noqa: E402
+
+cli_errors.install()
 
 log = logging.getLogger("runner")
 

@@ -1,0 +1,59 @@
+"""One line for every configuration mistake, including those Hydra itself detects.
+
+Hydra prints composition errors over several lines and ends with a hint about
+HYDRA_FULL_ERROR. We wrap its reporter (``hydra._internal.utils.run_and_report``, stable
+in the pinned hydra-core 1.3.8) so that the user sees ``error: <problem>; <fix>`` and exit
+status 2, the same shape as the runner's own errors. HYDRA_FULL_ERROR=1 still gives the
+full traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from typing import Any, Callable
+
+from hydra._internal import utils as hydra_utils
+from hydra.errors import HydraException
+from omegaconf.errors import OmegaConfBaseException
+
+_MISSING_OPTION = re.compile(r"Could not find '([^']+)/([^']+)'")
+_OPTIONS = re.compile(r"Available options in '[^']+':\n((?:\t.*\n?)+)")
+_OVERRIDE = re.compile(r"Could not override '([^']+)'")
+
+
+def one_line(err: BaseException) -> str:
+    """A single line naming the problem and the fix."""
+    text = str(err)
+    missing = _MISSING_OPTION.search(text)
+    if missing:
+        group, option = missing.groups()
+        options = _OPTIONS.search(text)
+        listed = ", ".join(o.strip() for o in options.group(1).splitlines()) if options else ""
+        return f"{group}={option} is unknown; choose one of: {listed}"
+    override = _OVERRIDE.search(text)
+    if override:
+        key = override.group(1)
+        return f"{key} is not a config key; check its spelling (python -m runner --cfg job lists them)"
+    return " ".join(text.split())
+
+
+def _report(func: Callable[[], Any]) -> Any:
+    try:
+        return func()
+    except (HydraException, OmegaConfBaseException) as err:
+        if os.environ.get("HYDRA_FULL_ERROR") == "1":
+            raise
+        print(f"error: {one_line(err)}", file=sys.stderr)
+        sys.exit(2)
+
+
+def install() -> None:
+    """Route Hydra's error reporting through ``one_line``; other errors keep Hydra's path."""
+    original = hydra_utils.run_and_report
+
+    def run_and_report(func: Callable[[], Any]) -> Any:
+        return original(lambda: _report(func))
+
+    hydra_utils.run_and_report = run_and_report

@@ -1,0 +1,176 @@
+"""The whole app against a loopback OpenAI-compatible server, checked in MLflow."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from runner.config import build_run_config
+from runner.errors import AuthError, ConfigError, DataError, ModelUnreachableError
+from runner.experiment import RunResult, run_experiment
+from runner.fake_server import FakeOpenAIServer
+from tests.runner.test_config import composed
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def overrides(server_url: str, stores: dict[str, str], *extra: str) -> list[str]:
+    return [
+        "model=openai_compatible",
+        f"model.api_base={server_url}",
+        "model.retry.max_attempts=2",
+        "model.retry.base_delay_s=0.01",
+        "metrics=stats",
+        *[f"{k}={v}" for k, v in stores.items()],
+        *extra,
+    ]
+
+
+def run(items: list[str]) -> RunResult:
+    return run_experiment(build_run_config(composed(*items), tuple(items)))
+
+
+def artifact(client: MlflowClient, run_id: str, path: str) -> str:
+    local = client.download_artifacts(run_id, path)
+    return Path(local).read_text(encoding="utf-8")
+
+
+def all_runs(uri: str) -> list[Any]:
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("summarization")
+    return client.search_runs([experiment.experiment_id]) if experiment else []
+
+
+def test_run_logs_params_metrics_and_artifacts(server: FakeOpenAIServer, stores: dict[str, str]) -> None:
+    result = run(overrides(server.url, stores, "chunk=1024"))
+    client = MlflowClient(stores["tracking.uri"])
+    logged = client.get_run(result.run_id)
+    assert logged.info.status == "FINISHED"
+    assert logged.info.run_name.startswith("model=openai_compatible")
+    params = logged.data.params
+    assert params["strategy"] == "baseline" and params["chunk"] == "1024" and params["temperature"] == "0.5"
+    assert params["model_id"] == "openai/served-model"
+    metrics = logged.data.metrics
+    assert metrics["calls"] == 3 and metrics["cache_hits"] == 0 and metrics["documents"] == 3
+    assert metrics["prompt_tokens"] > 9000 and "stats/words" in metrics
+    assert "doc/salt-and-copper/stats/words" in metrics
+    tags = logged.data.tags
+    assert tags["mlflow.source.git.commit"] and len(tags["fingerprint"]) == 16
+    summaries = json.loads(artifact(client, result.run_id, "summaries.json"))
+    assert set(summaries) == {"salt-and-copper", "the-lighthouse-keepers-ledger", "the-night-train-to-verrin"}
+    assert summaries == result.summaries
+    calls = [json.loads(line) for line in artifact(client, result.run_id, "calls.jsonl").splitlines()]
+    assert len(calls) == 3 and all(c["purpose"] == "baseline" for c in calls)
+    assert "chunk: 1024" in artifact(client, result.run_id, "config.yaml")
+    trace = json.loads(artifact(client, result.run_id, "traces/salt-and-copper.json"))
+    assert trace[0]["kind"] == "summarize" and trace[0]["truncated_tokens"] == 0
+    assert "Below is a part of a story" in artifact(
+        client, result.run_id, "strategies/prompts/baseline/summarize.txt"
+    )
+
+
+def test_identical_rerun_makes_zero_model_calls(server: FakeOpenAIServer, stores: dict[str, str]) -> None:
+    first = run(overrides(server.url, stores))
+    requests = len(server.requests)
+    second = run(overrides(server.url, stores))
+    assert len(server.requests) == requests == 3
+    assert second.totals.calls == 0 and second.totals.cache_hits == 3
+    assert second.summaries == first.summaries
+    metrics = MlflowClient(stores["tracking.uri"]).get_run(second.run_id).data.metrics
+    assert metrics["calls"] == 0 and metrics["cache_hits"] == 3
+
+
+def test_chunk_larger_than_context_fails_before_any_run(
+    server: FakeOpenAIServer, stores: dict[str, str]
+) -> None:
+    with pytest.raises(ConfigError, match="chunk=9000 exceeds the 8192-token context of 'openai_compatible'; lower chunk"):
+        run(overrides(server.url, stores, "chunk=9000"))
+    assert all_runs(stores["tracking.uri"]) == []
+
+
+def test_missing_api_key_fails_before_any_run(stores: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    items = ["model=claude", "metrics=stats", *[f"{k}={v}" for k, v in stores.items()]]
+    with pytest.raises(AuthError, match="ANTHROPIC_API_KEY"):
+        run(items)
+    assert all_runs(stores["tracking.uri"]) == []
+
+
+def test_unreachable_server_marks_the_run_failed(stores: dict[str, str]) -> None:
+    items = overrides("http://127.0.0.1:9/v1", stores, "model.timeout_s=2")
+    with pytest.raises(ModelUnreachableError, match="fix model.api_base"):
+        run(items)
+    (failed,) = all_runs(stores["tracking.uri"])
+    assert failed.info.status == "FAILED" and "cannot reach" in failed.data.tags["failure"]
+
+
+@pytest.mark.parametrize(
+    "content,message", [(b"  \n ", "is empty"), ("caf\xe9".encode("latin-1"), "is not UTF-8")]
+)
+def test_bad_document_marks_the_run_failed(
+    server: FakeOpenAIServer, stores: dict[str, str], tmp_path: Path, content: bytes, message: str
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "bad.txt").write_bytes(content)
+    with pytest.raises(DataError, match=message):
+        run(overrides(server.url, stores, "data=dir", f"data.path={folder}"))
+    (failed,) = all_runs(stores["tracking.uri"])
+    assert failed.info.status == "FAILED"
+    assert server.requests == []
+
+
+def test_precomputed_scores_without_sources(stores: dict[str, str], tmp_path: Path) -> None:
+    path = tmp_path / "summaries.json"
+    path.write_text(json.dumps({"book-1": "Anna sails north. She finds the island.", "book-2": "Ben stays home."}))
+    items = ["strategy=precomputed", f"strategy.summaries={path}", "data=none", "metrics=stats",
+             *[f"{k}={v}" for k, v in stores.items()]]
+    result = run(items)
+    assert result.summaries == {"book-1": "Anna sails north. She finds the island.", "book-2": "Ben stays home."}
+    assert result.totals.calls == 0
+    metrics = MlflowClient(stores["tracking.uri"]).get_run(result.run_id).data.metrics
+    assert metrics["doc/book-1/stats/sentences"] == 2 and "stats/novel_trigrams_pct" not in metrics
+
+
+def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "runner", *args],
+        cwd=REPO, capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})},
+    )
+
+
+def test_cli_multirun_creates_one_run_per_job(
+    server: FakeOpenAIServer, stores: dict[str, str], tmp_path: Path
+) -> None:
+    done = cli("-m", "strategy=baseline", "chunk=512,1024", "data.limit=1",
+               f"hydra.sweep.dir={tmp_path / 'sweep'}", *overrides(server.url, stores))
+    assert done.returncode == 0, done.stderr[-2000:]
+    runs = all_runs(stores["tracking.uri"])
+    assert sorted(r.data.params["chunk"] for r in runs) == ["1024", "512"]
+    assert all(r.info.status == "FINISHED" for r in runs)
+    assert {r.info.run_name for r in runs} == {
+        n for n in (r.info.run_name for r in runs) if "chunk=512" in n or "chunk=1024" in n
+    }
+
+
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["strategy=nope"], "error: strategy=nope is unknown; choose one of: baseline"),
+        (["chunk=0"], "error: chunk=0 must be a positive whole number of tokens"),
+        (["no_such_key=1"], "error: no_such_key is not a config key"),
+    ],
+)
+def test_cli_bad_input_is_one_line_and_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
+    done = cli(*args, f"hydra.run.dir={tmp_path / 'out'}")
+    assert done.returncode == 2
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert lines[-1].startswith(message), done.stderr
+    assert sum(line.startswith("error:") for line in lines) == 1
