@@ -1,0 +1,57 @@
+"""The real embedded model (llama.cpp on the CPU). Slow: deselect with -m 'not local_model'."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import pytest
+
+from runner import local_model
+from runner.call_log import CallLog
+from runner.llm import Gateway, ModelSpec
+from runner.types import Message
+from tests.runner.test_app import run
+
+pytestmark = pytest.mark.local_model
+
+STORY = (
+    "Mara kept the lighthouse on Gull Rock. One stormy night a fishing boat lost its way. "
+    "Mara lit the old lamp by hand, and the boat followed the light safely into the harbour. "
+    "The next morning the fishermen brought her bread and thanked her."
+)
+
+
+def test_bundled_gguf_is_assembled_and_verified() -> None:
+    path = local_model.default_gguf_path()
+    assert path.stat().st_size == local_model.DEFAULT_GGUF_SIZE
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while block := handle.read(1 << 24):
+            digest.update(block)
+    assert digest.hexdigest() == local_model.DEFAULT_GGUF_SHA256
+
+
+def test_local_model_answers_and_reuses_the_prompt_prefix() -> None:
+    spec = ModelSpec(name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=2048, temperature=0.0)
+    log = CallLog(None)
+    gw = Gateway(spec, log, seed=0)
+    assert gw.concurrency == 1 and gw.context_window == 2048
+    shared = f"Story:\n{STORY}\n\nAnswer in one short sentence."
+    first = gw.complete([Message("user", f"{shared}\nQuestion: who kept the lighthouse?")], max_tokens=40)
+    second = gw.complete([Message("user", f"{shared}\nQuestion: what did the fishermen bring?")], max_tokens=40)
+    assert first.text.strip() and second.text.strip()
+    assert first.prompt_tokens > 50 and first.completion_tokens > 0
+    assert second.cached_prompt_tokens > 40  # llama.cpp reused the shared prefix from its KV cache
+    assert log.totals.calls == 2 and log.totals.cost_usd == 0
+
+
+def test_default_run_on_the_embedded_model(tmp_path: Path, stores: dict[str, str]) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "gull-rock.txt").write_text(STORY, encoding="utf-8")
+    items = ["data=dir", f"data.path={folder}", "metrics=stats", "chunk=512", "model.n_ctx=2048",
+             "strategy.max_summary_len=120", *[f"{k}={v}" for k, v in stores.items()]]
+    result = run(items)
+    assert result.summaries["gull-rock"].strip()
+    assert result.totals.calls == 1 and result.system_metrics["stats/words"] > 0
