@@ -126,8 +126,8 @@ def plan_levels(setup: _Setup, n_chunks: int, ratio: float, max_levels: int) -> 
         if count == 1:
             return top
     raise ConfigError(
-        f"hier cannot merge {n_chunks} chunks into one summary within max_levels={max_levels} "
-        f"in the {setup.window}-token window; raise strategy.max_levels or chunk, or lower "
+        f"hier exceeded max_levels={max_levels}: {n_chunks} chunks need more levels in the "
+        f"{setup.window}-token window; raise strategy.max_levels or chunk, or lower "
         f"strategy.max_summary_len"
     )
 
@@ -261,19 +261,26 @@ def _context(setup: _Setup, previous: str, budget: int, words: int) -> str:
 
 
 def _shrink(setup: _Setup, text: str, budget: int, words: int) -> Attempts:
-    """Compress a summary too long to fit any merge on its own (a guard the paper lacks)."""
+    """Compress a summary too long to fit any merge on its own (a guard the paper lacks).
+
+    The compression's own prompt must fit too: its answer gets the room the merge leaves,
+    but at most half of what the prompt leaves when the input is long (input beyond that
+    is cut, the lesser evil next to a prompt the model rejects).
+    """
     room = setup.window - budget - _tokens(setup, "", [""], words) - LABEL_TOKENS
-    if room <= 0:
+    avail = setup.window - _overhead(setup, "compress", room)
+    if room <= 0 or avail <= 1:
         raise ConfigError(
-            f"a merge with a {budget}-token budget leaves no room for input in the {setup.window}-token "
-            f"window; lower strategy.max_summary_len"
+            f"a merge with a {budget}-token budget leaves no room for input in the "
+            f"{setup.window}-token window; lower strategy.max_summary_len"
         )
+    target = min(room, max(avail - setup.llm.count_tokens(text), avail // 2))
     result = compress(
         setup.llm, setup.templates["compress"], text,
-        target_words=word_limit(room, setup.words_per_token), budget=room, window=setup.window,
+        target_words=word_limit(target, setup.words_per_token), budget=target, window=setup.window,
         max_attempts=setup.max_attempts, tolerance=None, purpose="hier/compress",
     )
-    return Attempts(fit_to_budget(result.text, room), result.calls, result.prompt_tokens,
+    return Attempts(fit_to_budget(result.text, target), result.calls, result.prompt_tokens,
                     result.word_limits, result.fallback)
 
 
