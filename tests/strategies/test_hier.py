@@ -23,6 +23,8 @@ from runner.text import count_tokens, ends_with_sentence_end
 from runner.types import Chunk, Message
 from strategies import STRATEGIES, hier, incremental
 from strategies.budgets import level_budgets, word_limit
+from strategies.generation import load_prompt_set
+from strategies.hier_merge import Inputs, Setup, merge_level
 from strategies.prompting import PROMPT_ROOT, fill, load_prompt
 from tests.strategies.conftest import (
     book_text, check_hier_tree, gateway, kind_of, responder, steps, text_of, well_behaved,
@@ -201,12 +203,11 @@ def test_model_ignoring_limits_ends_in_the_sentence_end_fallback() -> None:
 def test_oversized_child_is_compressed_before_merging() -> None:
     """The guard the paper lacks: one summary too long for any merge is compressed, not looped on."""
     llm = scripted(context_window=3000)
-    setup = hier._Setup(llm, hier.load_prompt_set("hier", "paper", hier.PROMPT_NAMES), 3000,
-                        900, 0.65, 0.2, 6, 256)
+    setup = Setup(llm, load_prompt_set("hier", "paper", hier.PROMPT_NAMES), 3000, 900, 0.65, 0.2, 6, 256)
     huge = text_of(2600)
-    merged, trace, done = hier._merge_level(setup, [huge, text_of(100)], 1, 300)
+    merged, trace, calls = merge_level(setup, Inputs([huge, text_of(100)]), 1, 300)
     kinds = [s.kind for s in trace]
-    assert kinds[0] == "compress" and "merge" in kinds
+    assert kinds[0] == "compress" and "merge" in kinds and len(calls) == len(llm.calls)
     assert trace[0].detail["before_tokens"] > 2000 >= count_tokens(trace[0].detail["text"])
     for s in trace[1:]:
         assert s.detail["prompt_tokens"] + 300 <= 3000
