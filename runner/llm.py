@@ -16,6 +16,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at i
 import logging  # noqa: E402
 import threading  # noqa: E402
 import time  # noqa: E402
+import itertools  # noqa: E402
 import uuid  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from typing import Any, Sequence  # noqa: E402
@@ -77,6 +78,15 @@ class ModelSpec:
     def is_local(self) -> bool:
         """True for the in-process llama.cpp model."""
         return self.model.startswith(LOCAL_PREFIX)
+
+
+_CALL_PREFIX = uuid.uuid4().hex[:12]  # one random draw per process; uuid4 per call costs ~0.5 ms here
+_CALL_COUNTER = itertools.count(1)
+
+
+def new_call_id() -> str:
+    """Unique call id: a per-process random prefix and a counter."""
+    return f"{_CALL_PREFIX}-{next(_CALL_COUNTER):06d}"
 
 
 _SEMAPHORES: dict[tuple[str, str], threading.BoundedSemaphore] = {}
@@ -236,7 +246,7 @@ class Gateway:
             cost_usd=self._cost(response, prompt_tokens, completion_tokens),
             latency_s=latency,
             cached=False,
-            call_id=uuid.uuid4().hex,
+            call_id=new_call_id(),
             finish_reason=str(choice.finish_reason or "stop"),
             cached_prompt_tokens=int(getattr(details, "cached_tokens", 0) or 0),
         )
@@ -255,6 +265,9 @@ class Gateway:
             ) * completion_tokens
         if spec.is_local:
             return 0.0  # litellm.completion_cost raises for custom providers
+        hidden = getattr(response, "_hidden_params", None) or {}
+        if hidden.get("response_cost") is not None:  # litellm priced it already: don't redo it
+            return float(hidden["response_cost"])
         try:
             return float(litellm.completion_cost(completion_response=response))
         except Exception:  # unmapped model: cost unknown, reported as 0 (see README)
@@ -287,7 +300,7 @@ def _completion(stored: dict[str, Any], cost: float, latency: float, cached: boo
         cost_usd=cost,
         latency_s=latency,
         cached=cached,
-        call_id=uuid.uuid4().hex,
+        call_id=new_call_id(),
         finish_reason=stored.get("finish_reason", "stop"),
         cached_prompt_tokens=stored.get("cached_prompt_tokens", 0),
     )
