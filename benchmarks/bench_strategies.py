@@ -24,9 +24,10 @@ import multiprocessing
 import os
 import sys
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
@@ -124,15 +125,25 @@ def main() -> int:
         ("hier", hier.summarize, rounds_hier),
         ("incremental", incremental.summarize, rounds_incremental),
     ]
-    print(f"book: {sum(c.n_tokens for c in chunks)} tokens, {len(chunks)} chunks of <= {args.chunk}; "
-          f"latency {args.latency * 1000:.0f} ms/call, concurrency {args.concurrency}")
-    print(f"{'strategy':<12} {'calls':>5} {'rounds':>6} {'wall s':>8} {'bound s':>8} {'ratio':>6}  "
-          f"{'sequential s':>12}")
+    print(
+        f"book: {sum(c.n_tokens for c in chunks)} tokens, {len(chunks)} chunks of <= {args.chunk}; "
+        f"latency {args.latency * 1000:.0f} ms/call, concurrency {args.concurrency}"
+    )
+    print(
+        f"{'strategy':<12} {'calls':>5} {'rounds':>6} {'wall s':>8} {'bound s':>8} {'ratio':>6}  "
+        f"{'sequential s':>12}"
+    )
     worst = 0.0
     with loopback_server(args.latency) as url:
-        spec = ModelSpec(name="fake", model="openai/fake", api_base=url, context_window=8192,
-                         temperature=0.5, concurrency=args.concurrency,
-                         retry=RetryPolicy(max_attempts=2, base_delay_s=0.01))
+        spec = ModelSpec(
+            name="fake",
+            model="openai/fake",
+            api_base=url,
+            context_window=8192,
+            temperature=0.5,
+            concurrency=args.concurrency,
+            retry=RetryPolicy(max_attempts=2, base_delay_s=0.01),
+        )
         llm = Gateway(spec, CallLog(None), cache=None)
         llm.complete("warm up litellm", max_tokens=5)
         for name, summarize, rounds_of in cases:
@@ -143,8 +154,10 @@ def main() -> int:
             bound = rounds * args.latency
             calls = int(result.counters["calls"])
             worst = max(worst, wall / bound)
-            print(f"{name:<12} {calls:>5} {rounds:>6} {wall:>8.2f} {bound:>8.2f} {wall / bound:>6.2f}  "
-                  f"{calls * args.latency:>12.2f}")
+            print(
+                f"{name:<12} {calls:>5} {rounds:>6} {wall:>8.2f} {bound:>8.2f} {wall / bound:>6.2f}  "
+                f"{calls * args.latency:>12.2f}"
+            )
     print(f"target: ratio <= 1.25 for both: {'met' if worst <= 1.25 else 'NOT met'}")
     return 0
 

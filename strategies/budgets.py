@@ -42,8 +42,12 @@ def lowered(words: int, attempt: int, step: float = 0.1) -> int:
 def level_budgets(final_budget: int, ratio: float, top_level: int) -> list[int]:
     """G_l for l = 0..top_level: the final budget at the top, ``ratio`` less per level down."""
     if not 0.0 < ratio <= 1.0:
-        raise ConfigError(f"strategy.level_ratio={ratio} must be in (0, 1]; try strategy.level_ratio=0.65")
-    return [max(1, round(final_budget * ratio ** (top_level - level))) for level in range(top_level + 1)]
+        raise ConfigError(
+            f"strategy.level_ratio={ratio} must be in (0, 1]; try strategy.level_ratio=0.65"
+        )
+    return [
+        max(1, round(final_budget * ratio ** (top_level - level))) for level in range(top_level + 1)
+    ]
 
 
 def count_words(text: str) -> int:

@@ -8,9 +8,9 @@ the counters.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
 
 from runner.errors import ConfigError
 from runner.text import count_tokens
@@ -132,13 +132,17 @@ def compress(
         calls.append(completion)
         if _acceptable(completion.text, budget, target_words, tolerance):
             limits = (target_words,) * len(calls)
-            return Attempts(completion.text.strip(), tuple(calls), llm.count_tokens(prompt), limits, False)
+            return Attempts(
+                completion.text.strip(), tuple(calls), llm.count_tokens(prompt), limits, False
+            )
     best = min(
         calls,
         key=lambda c: (not is_valid(c.text, budget), abs(count_words(c.text) - target_words)),
     )
     limits = (target_words,) * len(calls)
-    return Attempts(fit_to_budget(best.text, budget), tuple(calls), llm.count_tokens(prompt), limits, True)
+    return Attempts(
+        fit_to_budget(best.text, budget), tuple(calls), llm.count_tokens(prompt), limits, True
+    )
 
 
 def _acceptable(text: str, budget: int, target: int, tolerance: float | None) -> bool:

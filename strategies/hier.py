@@ -16,9 +16,9 @@ level whose summaries all fit one merge at the final budget becomes the top leve
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Iterator
 
 from runner.errors import ConfigError
 from runner.types import LLM, Chunk, Completion, StrategyResult, TraceStep
@@ -26,7 +26,13 @@ from strategies import postprocess as post
 from strategies.budgets import effective_window, level_budgets, word_limit
 from strategies.generation import Attempts, load_prompt_set, regenerate, tally
 from strategies.hier_merge import (
-    LABEL_TOKENS, Inputs, Setup, fits_one_merge, merge_level, overhead, step,
+    LABEL_TOKENS,
+    Inputs,
+    Setup,
+    fits_one_merge,
+    merge_level,
+    overhead,
+    step,
 )
 from strategies.prompting import fill
 
@@ -56,16 +62,28 @@ def summarize(
     if not chunks:
         return StrategyResult("", (), {"calls": 0.0, "levels": 0.0, "merges": 0.0})
     setup = Setup(
-        llm, load_prompt_set("hier", prompts, PROMPT_NAMES), effective_window(llm, safety_margin),
-        max_summary_len, words_per_token, context_share, max_attempts, max_merges_per_level,
+        llm,
+        load_prompt_set("hier", prompts, PROMPT_NAMES),
+        effective_window(llm, safety_margin),
+        max_summary_len,
+        words_per_token,
+        context_share,
+        max_attempts,
+        max_merges_per_level,
     )
     cleanup = post.check(postprocess)
     _check_final(setup, cleanup)
     top = plan_levels(setup, len(chunks), level_ratio, max_levels)
     budgets = level_budgets(max_summary_len, level_ratio, top)
     _check_level0(setup, chunks, budgets[0])
-    plan = {"window": llm.context_window, "effective_window": setup.window, "planned_levels": top,
-            "budgets": budgets, "prompts": prompts, "chunks": len(chunks)}
+    plan = {
+        "window": llm.context_window,
+        "effective_window": setup.window,
+        "planned_levels": top,
+        "budgets": budgets,
+        "prompts": prompts,
+        "chunks": len(chunks),
+    }
     merges: list[TraceStep] = []
     calls: list[Completion] = []
     with _level0(setup, chunks, budgets[0]) as pending:
@@ -73,7 +91,9 @@ def summarize(
         while len(inputs) > 1:
             level += 1
             if level > max_levels:
-                raise ConfigError(f"hier exceeded max_levels={max_levels}; raise strategy.max_levels or chunk")
+                raise ConfigError(
+                    f"hier exceeded max_levels={max_levels}; raise strategy.max_levels or chunk"
+                )
             budget = _level_budget(setup, inputs, budgets, level)
             texts, steps, done = merge_level(setup, inputs, level, budget)
             if len(texts) >= len(inputs):
@@ -87,8 +107,18 @@ def summarize(
         summary = inputs.text(0)
         results = [f.result() for f in pending]
     trace = [TraceStep("plan", "", plan)]
-    trace += [step("summarize", r, level=0, index=i, chunk=c.index, chunk_tokens=c.n_tokens,
-                   budget=budgets[0]) for i, (c, r) in enumerate(zip(chunks, results))]
+    trace += [
+        step(
+            "summarize",
+            r,
+            level=0,
+            index=i,
+            chunk=c.index,
+            chunk_tokens=c.n_tokens,
+            budget=budgets[0],
+        )
+        for i, (c, r) in enumerate(zip(chunks, results))
+    ]
     trace += merges
     calls = [c for r in results for c in r.calls] + calls
     if cleanup:
@@ -124,7 +154,9 @@ def plan_levels(setup: Setup, n_chunks: int, ratio: float, max_levels: int) -> i
 
 def _worst_case_merges(setup: Setup, count: int, child: int, budget: int) -> int:
     item = child + LABEL_TOKENS
-    if count * item <= setup.window - setup.final_budget - overhead(setup, "merge", setup.final_budget):
+    if count * item <= setup.window - setup.final_budget - overhead(
+        setup, "merge", setup.final_budget
+    ):
         return 1
     first = (setup.window - budget - overhead(setup, "merge", budget)) // item
     room = setup.window - budget - overhead(setup, "merge_context", budget)
@@ -164,8 +196,12 @@ def _level0(setup: Setup, chunks: list[Chunk], budget: int) -> Iterator[list[Fut
 
     def one(chunk: Chunk) -> Attempts:
         return regenerate(
-            setup.llm, lambda w: fill(setup.templates["init"], chunk.text.strip(), w),
-            budget=budget, words=words, max_attempts=setup.max_attempts, purpose="hier/level0",
+            setup.llm,
+            lambda w: fill(setup.templates["init"], chunk.text.strip(), w),
+            budget=budget,
+            words=words,
+            max_attempts=setup.max_attempts,
+            purpose="hier/level0",
         )
 
     workers = min(max(1, int(setup.llm.concurrency)), len(chunks))
@@ -191,6 +227,8 @@ def _counts(trace: list[TraceStep]) -> dict[str, float]:
     return {
         "merges": float(sum(s.kind == "merge" for s in trace)),
         "compressions": float(sum(s.kind == "compress" for s in trace)),
-        "regenerations": float(sum(s.detail["attempts"] - 1 for s in called if s.kind != "compress")),
+        "regenerations": float(
+            sum(s.detail["attempts"] - 1 for s in called if s.kind != "compress")
+        ),
         "fallbacks": float(sum(bool(s.detail["fallback"]) for s in called)),
     }

@@ -8,6 +8,7 @@ being summarized, so the merge chain overlaps the slowest level-0 calls.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
@@ -52,7 +53,7 @@ class Inputs:
         """Summary ``index``, waiting for it if level 0 is still working on it."""
         if index not in self._texts:
             item = self._items[index]
-            self._texts[index] = item.result().text if isinstance(item, Future) else item
+            self._texts[index] = item.result().text if isinstance(item, Future) else str(item)
         return self._texts[index]
 
     def span(self, start: int, stop: int) -> list[str]:
@@ -109,29 +110,58 @@ def merge_level(
         if _tokens(setup, "", inputs.span(start, start + 1), words) + budget > setup.window:
             before = inputs.text(start)
             shrunk = shrink(setup, before, budget, words)
-            steps.append(step("compress", shrunk, level=level, child=start, budget=budget,
-                              before_tokens=setup.llm.count_tokens(before)))
+            steps.append(
+                step(
+                    "compress",
+                    shrunk,
+                    level=level,
+                    child=start,
+                    budget=budget,
+                    before_tokens=setup.llm.count_tokens(before),
+                )
+            )
             inputs.replace(start, shrunk.text)
             calls += shrunk.calls
         context = _context(setup, merged[-1] if merged else "", budget)
-        if context and _tokens(setup, context, inputs.span(start, start + 1), words) + budget > setup.window:
+        if (
+            context
+            and _tokens(setup, context, inputs.span(start, start + 1), words) + budget
+            > setup.window
+        ):
             context = ""
         count = pack(setup, context, inputs, start, words, budget)
         children = inputs.span(start, start + count)
         more = inputs.span(start, start + count + 1) if start + count < len(inputs) else None
         result = regenerate(
-            setup.llm, lambda w: prompt(setup, context, children, w), budget=budget, words=words,
-            max_attempts=setup.max_attempts, purpose="hier/merge",
+            setup.llm,
+            _builder(setup, context, children),
+            budget=budget,
+            words=words,
+            max_attempts=setup.max_attempts,
+            purpose="hier/merge",
         )
-        steps.append(step(
-            "merge", result, level=level, index=len(merged), children=list(range(start, start + count)),
-            context_tokens=setup.llm.count_tokens(context), budget=budget, window=setup.window,
-            next_prompt_tokens=_tokens(setup, context, more, words) if more else None,
-        ))
+        steps.append(
+            step(
+                "merge",
+                result,
+                level=level,
+                index=len(merged),
+                children=list(range(start, start + count)),
+                context_tokens=setup.llm.count_tokens(context),
+                budget=budget,
+                window=setup.window,
+                next_prompt_tokens=_tokens(setup, context, more, words) if more else None,
+            )
+        )
         calls += result.calls
         merged.append(result.text)
         start += count
     return merged, steps, calls
+
+
+def _builder(setup: Setup, context: str, children: list[str]) -> Callable[[int], str]:
+    """The merge prompt as a function of the word limit (regeneration lowers it)."""
+    return lambda words: prompt(setup, context, children, words)
 
 
 def pack(setup: Setup, context: str, inputs: Inputs, start: int, words: int, budget: int) -> int:
@@ -150,8 +180,10 @@ def pack(setup: Setup, context: str, inputs: Inputs, start: int, words: int, bud
         count += 1
     while count > 1 and _tokens(setup, context, inputs.span(start, start + count), words) > limit:
         count -= 1
-    while (start + count < len(inputs)
-           and _tokens(setup, context, inputs.span(start, start + count + 1), words) <= limit):
+    while (
+        start + count < len(inputs)
+        and _tokens(setup, context, inputs.span(start, start + count + 1), words) <= limit
+    ):
         count += 1
     return count
 
@@ -192,12 +224,23 @@ def shrink(setup: Setup, text: str, budget: int, words: int) -> Attempts:
         )
     target = min(room, max(avail - setup.llm.count_tokens(text), avail // 2))
     result = compress(
-        setup.llm, setup.templates["compress"], text,
-        target_words=word_limit(target, setup.words_per_token), budget=target, window=setup.window,
-        max_attempts=setup.max_attempts, tolerance=None, purpose="hier/compress",
+        setup.llm,
+        setup.templates["compress"],
+        text,
+        target_words=word_limit(target, setup.words_per_token),
+        budget=target,
+        window=setup.window,
+        max_attempts=setup.max_attempts,
+        tolerance=None,
+        purpose="hier/compress",
     )
-    return Attempts(fit_to_budget(result.text, target), result.calls, result.prompt_tokens,
-                    result.word_limits, result.fallback)
+    return Attempts(
+        fit_to_budget(result.text, target),
+        result.calls,
+        result.prompt_tokens,
+        result.word_limits,
+        result.fallback,
+    )
 
 
 def step(kind: str, result: Attempts, **detail: Any) -> TraceStep:

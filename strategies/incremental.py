@@ -45,17 +45,29 @@ def summarize(
     if not chunks:
         return StrategyResult("", (), {"calls": 0.0, "compressions": 0.0})
     if not 0.0 <= tolerance < 1.0:
-        raise ConfigError(f"strategy.tolerance={tolerance} must be in [0, 1); try strategy.tolerance=0.2")
+        raise ConfigError(
+            f"strategy.tolerance={tolerance} must be in [0, 1); try strategy.tolerance=0.2"
+        )
     templates = load_prompt_set("incremental", prompts, PROMPT_NAMES)
     window = effective_window(llm, safety_margin)
     cleanup = post.check(postprocess)
     final_words = word_limit(max_summary_len, words_per_token)
     _check_fit(llm, chunks, templates, window, max_summary_len, final_words, cleanup)
     targets = word_targets(chunks, final_words)
-    trace: list[TraceStep] = [TraceStep("plan", "", {
-        "window": llm.context_window, "effective_window": window, "budget": max_summary_len,
-        "targets": targets, "prompts": prompts, "chunks": len(chunks),
-    })]
+    trace: list[TraceStep] = [
+        TraceStep(
+            "plan",
+            "",
+            {
+                "window": llm.context_window,
+                "effective_window": window,
+                "budget": max_summary_len,
+                "targets": targets,
+                "prompts": prompts,
+                "chunks": len(chunks),
+            },
+        )
+    ]
     calls: list[Completion] = []
     running = ""
     for position, (chunk, target) in enumerate(zip(chunks, targets)):
@@ -67,14 +79,32 @@ def summarize(
         calls.append(completion)
         running = completion.text.strip()
         valid = is_valid(running, max_summary_len)
-        trace.append(TraceStep("update", completion.call_id, _facts(
-            llm, running, index=position, chunk=chunk.index, chunk_tokens=chunk.n_tokens,
-            target_words=target, prompt_tokens=llm.count_tokens(prompt), valid=valid,
-        )))
+        trace.append(
+            TraceStep(
+                "update",
+                completion.call_id,
+                _facts(
+                    llm,
+                    running,
+                    index=position,
+                    chunk=chunk.index,
+                    chunk_tokens=chunk.n_tokens,
+                    target_words=target,
+                    prompt_tokens=llm.count_tokens(prompt),
+                    valid=valid,
+                ),
+            )
+        )
         if not valid:
             result = compress(
-                llm, templates["compress"], running, target_words=target, budget=max_summary_len,
-                window=window, max_attempts=max_attempts, tolerance=tolerance,
+                llm,
+                templates["compress"],
+                running,
+                target_words=target,
+                budget=max_summary_len,
+                window=window,
+                max_attempts=max_attempts,
+                tolerance=tolerance,
                 purpose="incremental/compress",
             )
             calls += result.calls
@@ -110,8 +140,13 @@ def word_targets(chunks: list[Chunk], final_words: int) -> list[int]:
 
 
 def _check_fit(
-    llm: LLM, chunks: list[Chunk], templates: dict[str, str], window: int, budget: int,
-    words: int, cleanup: bool,
+    llm: LLM,
+    chunks: list[Chunk],
+    templates: dict[str, str],
+    window: int,
+    budget: int,
+    words: int,
+    cleanup: bool,
 ) -> None:
     """Every prompt must fit with a full-budget running summary and a full-budget answer."""
     first = llm.count_tokens(fill(templates["init"], chunks[0].text.strip(), words, words))
@@ -138,11 +173,25 @@ def _facts(llm: LLM, text: str, **detail: Any) -> dict[str, Any]:
     return detail
 
 
-def _compression_step(llm: LLM, before: str, result: Attempts, position: int, target: int) -> TraceStep:
-    return TraceStep("compress", result.call_id, _facts(
-        llm, result.text, index=position, target_words=target,
-        before_words=count_words(before), before_tokens=llm.count_tokens(before),
-        after_words=count_words(result.text), after_tokens=llm.count_tokens(result.text),
-        attempts=len(result.calls), fallback=result.fallback, prompt_tokens=result.prompt_tokens,
-        attempt_words=[count_words(c.text) for c in result.calls], call_ids=[c.call_id for c in result.calls],
-    ))
+def _compression_step(
+    llm: LLM, before: str, result: Attempts, position: int, target: int
+) -> TraceStep:
+    return TraceStep(
+        "compress",
+        result.call_id,
+        _facts(
+            llm,
+            result.text,
+            index=position,
+            target_words=target,
+            before_words=count_words(before),
+            before_tokens=llm.count_tokens(before),
+            after_words=count_words(result.text),
+            after_tokens=llm.count_tokens(result.text),
+            attempts=len(result.calls),
+            fallback=result.fallback,
+            prompt_tokens=result.prompt_tokens,
+            attempt_words=[count_words(c.text) for c in result.calls],
+            call_ids=[c.call_id for c in result.calls],
+        ),
+    )

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -16,7 +17,13 @@ from runner.retry import RetryPolicy
 from runner.text import count_tokens, ends_with_sentence_end
 from runner.types import StrategyResult
 
-BOOK = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "reminiscences-of-pioneer-days-in-st-paul.txt"
+BOOK = (
+    Path(__file__).resolve().parents[2]
+    / ".."
+    / "shared"
+    / "data"
+    / "reminiscences-of-pioneer-days-in-st-paul.txt"
+)
 SENTENCES = (
     "The settlers raised a mill by the river in the spring.",
     "A steamboat brought news, flour and three new families.",
@@ -103,8 +110,12 @@ def responder(behaviour: Behaviour = well_behaved) -> Callable[[dict[str, Any]],
 def gateway(url: str, context_window: int = 8192, concurrency: int = 16) -> Gateway:
     """The real gateway (litellm's openai provider) against the loopback server, no cache."""
     spec = ModelSpec(
-        name="fake", model="openai/fake", api_base=url, context_window=context_window,
-        temperature=0.5, concurrency=concurrency,
+        name="fake",
+        model="openai/fake",
+        api_base=url,
+        context_window=context_window,
+        temperature=0.5,
+        concurrency=concurrency,
         retry=RetryPolicy(max_attempts=2, base_delay_s=0.01),
     )
     return Gateway(spec, CallLog(None), cache=None)
@@ -112,7 +123,9 @@ def gateway(url: str, context_window: int = 8192, concurrency: int = 16) -> Gate
 
 def steps(result: StrategyResult, kind: str) -> list[dict[str, Any]]:
     """Trace steps of one kind, as the runner writes them (kind and call_id inlined)."""
-    return [{"kind": s.kind, "call_id": s.call_id, **s.detail} for s in result.trace if s.kind == kind]
+    return [
+        {"kind": s.kind, "call_id": s.call_id, **s.detail} for s in result.trace if s.kind == kind
+    ]
 
 
 def check_hier_tree(result: StrategyResult, n_chunks: int, window: int) -> None:

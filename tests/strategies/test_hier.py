@@ -25,9 +25,16 @@ from strategies import STRATEGIES, hier, incremental
 from strategies.budgets import level_budgets, word_limit
 from strategies.generation import load_prompt_set
 from strategies.hier_merge import Inputs, Setup, merge_level
-from strategies.prompting import PROMPT_ROOT, fill, load_prompt
+from strategies.prompting import fill, load_prompt
 from tests.strategies.conftest import (
-    book_text, check_hier_tree, gateway, kind_of, responder, steps, text_of, well_behaved,
+    book_text,
+    check_hier_tree,
+    gateway,
+    kind_of,
+    responder,
+    steps,
+    text_of,
+    well_behaved,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -49,7 +56,10 @@ def chunks_of(sizes: list[int]) -> list[Chunk]:
 
 # --- configuration and prompts -------------------------------------------------------
 
-@pytest.mark.parametrize("name, fn", [("hier", hier.summarize), ("incremental", incremental.summarize)])
+
+@pytest.mark.parametrize(
+    "name, fn", [("hier", hier.summarize), ("incremental", incremental.summarize)]
+)
 def test_yaml_keys_are_keyword_only_parameters(name: str, fn: Any) -> None:
     raw = yaml.safe_load((REPO / "conf" / "strategy" / f"{name}.yaml").read_text())
     assert raw.pop("name") == name and STRATEGIES[name] is fn
@@ -113,6 +123,7 @@ def test_simple_prompt_set_is_sent() -> None:
 
 # --- arithmetic of budgets, levels and merges ----------------------------------------
 
+
 def test_single_chunk_is_the_final_summary_at_the_final_budget() -> None:
     llm = scripted()
     result = hier.summarize(chunks_of([500]), llm, postprocess="none")
@@ -154,7 +165,9 @@ def test_level_and_merge_counts_match_the_arithmetic() -> None:
 
 def test_plan_refuses_a_tree_deeper_than_max_levels_before_any_call() -> None:
     llm = scripted(context_window=4096)
-    with pytest.raises(ConfigError, match="hier exceeded max_levels=1: .*raise strategy.max_levels"):
+    with pytest.raises(
+        ConfigError, match="hier exceeded max_levels=1: .*raise strategy.max_levels"
+    ):
         hier.summarize(chunks_of([300] * 40), llm, max_levels=1)
     assert llm.calls == []
 
@@ -170,6 +183,7 @@ def test_merges_per_level_cap() -> None:
 
 
 # --- regeneration and fallback -------------------------------------------------------
+
 
 def test_overlong_answer_is_regenerated_at_temperature_1_with_a_lower_word_limit() -> None:
     def first_too_long(kind: str, prompt: str, opts: dict[str, Any]) -> str:
@@ -203,9 +217,11 @@ def test_model_ignoring_limits_ends_in_the_sentence_end_fallback() -> None:
 def test_oversized_child_is_compressed_before_merging() -> None:
     """The guard the paper lacks: one summary too long for any merge is compressed, not looped on."""
     llm = scripted(context_window=3000)
-    setup = Setup(llm, load_prompt_set("hier", "paper", hier.PROMPT_NAMES), 3000, 900, 0.65, 0.2, 6, 256)
+    setup = Setup(
+        llm, load_prompt_set("hier", "paper", hier.PROMPT_NAMES), 3000, 900, 0.65, 0.2, 6, 256
+    )
     huge = text_of(2600)
-    merged, trace, calls = merge_level(setup, Inputs([huge, text_of(100)]), 1, 300)
+    _, trace, calls = merge_level(setup, Inputs([huge, text_of(100)]), 1, 300)
     kinds = [s.kind for s in trace]
     assert kinds[0] == "compress" and "merge" in kinds and len(calls) == len(llm.calls)
     assert trace[0].detail["before_tokens"] > 2000 >= count_tokens(trace[0].detail["text"])
@@ -214,6 +230,7 @@ def test_oversized_child_is_compressed_before_merging() -> None:
 
 
 # --- through the real gateway against the loopback server ----------------------------
+
 
 def test_hier_on_the_book_through_the_gateway() -> None:
     text = book_text()
@@ -259,16 +276,31 @@ def test_regeneration_triggers_when_the_server_misbehaves(fault: str) -> None:
 
 # --- the app, end to end ---------------------------------------------------------------
 
+
 def test_app_runs_hier_and_incremental_and_logs_traces(tmp_path: Path) -> None:
     from mlflow.tracking import MlflowClient
 
     with FakeOpenAIServer(responder()) as server:
         done = subprocess.run(
-            [sys.executable, "-m", "runner", "-m", "strategy=hier,incremental",
-             "model=openai_compatible", f"model.api_base={server.url}",
-             f"tracking.uri=sqlite:///{tmp_path}/mlflow.db", f"cache.dir={tmp_path}/cache",
-             "chunk=1024", "metrics=stats", f"hydra.sweep.dir={tmp_path}/multirun"],
-            cwd=tmp_path, capture_output=True, text=True, timeout=300,
+            [
+                sys.executable,
+                "-m",
+                "runner",
+                "-m",
+                "strategy=hier,incremental",
+                "model=openai_compatible",
+                f"model.api_base={server.url}",
+                f"tracking.uri=sqlite:///{tmp_path}/mlflow.db",
+                f"cache.dir={tmp_path}/cache",
+                "chunk=1024",
+                "metrics=stats",
+                f"hydra.sweep.dir={tmp_path}/multirun",
+            ],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
         )
     assert done.returncode == 0, done.stderr[-3000:]
     client = MlflowClient(f"sqlite:///{tmp_path}/mlflow.db")

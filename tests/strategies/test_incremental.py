@@ -17,8 +17,17 @@ from runner.types import Chunk, Message
 from strategies import incremental
 from strategies.budgets import count_words
 from tests.strategies.conftest import (
-    book_text, check_incremental, compress_target, echo_summary, gateway, kind_of, responder,
-    steps, text_of, well_behaved, words_of,
+    book_text,
+    check_incremental,
+    compress_target,
+    echo_summary,
+    gateway,
+    kind_of,
+    responder,
+    steps,
+    text_of,
+    well_behaved,
+    words_of,
 )
 
 
@@ -46,8 +55,12 @@ def test_word_targets_grow_with_the_share_read_up_to_the_final_limit() -> None:
     chunks = chunks_of([1000, 1000, 500, 2500])
     assert incremental.word_targets(chunks, 585) == [
         round(585 * r / sum(c.n_tokens for c in chunks))
-        for r in (chunks[0].n_tokens, sum(c.n_tokens for c in chunks[:2]),
-                  sum(c.n_tokens for c in chunks[:3]), sum(c.n_tokens for c in chunks))
+        for r in (
+            chunks[0].n_tokens,
+            sum(c.n_tokens for c in chunks[:2]),
+            sum(c.n_tokens for c in chunks[:3]),
+            sum(c.n_tokens for c in chunks),
+        )
     ]
     assert incremental.word_targets(chunks, 585)[-1] == 585
 
@@ -121,11 +134,14 @@ def test_unknown_postprocess_is_a_config_error() -> None:
 
 # --- through the real gateway against the loopback server ----------------------------
 
+
 def test_incremental_on_the_book_compresses_and_stays_within_budget() -> None:
     chunks = split_into_chunks(book_text(), 2048)
     with FakeOpenAIServer(responder(overlong_updates)) as server:
         result = incremental.summarize(chunks, gateway(server.url))
-        compress_requests = [r for r in server.requests if kind_of(r["messages"][-1]["content"]) == "compress"]
+        compress_requests = [
+            r for r in server.requests if kind_of(r["messages"][-1]["content"]) == "compress"
+        ]
     running = check_incremental(result, len(chunks), 900)
     assert result.counters["compressions"] == len(chunks) == len(compress_requests)
     assert all(r["temperature"] == 1.0 for r in compress_requests)
@@ -149,7 +165,9 @@ def test_unterminated_update_triggers_compression_through_the_gateway() -> None:
 def test_one_chunk_for_the_whole_book() -> None:
     """The paper's 88K setting: the whole book in one chunk, one call, when the window allows."""
     text = book_text()
-    chunks = [Chunk(0, text, count_tokens(text))]  # what chunk=60000 gives (the chunker is slow there)
+    chunks = [
+        Chunk(0, text, count_tokens(text))
+    ]  # what chunk=60000 gives (the chunker is slow there)
     with FakeOpenAIServer(responder()) as server:
         result = incremental.summarize(chunks, gateway(server.url, context_window=100_000))
         first = server.requests[0]["messages"][-1]["content"]
