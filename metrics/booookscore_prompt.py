@@ -69,8 +69,13 @@ def parse_template(text: str, path: str = "<string>") -> Template:
         pieces = list(string.Formatter().parse(text))
     except ValueError as err:
         raise ConfigError(f"prompt {path}: {err}; write literal braces as {{{{ }}}}") from err
-    literals = [literal for literal, _, _, _ in pieces]
-    fields = [(name, spec, conv) for _, name, spec, conv in pieces if name is not None]
+    literals = [""]  # literal text around the slots; an escaped brace splits a piece too
+    fields = []
+    for literal, name, spec, conv in pieces:
+        literals[-1] += literal
+        if name is not None:
+            fields.append((name, spec, conv))
+            literals.append("")
     if len(fields) != 2 or [f[0] for f in fields] not in (["", ""], ["0", "1"]):
         raise ConfigError(
             f"prompt {path} must have exactly two positional slots {{}} (summary, then sentence); "

@@ -1,8 +1,10 @@
 """Summary statistics of the BooookScore paper's Table 2 (no model calls).
 
-Tokenization for n-grams: lowercase, punctuation removed, split on whitespace, i.e.
-word tokens ``[a-z0-9']+`` after lowercasing (apostrophes kept inside words so "don't"
-stays one word). Length is counted in tiktoken cl100k_base tokens, the paper's measure.
+Tokenization for n-grams: lowercase, punctuation removed: word tokens are runs of Unicode
+letters and digits (so "café" and "naïve" stay whole), an apostrophe inside a word is kept
+("don't", and "don’t" with a typographic apostrophe, are both the one word "don't"), and
+every other character (hyphens, dashes, quotes, brackets) separates words. Length is
+counted in tiktoken cl100k_base tokens, the paper's measure.
 
 - % novel trigrams: summary word trigrams absent from the source / all summary trigrams.
 - % repeated trigrams: summary trigram occurrences whose trigram occurs more than once in
@@ -18,12 +20,13 @@ from collections import Counter
 from runner.text import count_tokens, split_sentences
 from runner.types import LLM, Document, MetricResult
 
-_WORD = re.compile(r"[a-z0-9]+(?:'[a-z0-9]+)*")
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
 
 def words(text: str) -> list[str]:
     """Lowercased word tokens with punctuation removed."""
-    return _WORD.findall(text.lower())
+    return _WORD.findall(text.lower().translate(_APOSTROPHES))
 
 
 def trigrams(tokens: list[str]) -> list[tuple[str, str, str]]:
@@ -42,13 +45,15 @@ def score(document: Document | None, summary: str, judge: LLM | None = None) -> 
         "sentences": float(len(split_sentences(summary))),
         "repeated_trigrams_pct": _pct(sum(n for n in counts.values() if n > 1), len(grams)),
     }
-    notes: tuple[str, ...] = ()
+    notes: list[str] = []
+    if not grams:
+        notes.append("stats: the summary has fewer than three words; trigram percentages are NaN")
     if document is not None:
         source = set(trigrams(words(document.text)))
         values["novel_trigrams_pct"] = _pct(sum(1 for g in grams if g not in source), len(grams))
     else:
-        notes = ("novel_trigrams_pct skipped: no source document (data=none)",)
-    return MetricResult(values=values, notes=notes)
+        notes.append("stats: novel_trigrams_pct skipped: no source document (data=none)")
+    return MetricResult(values=values, notes=tuple(notes))
 
 
 def _pct(part: int, whole: int) -> float:
