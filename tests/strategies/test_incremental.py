@@ -122,9 +122,13 @@ def test_compression_never_valid_still_ends_within_budget() -> None:
     assert all(count_tokens(t) <= 900 for t in running) and count_tokens(result.summary) <= 900
 
 
-def test_chunk_beyond_window_minus_budgets_is_a_config_error() -> None:
-    with pytest.raises(ConfigError, match=r"lower chunk \(at most \d+\)"):
+def test_chunk_up_to_window_minus_budgets_works_and_beyond_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match=r"lower chunk \(at most \d+\)") as raised:
         incremental.summarize(chunks_of([400, 3500]), scripted(context_window=4096))
+    largest = int(str(raised.value).split("at most ")[1].split(")")[0])
+    assert largest > 1000
+    result = incremental.summarize(chunks_of([largest, largest]), scripted(context_window=4096))
+    check_incremental(result, 2, 900)
 
 
 def test_unknown_postprocess_is_a_config_error() -> None:
