@@ -42,7 +42,7 @@ def main(cfg: DictConfig) -> float | None:
     try:
         raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         assert isinstance(raw, dict)
-        config = build_run_config(raw, _overrides())
+        config = build_run_config({str(k): v for k, v in raw.items()}, _overrides())
         result = run_experiment(config)
     except RunnerError as err:
         print(f"error: {err}", file=sys.stderr)

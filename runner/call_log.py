@@ -10,7 +10,8 @@ import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 from runner.types import Completion
 
@@ -50,7 +51,7 @@ class CallLog:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("", encoding="utf-8")
 
-    def record(self, gateway: "Gateway", request: dict[str, Any], c: Completion, purpose: str) -> None:
+    def record(self, gateway: Gateway, request: dict[str, Any], c: Completion, purpose: str) -> None:
         """Add one call to the totals and to calls.jsonl."""
         line = {
             "call_id": c.call_id,

@@ -12,7 +12,8 @@ import inspect
 import json
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from metrics import METRICS
 from runner.errors import ConfigError

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 import uuid
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 from runner.text import count_tokens
 from runner.types import Completion, Message

@@ -14,7 +14,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from runner.text import count_tokens
 
@@ -61,9 +62,9 @@ class FakeOpenAIServer:
     def url(self) -> str:
         """Base URL to use as ``api_base``."""
         host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
-    def __enter__(self) -> "FakeOpenAIServer":
+    def __enter__(self) -> FakeOpenAIServer:
         self._thread.start()
         return self
 
@@ -86,11 +87,11 @@ class FakeOpenAIServer:
         if isinstance(reply, str):
             reply = FakeReply(text=reply)
         if reply.status != 200:
-            body = {"error": {"message": reply.text or f"scripted {reply.status}", "type": "fake"}}
-            return reply.status, body, reply.headers
+            error: dict[str, Any] = {"error": {"message": reply.text or f"scripted {reply.status}", "type": "fake"}}
+            return reply.status, error, reply.headers
         prompt = sum(count_tokens(str(m.get("content", ""))) for m in request["messages"])
         completion = count_tokens(reply.text)
-        body = {
+        body: dict[str, Any] = {
             "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
             "object": "chat.completion",
             "created": int(time.time()),

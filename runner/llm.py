@@ -19,7 +19,9 @@ import time  # noqa: E402
 import itertools  # noqa: E402
 import uuid  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
-from typing import Any, Sequence  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any
+from collections.abc import Sequence  # noqa: E402
 
 import litellm  # noqa: E402
 
@@ -127,7 +129,7 @@ class Gateway:
         self.concurrency = 1 if spec.is_local else max(1, spec.concurrency)
 
     def _prepare_local(self) -> str:
-        path = local_model.default_gguf_path() if not self.spec.path else _existing(self.spec.path)
+        path = local_model.default_gguf_path() if not self.spec.path else Path(_existing(self.spec.path))
         local_model.PROVIDER.register(
             self.spec.model[len(LOCAL_PREFIX) :], path, self.spec.n_ctx, self.spec.n_threads
         )

@@ -129,7 +129,9 @@ class LocalProvider(CustomLLM):
         }
         with loaded.lock:
             before = list(loaded.llama._input_ids)
-            out = loaded.llama.create_chat_completion(messages=messages, **options)
+            out: dict[str, Any] = loaded.llama.create_chat_completion(  # type: ignore[assignment]
+                messages=messages, **options
+            )
             after = list(loaded.llama._input_ids)
         usage = out["usage"]
         reused = _common_prefix(before, after[: usage["prompt_tokens"]])

@@ -11,7 +11,8 @@ from __future__ import annotations
 import random
 import time
 from dataclasses import dataclass
-from typing import Callable, TypeVar
+from typing import TypeVar
+from collections.abc import Callable
 
 from runner.errors import LLMError, RateLimitedError
 

@@ -101,7 +101,7 @@ def _version(name: str) -> str:
 
 
 def log_outcomes(
-    tracker: Tracker, outcomes: list["DocumentOutcome"], totals: CallTotals, wall_s: float
+    tracker: Tracker, outcomes: list[DocumentOutcome], totals: CallTotals, wall_s: float
 ) -> dict[str, float]:
     """Per-document and system metrics, summaries, traces and metric artifacts."""
     per_doc: dict[str, dict[str, float]] = {}

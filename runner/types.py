@@ -8,7 +8,8 @@ including the scripted fakes used in tests.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Sequence
+from typing import Any, Protocol
+from collections.abc import Sequence
 
 
 @dataclass(frozen=True)

@@ -58,11 +58,12 @@ def test_identical_request_is_served_from_cache(tmp_path: Path, server: FakeOpen
 
 
 def test_429_is_retried_honouring_retry_after(tmp_path: Path) -> None:
-    answers = [FakeReply(status=429, headers={"Retry-After": "0.2"}), FakeReply(text="fine.")]
+    answers = [FakeReply(status=429, headers={"Retry-After": "0.4"}), FakeReply(text="fine.")]
+    policy = RetryPolicy(max_attempts=3, base_delay_s=0.01, max_delay_s=5.0)
     with FakeOpenAIServer(lambda r: answers.pop(0)) as s:
-        out = Gateway(spec(s.url), CallLog(None)).complete("x")
+        out = Gateway(spec(s.url, retry=policy), CallLog(None)).complete("x")
     assert out.text == "fine."
-    assert out.latency_s >= 0.2  # waited at least what the server asked for
+    assert out.latency_s >= 0.4  # waited what the server asked for, not the 10 ms backoff
 
 
 def test_5xx_is_retried(tmp_path: Path) -> None:
