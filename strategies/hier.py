@@ -84,27 +84,8 @@ def summarize(
         "prompts": prompts,
         "chunks": len(chunks),
     }
-    merges: list[TraceStep] = []
-    calls: list[Completion] = []
     with _level0(setup, chunks, budgets[0]) as pending:
-        inputs, level = Inputs(pending), 0
-        while len(inputs) > 1:
-            level += 1
-            if level > max_levels:
-                raise ConfigError(
-                    f"hier exceeded max_levels={max_levels}; raise strategy.max_levels or chunk"
-                )
-            budget = _level_budget(setup, inputs, budgets, level)
-            texts, steps, done = merge_level(setup, inputs, level, budget)
-            if len(texts) >= len(inputs):
-                raise ConfigError(
-                    f"hier made no progress at level {level}: each merge fits one summary in the "
-                    f"{setup.window}-token window; lower strategy.max_summary_len or strategy.level_ratio"
-                )
-            merges += steps
-            calls += done
-            inputs = Inputs(texts)
-        summary = inputs.text(0)
+        summary, level, merges, calls = _climb(setup, Inputs(pending), budgets, max_levels)
         results = [f.result() for f in pending]
     trace = [TraceStep("plan", "", plan)]
     trace += [
@@ -128,6 +109,32 @@ def summarize(
     counters = tally(calls)
     counters.update(_counts(trace), levels=float(level))
     return StrategyResult(summary, tuple(trace), counters)
+
+
+def _climb(
+    setup: Setup, inputs: Inputs, budgets: list[int], max_levels: int
+) -> tuple[str, int, list[TraceStep], list[Completion]]:
+    """Merge level after level until one summary remains: (summary, top level, steps, calls)."""
+    steps: list[TraceStep] = []
+    calls: list[Completion] = []
+    level = 0
+    while len(inputs) > 1:
+        level += 1
+        if level > max_levels:
+            raise ConfigError(
+                f"hier exceeded max_levels={max_levels}; raise strategy.max_levels or chunk"
+            )
+        budget = _level_budget(setup, inputs, budgets, level)
+        texts, merged, done = merge_level(setup, inputs, level, budget)
+        if len(texts) >= len(inputs):
+            raise ConfigError(
+                f"hier made no progress at level {level}: each merge fits one summary in the "
+                f"{setup.window}-token window; lower strategy.max_summary_len or strategy.level_ratio"
+            )
+        steps += merged
+        calls += done
+        inputs = Inputs(texts)
+    return inputs.text(0), level, steps, calls
 
 
 def plan_levels(setup: Setup, n_chunks: int, ratio: float, max_levels: int) -> int:

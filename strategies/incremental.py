@@ -13,6 +13,7 @@ running summary and the budget works, including one chunk for the whole book.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from runner.errors import ConfigError
@@ -68,48 +69,13 @@ def summarize(
             },
         )
     ]
+    run = _Run(llm, templates, window, max_summary_len, max_attempts, tolerance)
     calls: list[Completion] = []
     running = ""
     for position, (chunk, target) in enumerate(zip(chunks, targets)):
-        if position == 0:
-            prompt = fill(templates["init"], chunk.text.strip(), target, target)
-        else:
-            prompt = fill(templates["intermediate"], chunk.text.strip(), running, target, target)
-        completion = llm.complete(prompt, max_tokens=max_summary_len, purpose="incremental/update")
-        calls.append(completion)
-        running = completion.text.strip()
-        valid = is_valid(running, max_summary_len)
-        trace.append(
-            TraceStep(
-                "update",
-                completion.call_id,
-                _facts(
-                    llm,
-                    running,
-                    index=position,
-                    chunk=chunk.index,
-                    chunk_tokens=chunk.n_tokens,
-                    target_words=target,
-                    prompt_tokens=llm.count_tokens(prompt),
-                    valid=valid,
-                ),
-            )
-        )
-        if not valid:
-            result = compress(
-                llm,
-                templates["compress"],
-                running,
-                target_words=target,
-                budget=max_summary_len,
-                window=window,
-                max_attempts=max_attempts,
-                tolerance=tolerance,
-                purpose="incremental/compress",
-            )
-            calls += result.calls
-            trace.append(_compression_step(llm, running, result, position, target))
-            running = result.text
+        running, steps, done = _advance(run, position, chunk, target, running)
+        trace += steps
+        calls += done
     if cleanup:
         running, step, completion = post.remove_artifacts(running, llm, budget=max_summary_len)
         trace.append(step)
@@ -123,6 +89,58 @@ def summarize(
         fallbacks=float(sum(bool(s.detail["fallback"]) for s in compressions)),
     )
     return StrategyResult(running, tuple(trace), counters)
+
+
+@dataclass(frozen=True)
+class _Run:
+    """What every update step needs."""
+
+    llm: LLM
+    templates: dict[str, str]
+    window: int
+    budget: int
+    max_attempts: int
+    tolerance: float
+
+
+def _advance(
+    run: _Run, position: int, chunk: Chunk, target: int, running: str
+) -> tuple[str, list[TraceStep], list[Completion]]:
+    """g_i from chunk ``position`` and g_(i-1), compressed when over budget or unterminated."""
+    text = chunk.text.strip()
+    if position == 0:
+        prompt = fill(run.templates["init"], text, target, target)
+    else:
+        prompt = fill(run.templates["intermediate"], text, running, target, target)
+    completion = run.llm.complete(prompt, max_tokens=run.budget, purpose="incremental/update")
+    updated = completion.text.strip()
+    valid = is_valid(updated, run.budget)
+    facts = _facts(
+        run.llm,
+        updated,
+        index=position,
+        chunk=chunk.index,
+        chunk_tokens=chunk.n_tokens,
+        target_words=target,
+        prompt_tokens=run.llm.count_tokens(prompt),
+        valid=valid,
+    )
+    steps = [TraceStep("update", completion.call_id, facts)]
+    if valid:
+        return updated, steps, [completion]
+    result = compress(
+        run.llm,
+        run.templates["compress"],
+        updated,
+        target_words=target,
+        budget=run.budget,
+        window=run.window,
+        max_attempts=run.max_attempts,
+        tolerance=run.tolerance,
+        purpose="incremental/compress",
+    )
+    steps.append(_compression_step(run.llm, updated, result, position, target))
+    return result.text, steps, [completion, *result.calls]
 
 
 def word_targets(chunks: list[Chunk], final_words: int) -> list[int]:
