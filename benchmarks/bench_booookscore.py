@@ -28,10 +28,10 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from metrics.booookscore import score  # noqa: E402
-from runner.call_log import CallLog  # noqa: E402
-from runner.llm import Gateway, ModelSpec  # noqa: E402
-from runner.text import split_sentences  # noqa: E402
+from metrics.booookscore import score
+from runner.call_log import CallLog
+from runner.llm import Gateway, ModelSpec
+from runner.text import split_sentences
 
 RELEASED = REPO.parent / "shared" / "data" / "booookscore" / "claude-88000-hier.summaries.json"
 
@@ -55,10 +55,11 @@ def local_judge() -> Gateway:
     return Gateway(spec, CallLog(None), cache=None, seed=0, role="judge")
 
 
-def run(judge: Gateway, summary: str, batch_size: int) -> dict[str, float]:
+def run(judge: Gateway, summary: str, batch_size: int, max_tokens: int) -> dict[str, float]:
     """One scoring of the summary; returns the metric's values plus wall time."""
     started = time.perf_counter()
-    result = score(None, summary, judge, batch_size=batch_size)
+    result = score(None, summary, judge, batch_size=batch_size, max_tokens=max_tokens)
+    print(f"  batch_size={batch_size}: done in {time.perf_counter() - started:.0f}s", flush=True)
     values = dict(result.values)
     values["wall_s"] = time.perf_counter() - started
     return values
@@ -69,21 +70,46 @@ def report_prefix_reuse(values: dict[str, float]) -> None:
     n = values["sentences"]
     prompt, reused = values["judge_prompt_tokens"], values["judge_cached_prompt_tokens"]
     evaluated = prompt - reused
-    print(f"sentences: {n:.0f}   judge calls: {values['judge_calls']:.0f}   "
-          f"re-asks: {values['judge_reasks']:.0f}   unparsed: {values['unparsed_sentences']:.0f}")
+    print(
+        f"sentences: {n:.0f}   judge calls: {values['judge_calls']:.0f}   "
+        f"re-asks: {values['judge_reasks']:.0f}   unparsed: {values['unparsed_sentences']:.0f}"
+    )
     print(f"naive  prompt tokens evaluated per sentence (full prompt each time): {prompt / n:8.1f}")
-    print(f"reused prompt tokens evaluated per sentence (llama.cpp KV reuse):    {evaluated / n:8.1f}")
+    print(
+        f"reused prompt tokens evaluated per sentence (llama.cpp KV reuse):    {evaluated / n:8.1f}"
+    )
     ratio = prompt / evaluated if evaluated else math.inf
     verdict = "meets" if ratio >= 5 else "MISSES"
     print(f"ratio: {ratio:.1f}x fewer tokens evaluated ({verdict} the 5x target)")
-    print(f"BooookScore {values['score']:.1f}   wall {values['wall_s']:.1f}s "
-          f"({values['wall_s'] / n:.2f}s per sentence)")
+    print(
+        f"BooookScore {values['score']:.1f}   wall {values['wall_s']:.1f}s "
+        f"({values['wall_s'] / n:.2f}s per sentence)"
+    )
+
+
+def print_row(n: int, k: int, v: dict[str, float]) -> None:
+    """One line of the calls-per-summary table, printed as soon as it is measured."""
+    evaluated = v["judge_prompt_tokens"] - v["judge_cached_prompt_tokens"]
+    print(
+        f"{k:>5} {math.ceil(n / k):>6} {v['judge_calls']:>9.0f} {v['judge_reasks']:>8.0f} "
+        f"{v['unparsed_sentences']:>9.0f} {evaluated:>14.0f} {v['judge_completion_tokens']:>10.0f} "
+        f"{v['wall_s']:>7.1f} {v['score']:>6.1f}",
+        flush=True,
+    )
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--book", help="book id in the released hier file (default: ~35 sentences)")
     parser.add_argument("--batch-sizes", default="1,5,10", help="comma-separated batch sizes")
+    parser.add_argument(
+        "--max-tokens",
+        type=int,
+        default=256,
+        help="answer cap per sentence (the metric's max_tokens)",
+    )
     args = parser.parse_args()
     picked = pick_summary(args.book)
     if picked is None:
@@ -92,21 +118,22 @@ def main() -> int:
     book, summary = picked
     sizes = [int(k) for k in args.batch_sizes.split(",")]
     n = len(split_sentences(summary))
-    print(f"summary: {book} (claude-88000-hier), {n} sentences")
+    print(f"summary: {book} (claude-88000-hier), {n} sentences", flush=True)
     judge = local_judge()
     results = {}
     for k in sizes:
-        results[k] = run(judge, summary, k)
+        results[k] = run(judge, summary, k, args.max_tokens)
         if k == 1:
             print("\n== per-sentence mode (the paper's), prefix reuse ==")
             report_prefix_reuse(results[k])
-    print("\n== judge calls per summary ==")
-    print(f"{'batch':>5} {'ideal':>6} {'measured':>9} {'re-asks':>8} {'unparsed':>9} "
-          f"{'evaluated tok':>14} {'wall s':>7} {'score':>6}")
+            print(flush=True)
+    print("== judge calls per summary ==")
+    print(
+        f"{'batch':>5} {'ideal':>6} {'measured':>9} {'re-asks':>8} {'unparsed':>9} "
+        f"{'evaluated tok':>14} {'generated':>10} {'wall s':>7} {'score':>6}"
+    )
     for k, v in results.items():
-        evaluated = v["judge_prompt_tokens"] - v["judge_cached_prompt_tokens"]
-        print(f"{k:>5} {math.ceil(n / k):>6} {v['judge_calls']:>9.0f} {v['judge_reasks']:>8.0f} "
-              f"{v['unparsed_sentences']:>9.0f} {evaluated:>14.0f} {v['wall_s']:>7.1f} {v['score']:>6.1f}")
+        print_row(n, k, v)
     return 0
 
 

@@ -69,7 +69,9 @@ def score(
     if not sentences:
         return _undecided("booookscore: the summary has no sentences")
     if batch_size > 1:
-        template = load_template(batch_prompt_path, BATCH_PROMPT, "metrics.booookscore.batch_prompt_path")
+        template = load_template(
+            batch_prompt_path, BATCH_PROMPT, "metrics.booookscore.batch_prompt_path"
+        )
     else:
         template = load_template(prompt_path, SENTENCE_PROMPT, "metrics.booookscore.prompt_path")
     ask = Ask(judge, template, summary, max_attempts, max_tokens)
@@ -112,8 +114,13 @@ def aggregate(sentences: list[str], verdicts: dict[str, Verdict], usage: Usage) 
 def annotation(verdict: Verdict) -> dict[str, Any]:
     """One sentence in the authors' annotation format (null/null = no confusion)."""
     if not verdict.parsed:
-        return {"questions": None, "types": None, "unparsed": True, "error": verdict.error,
-                "answer": verdict.answer}
+        return {
+            "questions": None,
+            "types": None,
+            "unparsed": True,
+            "error": verdict.error,
+            "answer": verdict.answer,
+        }
     return {"questions": verdict.questions, "types": list(verdict.types) if verdict.types else None}
 
 
@@ -124,8 +131,10 @@ def _notes(unique: list[str], verdicts: dict[str, Verdict], max_attempts: int) -
     shown = "; ".join(f"{s[:60]!r}: {verdicts[s].error}" for s in bad[:5])
     more = f" (+{len(bad) - 5} more)" if len(bad) > 5 else ""
     return (
-        f"booookscore: {len(bad)} of {len(unique)} distinct sentences unparsed after "
-        f"{max_attempts} attempts, left out of the score (see annotations.json): {shown}{more}",
+        (
+            f"booookscore: {len(bad)} of {len(unique)} distinct sentences unparsed after "
+            f"{max_attempts} attempts, left out of the score (see annotations.json): {shown}{more}"
+        ),
     )
 
 
@@ -135,6 +144,10 @@ def _undecided(note: str) -> MetricResult:
 
 
 def _check(batch_size: int, max_attempts: int, max_tokens: int) -> None:
-    for key, value in (("batch_size", batch_size), ("max_attempts", max_attempts), ("max_tokens", max_tokens)):
+    for key, value in (
+        ("batch_size", batch_size),
+        ("max_attempts", max_attempts),
+        ("max_tokens", max_tokens),
+    ):
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise ConfigError(f"metrics.booookscore.{key}={value} must be a whole number >= 1")

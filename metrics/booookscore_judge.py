@@ -14,9 +14,11 @@ prefix before the others arrive.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Callable, TypeVar
+from dataclasses import dataclass, fields
+from typing import TypeVar
 
 from metrics.booookscore_parse import Verdict, parse_answer, parse_batch_answer, unparsed
 from metrics.booookscore_prompt import Template, numbered, reask_messages
@@ -48,9 +50,9 @@ class Usage:
         self.cached_prompt_tokens += completion.cached_prompt_tokens
         self.completion_tokens += completion.completion_tokens
 
-    def merge(self, other: "Usage") -> None:
+    def merge(self, other: Usage) -> None:
         """Add another unit's counts."""
-        for name in ("calls", "reasks", "prompt_tokens", "cached_prompt_tokens", "completion_tokens"):
+        for name in (f.name for f in fields(self)):
             setattr(self, name, getattr(self, name) + getattr(other, name))
 
 
@@ -127,11 +129,12 @@ def run_units(units: list[Callable[[], T]], concurrency: int) -> list[T]:
 
 def judge_all(ask: Ask, sentences: list[str], batch_size: int) -> tuple[dict[str, Verdict], Usage]:
     """Verdicts for every sentence, asked one at a time or ``batch_size`` at a time."""
+    units: list[Callable[[], tuple[dict[str, Verdict], Usage]]]
     if batch_size <= 1:
-        units = [lambda s=s: judge_sentence(ask, s) for s in sentences]
+        units = [functools.partial(judge_sentence, ask, s) for s in sentences]
     else:
         groups = [sentences[i : i + batch_size] for i in range(0, len(sentences), batch_size)]
-        units = [lambda g=g: judge_batch(ask, g) for g in groups]
+        units = [functools.partial(judge_batch, ask, g) for g in groups]
     verdicts: dict[str, Verdict] = {}
     usage = Usage()
     for found, spent in run_units(units, getattr(ask.judge, "concurrency", 1)):

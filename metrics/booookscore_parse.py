@@ -169,7 +169,11 @@ def parse_answer(text: str) -> Verdict:
         return unparsed("empty answer", text)
     questions, types = _fields(text)
     if types is None:
-        if questions is not None and _says_no_confusion(questions) and _only_no_confusion(questions):
+        if (
+            questions is not None
+            and _says_no_confusion(questions)
+            and _only_no_confusion(questions)
+        ):
             return no_confusion(text)
         if questions is None and _opens_with_no_confusion(text):
             return no_confusion(text)
@@ -216,6 +220,7 @@ def _json_list(text: str) -> list[Any] | None:
 
 def _same_sentence(a: str, b: str) -> bool:
     """Equal up to case, spacing, quotes and punctuation (models retype sentences)."""
+
     def key(s: str) -> str:
         return re.sub(r"[\W_]+", "", s.lower())
 
@@ -226,7 +231,11 @@ def _item_verdict(item: dict[str, Any], raw: str) -> Verdict:
     """The verdict in one JSON object of a batched answer."""
     questions, types = item.get("questions"), item.get("types")
     if isinstance(types, str):
-        types = None if _only_no_confusion(types) or types.strip().lower() in ("", "null", "none") else types
+        types = (
+            None
+            if _only_no_confusion(types) or types.strip().lower() in ("", "null", "none")
+            else types
+        )
     if isinstance(questions, str) and (_only_no_confusion(questions) or not questions.strip()):
         questions = None
     if types in (None, []):
@@ -242,7 +251,9 @@ def _item_verdict(item: dict[str, Any], raw: str) -> Verdict:
     labels, error = parse_types(types)
     if labels is None:
         return unparsed(error, raw)
-    asked = questions if isinstance(questions, str) else ("" if questions is None else str(questions))
+    asked = (
+        questions if isinstance(questions, str) else ("" if questions is None else str(questions))
+    )
     return Verdict(parsed=True, questions=_clean(asked), types=labels, answer=raw)
 
 

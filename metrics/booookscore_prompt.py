@@ -108,4 +108,8 @@ def numbered(sentences: list[str]) -> str:
 
 def reask_messages(base: list[Message], answer: str, error: str) -> list[Message]:
     """The same request followed by the unreadable answer and a request to fix its form."""
-    return [*base, Message("assistant", answer or "(empty)"), Message("user", REASK.format(error=error))]
+    return [
+        *base,
+        Message("assistant", answer or "(empty)"),
+        Message("user", REASK.format(error=error)),
+    ]

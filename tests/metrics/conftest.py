@@ -5,8 +5,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,9 @@ def released(name: str) -> tuple[Path, dict[str, str], dict[str, Any]]:
     summaries = RELEASED / f"{name}.summaries.json"
     annotations = RELEASED / f"{name}.annotations.json"
     if not (summaries.exists() and annotations.exists()):
-        pytest.skip("../shared/data/booookscore is absent (fresh clone): released-data check skipped")
+        pytest.skip(
+            "../shared/data/booookscore is absent (fresh clone): released-data check skipped"
+        )
     return summaries, json.loads(summaries.read_text()), json.loads(annotations.read_text())
 
 

@@ -33,7 +33,9 @@ SENTENCES = [
 ANSWERS = {
     SENTENCES[0]: "Questions: Where or what is Prospera?\nTypes: entity omission",
     SENTENCES[1]: "Questions: no confusion\nTypes: no confusion",
-    SENTENCES[2]: "Questions: How does quitting relate to swimming?\nTypes: discontinuity, causal omission",
+    SENTENCES[
+        2
+    ]: "Questions: How does quitting relate to swimming?\nTypes: discontinuity, causal omission",
     SENTENCES[3]: "Questions: Didn't we hear this already?\nTypes: duplication",
 }
 CLEAN = "Questions: no confusion\nTypes: no confusion"
@@ -41,7 +43,9 @@ CLEAN = "Questions: no confusion\nTypes: no confusion"
 
 def target(messages: list[Message]) -> str:
     """The sentence a per-sentence request asks about (between the M.4 markers)."""
-    found = re.search(r"\[Your sentence\]\n(.*?)\n\[Your response\]", messages[1].content, re.DOTALL)
+    found = re.search(
+        r"\[Your sentence\]\n(.*?)\n\[Your response\]", messages[1].content, re.DOTALL
+    )
     assert found, messages[1].content
     return found.group(1)
 
@@ -59,20 +63,28 @@ def test_score_types_and_artifact() -> None:
     result = score(None, SUMMARY, paper_judge())
     v = result.values
     assert v["score"] == pytest.approx(25.0)  # 1 of 4 sentences clean
-    assert (v["sentences"], v["judged_sentences"], v["confused_sentences"], v["unparsed_sentences"]) == (4, 4, 3, 0)
+    assert (
+        v["sentences"],
+        v["judged_sentences"],
+        v["confused_sentences"],
+        v["unparsed_sentences"],
+    ) == (4, 4, 3, 0)
     assert v["type/entity_omission"] == pytest.approx(25.0)
     assert v["type/causal_omission"] == pytest.approx(25.0)
     assert v["type/discontinuity"] == pytest.approx(25.0)
     assert v["type/duplication"] == pytest.approx(25.0)
     assert v["type/language"] == 0.0
-    assert {k for k in v if k.startswith("type/")} == {"type/" + t.replace(" ", "_") for t in LABELS}
+    assert {k for k in v if k.startswith("type/")} == {
+        "type/" + t.replace(" ", "_") for t in LABELS
+    }
     assert v["judge_calls"] == 4 and v["judge_reasks"] == 0
     assert v["judge_prompt_tokens"] > 4 * 1000
     annotations = result.artifacts["annotations.json"]
     assert list(annotations) == SENTENCES
     assert annotations[SENTENCES[1]] == {"questions": None, "types": None}
     assert annotations[SENTENCES[2]] == {
-        "questions": "How does quitting relate to swimming?", "types": ["discontinuity", "causal omission"]
+        "questions": "How does quitting relate to swimming?",
+        "types": ["discontinuity", "causal omission"],
     }
     json.dumps(result.artifacts)  # serialisable, as the runner writes it
     assert result.notes == ()
@@ -111,7 +123,9 @@ def test_duplicate_sentences_asked_once_counted_each_time() -> None:
 
 
 def test_unreadable_answer_is_asked_again_with_its_own_cache_slot() -> None:
-    replies = iter(["I think it is fine", "Questions: Who?\nTypes: plot hole", ANSWERS[SENTENCES[0]]])
+    replies = iter(
+        ["I think it is fine", "Questions: Who?\nTypes: plot hole", ANSWERS[SENTENCES[0]]]
+    )
     judge = ScriptedLLM(lambda m, o: next(replies) if target(m) == SENTENCES[0] else CLEAN)
     result = score(None, SUMMARY, judge, max_attempts=3)
     asks = [(m, o) for m, o in judge.calls if target(m) == SENTENCES[0]]
@@ -135,7 +149,11 @@ def test_unparsed_sentences_are_counted_listed_and_excluded() -> None:
     assert v["judge_calls"] == 5
     entry = result.artifacts["annotations.json"][SENTENCES[2]]
     assert entry["unparsed"] is True and entry["answer"] == "Hmm." and entry["types"] is None
-    assert len(result.notes) == 1 and "1 of 4" in result.notes[0] and "Deciding to quit" in result.notes[0]
+    assert (
+        len(result.notes) == 1
+        and "1 of 4" in result.notes[0]
+        and "Deciding to quit" in result.notes[0]
+    )
 
 
 def test_all_unparsed_gives_nan_not_an_exception() -> None:
@@ -200,7 +218,9 @@ def test_custom_prompt_path(tmp_path: Path) -> None:
     assert result.values["score"] == 100.0
 
 
-@pytest.mark.parametrize("text", ["only {}", "{} {} {}", "{1} then {0}", "{summary} {sentence}", "{} {:>3}"])
+@pytest.mark.parametrize(
+    "text", ["only {}", "{} {} {}", "{1} then {0}", "{summary} {sentence}", "{} {:>3}"]
+)
 def test_prompt_needs_two_positional_slots(text: str) -> None:
     with pytest.raises(ConfigError):
         parse_template(text)
@@ -226,8 +246,12 @@ def batch_reply(sentences: list[str]) -> str:
         t = re.search(r"Types: (.*)", ANSWERS[sentence]).group(1)  # type: ignore[union-attr]
         clean = t == "no confusion"
         items.append(
-            {"sentence_num": n, "sentence": sentence, "questions": None if clean else q,
-             "types": None if clean else t.split(", ")}
+            {
+                "sentence_num": n,
+                "sentence": sentence,
+                "questions": None if clean else q,
+                "types": None if clean else t.split(", "),
+            }
         )
     return json.dumps(items)
 
@@ -242,7 +266,9 @@ def test_batched_mode_matches_per_sentence_mode(k: int, calls: int) -> None:
         assert result.values[key] == pytest.approx(paper.values[key])
     assert result.artifacts == paper.artifacts
     first, last = judge.calls[0][0]
-    assert first.cache and first.content.endswith(SUMMARY) and "[Your sentences]\n1. " in last.content
+    assert (
+        first.cache and first.content.endswith(SUMMARY) and "[Your sentences]\n1. " in last.content
+    )
     assert judge.calls[0][1]["max_tokens"] == 256 * min(k, 4)
 
 

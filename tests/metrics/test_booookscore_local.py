@@ -24,7 +24,9 @@ def test_local_judge_pipeline() -> None:
     from runner.call_log import CallLog
     from runner.llm import Gateway, ModelSpec
 
-    spec = ModelSpec(name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=8192, temperature=0.0)
+    spec = ModelSpec(
+        name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=8192, temperature=0.0
+    )
     judge = Gateway(spec, CallLog(None), cache=None, seed=0, role="judge")
     assert judge.concurrency == 1
     result = score(None, SUMMARY, judge, max_attempts=2, max_tokens=64)

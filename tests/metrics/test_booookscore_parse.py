@@ -19,7 +19,10 @@ CLEAN = [
 
 MESSY_CLEAN = [
     # different case, extra prose before and after
-    ("Sure, here is my annotation.\nQUESTIONS: No Confusion\ntypes: NO CONFUSION\nHope it helps!", None),
+    (
+        "Sure, here is my annotation.\nQUESTIONS: No Confusion\ntypes: NO CONFUSION\nHope it helps!",
+        None,
+    ),
     ("No confusion.", None),
     ('"no confusion"', None),
     ("No confusion; the sentence follows from the previous one.", None),
@@ -38,16 +41,27 @@ MESSY_ERRORS = [
         ("entity omission", "causal omission"),
     ),
     # bullet list, 'and', duplicates kept once
-    ("Questions: Why?\nTypes:\n- Causal omission\n- causal omission and salience", ("causal omission", "salience")),
+    (
+        "Questions: Why?\nTypes:\n- Causal omission\n- causal omission and salience",
+        ("causal omission", "salience"),
+    ),
     # bracketed list, singular field name, remark in parentheses
-    ("Question: Who?\nType: [entity omission (Prospera), event_omission]", ("entity omission", "event omission")),
+    (
+        "Question: Who?\nType: [entity omission (Prospera), event_omission]",
+        ("entity omission", "event omission"),
+    ),
     # the model goes on to invent another example: the first answer wins
     (
-        "Questions: What happened at the lock?\nTypes: event omission\n[Example sentence]\nFoo.\n"
-        "[Example response]\nQuestions: no confusion\nTypes: no confusion",
+        (
+            "Questions: What happened at the lock?\nTypes: event omission\n[Example sentence]\n"
+            "Foo.\n[Example response]\nQuestions: no confusion\nTypes: no confusion"
+        ),
         ("event omission",),
     ),
-    ("  questions: Why now?  \n  types:  Discontinuity ;  Language  ", ("discontinuity", "language")),
+    (
+        "  questions: Why now?  \n  types:  Discontinuity ;  Language  ",
+        ("discontinuity", "language"),
+    ),
     ("1. Questions: Who?\n2. Types: duplication", ("duplication",)),
     ("Questions: Who?\nTypes of confusion: inconsistency", ("inconsistency",)),
 ]
@@ -114,7 +128,9 @@ def test_batch_answer_in_order() -> None:
     found, error = parse_batch_answer(answer, SENTENCES)
     assert error == ""
     assert [found[i].types for i in range(3)] == [
-        None, ("causal omission",), ("entity omission", "discontinuity")
+        None,
+        ("causal omission",),
+        ("entity omission", "discontinuity"),
     ]
     assert found[2].questions == "Who is Fausto?"
 
@@ -147,7 +163,9 @@ def test_batch_answer_mismatches_are_left_out() -> None:
 
 
 def test_batch_answer_items_with_bad_types_are_unparsed() -> None:
-    answer = json.dumps([_item(1, SENTENCES[0], "Who?", ["plot hole"]), _item(2, SENTENCES[1], "Why?", None)])
+    answer = json.dumps(
+        [_item(1, SENTENCES[0], "Who?", ["plot hole"]), _item(2, SENTENCES[1], "Why?", None)]
+    )
     found, _ = parse_batch_answer(answer, SENTENCES)
     assert not found[0].parsed and "unknown type" in found[0].error
     assert not found[1].parsed

@@ -51,7 +51,9 @@ def test_sentence_prompt_examples_cover_all_eight_types_and_parse() -> None:
 
 def test_batch_prompt_examples_cover_all_eight_types_and_parse() -> None:
     text = BATCH_PROMPT.read_text(encoding="utf-8").replace("{{", "{").replace("}}", "}")
-    blocks = re.findall(r"\[Example sentences\]\n(.*?)\n\[Example response\]\n(\[.*?\n\])", text, re.DOTALL)
+    blocks = re.findall(
+        r"\[Example sentences\]\n(.*?)\n\[Example response\]\n(\[.*?\n\])", text, re.DOTALL
+    )
     assert len(blocks) == 3
     shown = set()
     for listing, answer in blocks:

@@ -26,7 +26,11 @@ EXPECTED = {"claude-88000-hier": 90.25, "claude-88000-inc": 90.9}
 
 def _gateway(url: str) -> Gateway:
     spec = ModelSpec(
-        name="fake", model="openai/fake", api_base=url, context_window=128000, concurrency=16,
+        name="fake",
+        model="openai/fake",
+        api_base=url,
+        context_window=128000,
+        concurrency=16,
         retry=RetryPolicy(max_attempts=2, base_delay_s=0.01),
     )
     return Gateway(spec, CallLog(None), cache=None)
@@ -61,7 +65,9 @@ def app_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, fl
     labels = {f"{n}/{b}": a for n, (_, _, anns) in files.items() for b, a in anns.items()}
     root = tmp_path_factory.mktemp("released")
     with FakeOpenAIServer(annotation_responder(everything, labels)) as server:
-        procs = {name: _launch(file, server.url, root / name) for name, (file, _, _) in files.items()}
+        procs = {
+            name: _launch(file, server.url, root / name) for name, (file, _, _) in files.items()
+        }
         outputs = {name: proc.communicate(timeout=600) for name, proc in procs.items()}
     metrics = {}
     for name, proc in procs.items():
@@ -76,21 +82,37 @@ def app_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, fl
 def _launch(file: Path, url: str, folder: Path) -> subprocess.Popen[str]:
     folder.mkdir()
     command = [
-        sys.executable, "-m", "runner", "strategy=precomputed", f"strategy.summaries={file}",
-        "data=none", "metrics=booookscore", "judge=openai_compatible", f"judge.api_base={url}",
-        "judge.model=openai/fake", "judge.concurrency=16", f"tracking.uri=sqlite:///{folder / 'mlflow.db'}",
-        f"cache.dir={folder / 'cache'}", "progress=false",
+        sys.executable,
+        "-m",
+        "runner",
+        "strategy=precomputed",
+        f"strategy.summaries={file}",
+        "data=none",
+        "metrics=booookscore",
+        "judge=openai_compatible",
+        f"judge.api_base={url}",
+        "judge.model=openai/fake",
+        "judge.concurrency=16",
+        f"tracking.uri=sqlite:///{folder / 'mlflow.db'}",
+        f"cache.dir={folder / 'cache'}",
+        "progress=false",
     ]
-    return subprocess.Popen(command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        command, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED))
-def test_hydra_app_reproduces_released_scores(name: str, app_runs: dict[str, dict[str, float]]) -> None:
+def test_hydra_app_reproduces_released_scores(
+    name: str, app_runs: dict[str, dict[str, float]]
+) -> None:
     """The system score is the paper's, every sentence parsed, every book scored."""
     metrics = app_runs[name]
     summaries = released(name)[1]
     assert metrics["booookscore/score"] == pytest.approx(EXPECTED[name], abs=0.3)
     assert metrics["booookscore/unparsed_sentences"] == 0
     assert metrics["documents"] == len(summaries)
-    assert metrics["booookscore/judge_calls"] == pytest.approx(metrics["booookscore/sentences"], abs=0.5)
+    assert metrics["booookscore/judge_calls"] == pytest.approx(
+        metrics["booookscore/sentences"], abs=0.5
+    )
     assert metrics["booookscore/type/entity_omission"] > metrics["booookscore/type/language"]

@@ -28,7 +28,10 @@ def test_metric_group_keys_are_keyword_parameters(path) -> None:  # type: ignore
 def test_paper_group_is_booookscore_and_stats_and_the_default() -> None:
     paper = yaml.safe_load((GROUP / "paper.yaml").read_text())
     assert set(paper) == {"booookscore", "stats"}
-    assert paper["booookscore"] == yaml.safe_load((GROUP / "booookscore.yaml").read_text())["booookscore"]
+    assert (
+        paper["booookscore"]
+        == yaml.safe_load((GROUP / "booookscore.yaml").read_text())["booookscore"]
+    )
     config = yaml.safe_load((REPO / "conf" / "config.yaml").read_text())
     assert {"metrics": "paper"} in config["defaults"]
 

@@ -13,8 +13,15 @@ from runner.types import Document
 
 
 def test_words_are_lowercased_without_punctuation() -> None:
-    assert words("Don’t STOP—the café's well-known (\"naïve\") fox!") == [
-        "don't", "stop", "the", "café's", "well", "known", "naïve", "fox"
+    assert words('Don’t STOP—the café\'s well-known ("naïve") fox!') == [
+        "don't",
+        "stop",
+        "the",
+        "café's",
+        "well",
+        "known",
+        "naïve",
+        "fox",
     ]
 
 
