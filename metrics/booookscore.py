@@ -21,7 +21,8 @@ Figure 4; a sentence may carry several types), and judge accounting ``judge_call
 provider's prefix cache, when it reports them), ``judge_completion_tokens``. The artifact
 ``annotations.json`` holds every sentence in the authors' format,
 ``{sentence: {"questions": str|null, "types": [..]|null}}``; an unreadable one also
-carries ``"unparsed": true`` and the judge's last ``"answer"``.
+carries ``"unparsed": true``, the ``"error"`` and the judge's last ``"answer"`` (null/null
+alone would read as "no confusion" to the authors' scorer; the flag says otherwise).
 """
 
 from __future__ import annotations
