@@ -1,18 +1,22 @@
-"""Metrics, picked by name: each a plain function
-``score(document, summary, judge, **params) -> MetricResult`` whose keyword parameters are
-named like its YAML keys. A metric knows nothing of Hydra, MLflow or litellm; one that
-cannot decide returns NaN with a note. ``NEEDS_JUDGE`` lists the metrics that call a model.
+"""Metrics, picked by name (the keys of a ``conf/metrics/*.yaml`` group).
+
+Each entry is a module with ``ROLES`` and ``setup(<roles>, *, <params>) -> Metric``
+(``metrics/base.py``), its keyword parameters named like its YAML keys. A metric knows
+nothing of Hydra, MLflow or litellm; one that cannot decide returns NaN with a note.
+Adding one = one module here + one YAML file in conf/metrics/.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from pathlib import Path
+from types import ModuleType
 
 from metrics import booookscore, stats
 
-METRICS: dict[str, Callable[..., object]] = {
-    "booookscore": booookscore.score,
-    "stats": stats.score,
+METRICS: dict[str, ModuleType] = {
+    "booookscore": booookscore,
+    "stats": stats,
 }
 
-NEEDS_JUDGE: frozenset[str] = frozenset({"booookscore"})
+PROMPT_ROOT = Path(__file__).parent / "prompts"
+"""``metrics/prompts/<metric>/``: logged with every run that uses the metric."""

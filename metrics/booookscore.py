@@ -30,9 +30,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from metrics.base import Metric
 from metrics.booookscore_judge import Ask, Usage, judge_all
 from metrics.booookscore_parse import LABELS, Verdict
-from metrics.booookscore_prompt import BATCH_PROMPT, SENTENCE_PROMPT, load_template
+from metrics.booookscore_prompt import BATCH_PROMPT, SENTENCE_PROMPT, Template, load_template
 from runner.errors import ConfigError
 from runner.text import split_sentences
 from runner.types import LLM, Document, MetricResult
@@ -45,18 +46,44 @@ def type_key(label: str) -> str:
     return "type/" + label.replace(" ", "_")
 
 
-def score(
-    document: Document | None,
-    summary: str,
-    judge: LLM | None,
+ROLES = ("judge",)
+
+
+class BooookScore(Metric):
+    """BooookScore with one judge and one prompt, both bound once per job."""
+
+    def __init__(self, judge: LLM, template: Template, batch_size: int, max_attempts: int, max_tokens: int):
+        self.judge = judge
+        self.template = template
+        self.batch_size = batch_size
+        self.max_attempts = max_attempts
+        self.max_tokens = max_tokens
+
+    def score(self, document: Document | None, summary: str) -> MetricResult:
+        """Judge every distinct sentence of ``summary``; score, rates and annotations."""
+        sentences = split_sentences(summary)
+        if not sentences:
+            return _undecided("booookscore: the summary has no sentences")
+        ask = Ask(self.judge, self.template, summary, self.max_attempts, self.max_tokens)
+        unique = list(dict.fromkeys(sentences))
+        verdicts, usage = judge_all(ask, unique, self.batch_size)
+        return MetricResult(
+            values=aggregate(sentences, verdicts, usage),
+            artifacts={ARTIFACT: {s: annotation(verdicts[s]) for s in unique}},
+            notes=_notes(unique, verdicts, self.max_attempts),
+        )
+
+
+def setup(
+    judge: LLM,
     *,
     prompt_path: str | None = None,
     batch_prompt_path: str | None = None,
     batch_size: int = 1,
     max_attempts: int = 3,
     max_tokens: int = 256,
-) -> MetricResult:
-    """BooookScore of one summary, with per-type rates and the sentence annotations.
+) -> BooookScore:
+    """The metric for a job: parameters checked and the prompt parsed once.
 
     ``prompt_path`` replaces the M.4 prompt (e.g. the authors' full 42-annotation file);
     ``batch_size`` > 1 asks about that many numbered sentences per call with the
@@ -64,25 +91,18 @@ def score(
     ``max_tokens`` caps each answer (per sentence in batched mode).
     """
     _check(batch_size, max_attempts, max_tokens)
-    if judge is None:
-        return _undecided("booookscore needs a judge model; set judge=local or another judge")
-    sentences = split_sentences(summary)
-    if not sentences:
-        return _undecided("booookscore: the summary has no sentences")
     if batch_size > 1:
         template = load_template(
             batch_prompt_path, BATCH_PROMPT, "metrics.booookscore.batch_prompt_path"
         )
     else:
         template = load_template(prompt_path, SENTENCE_PROMPT, "metrics.booookscore.prompt_path")
-    ask = Ask(judge, template, summary, max_attempts, max_tokens)
-    unique = list(dict.fromkeys(sentences))
-    verdicts, usage = judge_all(ask, unique, batch_size)
-    return MetricResult(
-        values=aggregate(sentences, verdicts, usage),
-        artifacts={ARTIFACT: {s: annotation(verdicts[s]) for s in unique}},
-        notes=_notes(unique, verdicts, max_attempts),
-    )
+    return BooookScore(judge, template, batch_size, max_attempts, max_tokens)
+
+
+def score(document: Document | None, summary: str, judge: LLM, **params: Any) -> MetricResult:
+    """One summary scored with a freshly set-up metric (for scripts and tests)."""
+    return setup(judge, **params).score(document, summary)
 
 
 def aggregate(sentences: list[str], verdicts: dict[str, Verdict], usage: Usage) -> dict[str, float]:

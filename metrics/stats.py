@@ -17,8 +17,11 @@ import math
 import re
 from collections import Counter
 
+from metrics.base import Metric
 from runner.text import count_tokens, split_sentences
-from runner.types import LLM, Document, MetricResult
+from runner.types import Document, MetricResult
+
+ROLES: tuple[str, ...] = ()
 
 _WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
@@ -34,7 +37,20 @@ def trigrams(tokens: list[str]) -> list[tuple[str, str, str]]:
     return list(zip(tokens, tokens[1:], tokens[2:]))
 
 
-def score(document: Document | None, summary: str, judge: LLM | None = None) -> MetricResult:
+class Stats(Metric):
+    """No parameters, no model: the Table 2 statistics."""
+
+    def score(self, document: Document | None, summary: str) -> MetricResult:
+        """See ``score``."""
+        return score(document, summary)
+
+
+def setup() -> Stats:
+    """The metric for a job (nothing to load)."""
+    return Stats()
+
+
+def score(document: Document | None, summary: str) -> MetricResult:
     """Length, words, sentences, % novel and % repeated trigrams of ``summary``."""
     summary_words = words(summary)
     grams = trigrams(summary_words)

@@ -2,14 +2,18 @@
 
 Thin on purpose: Hydra composes the config, we turn it into a validated ``RunConfig``,
 run the job, and print a one-screen summary. A ``RunnerError`` ends the process with one
-line naming the problem and the fix, and exit status 2.
+line naming the problem and the fix, and exit status 2. Ctrl-C and SIGTERM end the run as
+KILLED in MLflow and exit at once (130 and 143), without waiting for calls in flight.
+Nothing heavy is imported before Hydra has decided that a job will run, so ``--help``
+and ``--cfg job`` import neither litellm nor MLflow.
 """
 
 from __future__ import annotations
 
-import logging
 import os
+import signal
 import sys
+from typing import Any
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
@@ -18,11 +22,9 @@ from omegaconf import DictConfig, OmegaConf
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm is imported
 
 from runner import cli_errors  # noqa: E402
-from runner.errors import RunnerError  # noqa: E402
+from runner.errors import RunnerError, Terminated  # noqa: E402
 
 cli_errors.install()
-
-log = logging.getLogger("runner")
 
 
 def _overrides() -> tuple[str, ...]:
@@ -32,6 +34,10 @@ def _overrides() -> tuple[str, ...]:
         return ()
 
 
+def _terminate(signum: int, frame: Any) -> None:
+    raise Terminated(f"signal {signum}")
+
+
 @hydra.main(config_path="../conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float | None:
     """Compose, validate, run, report."""
@@ -39,6 +45,7 @@ def main(cfg: DictConfig) -> float | None:
     from runner.experiment import run_experiment
     from runner.summary import format_summary
 
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         assert isinstance(raw, dict)
@@ -47,6 +54,10 @@ def main(cfg: DictConfig) -> float | None:
     except RunnerError as err:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
+    except (KeyboardInterrupt, Terminated) as err:
+        print(f"stopped ({type(err).__name__}); the run is marked KILLED", file=sys.stderr)
+        sys.stderr.flush()
+        os._exit(143 if isinstance(err, Terminated) else 130)  # don't wait for calls in flight
     print(format_summary(result))
     return None
 

@@ -10,13 +10,10 @@ import json
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 from collections.abc import Callable
 
 from runner.types import Completion
-
-if TYPE_CHECKING:
-    from runner.llm import Gateway
 
 
 @dataclass
@@ -42,21 +39,29 @@ class CallTotals:
 class CallLog:
     """Thread-safe recorder; ``on_call`` lets a progress display follow along."""
 
-    def __init__(self, path: Path | None = None, on_call: Callable[[CallTotals], None] | None = None):
+    def __init__(
+        self,
+        path: Path | None = None,
+        on_call: Callable[[CallTotals], None] | None = None,
+        keep: bool = False,
+    ):
         self.path = path
         self.totals = CallTotals()
         self.on_call = on_call
+        self.entries: list[dict[str, Any]] = []
+        """Every call's line, in order, when ``keep`` (tests read them back)."""
+        self._keep = keep
         self._lock = threading.Lock()
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("", encoding="utf-8")
 
-    def record(self, gateway: Gateway, request: dict[str, Any], c: Completion, purpose: str) -> None:
-        """Add one call to the totals and to calls.jsonl."""
+    def record(self, role: str, alias: str, request: dict[str, Any], c: Completion, purpose: str) -> None:
+        """Add one call to the totals and to calls.jsonl (and to ``entries`` when kept)."""
         line = {
             "call_id": c.call_id,
-            "role": gateway.role,
-            "model_alias": gateway.name,
+            "role": role,
+            "model_alias": alias,
             "purpose": purpose,
             "cached": c.cached,
             "prompt_tokens": c.prompt_tokens,
@@ -79,6 +84,8 @@ class CallLog:
                 t.cached_prompt_tokens += c.cached_prompt_tokens
                 t.cost_usd += c.cost_usd
                 t.model_seconds += c.latency_s
+            if self._keep:
+                self.entries.append(line)
             if self.path is not None:
                 with open(self.path, "a", encoding="utf-8") as handle:
                     handle.write(json.dumps(line, ensure_ascii=False) + "\n")

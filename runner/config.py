@@ -2,42 +2,45 @@
 
 Only ``runner/__main__.py`` sees a ``DictConfig``; it hands the plain container here.
 Validation happens before any model is loaded or run created, and each failure is a
-``ConfigError`` naming the key and a valid choice.
+``ConfigError`` naming the key and a valid choice. Importing this module imports no
+litellm and no MLflow (``--cfg``, ``--help`` and config errors stay fast).
 """
 
 from __future__ import annotations
 
-import hashlib
 import inspect
-import json
+import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
+from types import ModuleType
 from typing import Any
-from collections.abc import Callable
 
 from metrics import METRICS
 from runner.errors import ConfigError
-from runner.llm import ModelSpec
+from runner.model_spec import ModelSpec
 from runner.retry import RetryPolicy
 from strategies import STRATEGIES
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
-# Keys that say where results go, not what the experiment is: left out of the fingerprint.
-NON_EXPERIMENT_KEYS = ("tracking", "cache", "progress", "hydra")
-# Keyword parameters the runner fills itself; not settable from YAML.
-RUNNER_SUPPLIED = frozenset({"doc_id"})
+ALL_ROLES: tuple[str, ...] = tuple(
+    sorted({r for m in [*STRATEGIES.values(), *METRICS.values()] for r in m.ROLES})
+)
+"""Top-level config keys that are model roles (each a ``conf/<role>/`` group)."""
 
 
 @dataclass(frozen=True)
 class DataConfig:
-    """Where the documents come from."""
+    """Where the documents (or the summaries to score) come from."""
 
     source: str
-    """'sample', 'dir', 'booookscore_pickle' or 'none'."""
+    """'sample', 'dir', 'booookscore_pickle', 'summaries' or 'none'."""
     path: str | None = None
-    """Folder or file for 'dir' and 'booookscore_pickle'."""
+    """Folder or file for 'dir', 'booookscore_pickle' and 'summaries'."""
     limit: int | None = None
     """Use only the first N documents."""
+    sources: str | None = None
+    """'summaries' only: the source texts (a folder of .txt files or a pickle)."""
 
 
 @dataclass(frozen=True)
@@ -48,18 +51,16 @@ class RunConfig:
     """Registered strategy name."""
     strategy_params: dict[str, Any]
     """Keyword parameters of the strategy function."""
-    model: ModelSpec
-    """The summarizer."""
-    judge: ModelSpec
-    """The model that scores (metrics that need one)."""
+    roles: dict[str, ModelSpec]
+    """The model of each role the strategy and metrics declare (and only those)."""
     data: DataConfig
     """The documents."""
     metrics: dict[str, dict[str, Any]]
-    """Metric name -> keyword parameters."""
+    """Metric name -> keyword parameters of its ``setup``."""
     chunk: int
     """Tokens per chunk."""
     temperature: float | None
-    """Summarizer temperature override."""
+    """Summarizer (role ``model``) temperature override."""
     seed: int | None
     """Seed passed to every model that accepts one."""
     tracking_uri: str
@@ -75,13 +76,18 @@ class RunConfig:
     overrides: tuple[str, ...] = ()
     """Hydra overrides of this job; they name the MLflow run."""
 
+    @property
+    def strategy_module(self) -> ModuleType:
+        """The strategy's module (``summarize`` and ``ROLES``)."""
+        return STRATEGIES[self.strategy]
+
+
+def _keyword_params(fn: Callable[..., Any]) -> set[str]:
+    return {p.name for p in inspect.signature(fn).parameters.values() if p.kind == p.KEYWORD_ONLY}
+
 
 def _check_params(kind: str, name: str, fn: Callable[..., Any], params: dict[str, Any]) -> None:
-    accepted = {
-        p.name
-        for p in inspect.signature(fn).parameters.values()
-        if p.kind == p.KEYWORD_ONLY and p.name not in RUNNER_SUPPLIED
-    }
+    accepted = _keyword_params(fn)
     unknown = sorted(set(params) - accepted)
     if unknown:
         raise ConfigError(
@@ -91,7 +97,7 @@ def _check_params(kind: str, name: str, fn: Callable[..., Any], params: dict[str
 
 
 def model_spec(raw: dict[str, Any], role: str) -> ModelSpec:
-    """A ModelSpec from a model/judge config block, rejecting unknown keys."""
+    """A ModelSpec from a role's config block, rejecting unknown keys."""
     raw = dict(raw)
     known = {f.name for f in fields(ModelSpec)}
     unknown = sorted(set(raw) - known)
@@ -103,22 +109,50 @@ def model_spec(raw: dict[str, Any], role: str) -> ModelSpec:
     return ModelSpec(**{k: v for k, v in raw.items() if v is not None})
 
 
-def _pick(kind: str, registry: dict[str, Any], name: Any) -> Callable[..., Any]:
+def _pick(kind: str, registry: dict[str, ModuleType], name: Any) -> ModuleType:
     if name not in registry:
+        raise ConfigError(f"{kind}={name} is unknown; available: {', '.join(sorted(registry))}")
+    return registry[name]
+
+
+def _roles(raw: dict[str, Any], needs: dict[str, str]) -> dict[str, ModelSpec]:
+    """The specs of the roles needed; ``needs`` maps role -> who needs it (for the message)."""
+    out = {}
+    for role, who in needs.items():
+        if not isinstance(raw.get(role), dict):
+            raise ConfigError(f"{who} needs the model role '{role}'; add {role}=<model alias> (see conf/model/)")
+        out[role] = model_spec(raw[role], role)
+    return out
+
+
+def _check_data_and_strategy(data: DataConfig, strategy: str, strategy_params: dict[str, Any]) -> None:
+    if strategy == "precomputed":
+        file = strategy_params.get("summaries") or "FILE.json"
         raise ConfigError(
-            f"{kind}={name} is unknown; available: {', '.join(sorted(registry))}"
+            f"strategy=precomputed was replaced; use strategy=none data=summaries data.path={file} "
+            "(data.sources=DIR adds the source texts)"
         )
-    return registry[name]  # type: ignore[no-any-return]
+    if (data.source == "summaries") != (strategy == "none"):
+        raise ConfigError(
+            "data=summaries scores summaries made elsewhere and goes with strategy=none; "
+            "use both together (python -m runner strategy=none data=summaries data.path=FILE.json)"
+        )
 
 
 def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> RunConfig:
     """Validate the composed config (a plain dict) into a RunConfig."""
     strategy_raw = dict(raw.get("strategy") or {})
     name = strategy_raw.pop("name", None)
-    _check_params("strategy", str(name), _pick("strategy", STRATEGIES, name), strategy_raw)
+    data = DataConfig(**(raw.get("data") or {"source": "none"}))
+    _check_data_and_strategy(data, str(name), strategy_raw)
+    strategy = _pick("strategy", STRATEGIES, name)
+    _check_params("strategy", str(name), strategy.summarize, strategy_raw)
+    needs = {role: f"strategy={name}" for role in strategy.ROLES}
     metrics = {k: dict(v or {}) for k, v in (raw.get("metrics") or {}).items()}
     for metric, params in metrics.items():
-        _check_params(f"metrics.{metric}", metric, _pick("metrics", METRICS, metric), params)
+        module = _pick("metrics", METRICS, metric)
+        _check_params(f"metrics.{metric}", metric, module.setup, params)
+        needs.update({role: f"metric {metric}" for role in module.ROLES if role not in needs})
     chunk = raw.get("chunk")
     if not isinstance(chunk, int) or isinstance(chunk, bool) or chunk <= 0:
         raise ConfigError(f"chunk={chunk} must be a positive whole number of tokens; try chunk=2048")
@@ -127,13 +161,11 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
         raise ConfigError(f"temperature={temperature} is outside 0..2; try temperature=0.5")
     tracking = raw.get("tracking") or {}
     cache = raw.get("cache") or {}
-    progress = raw.get("progress", "auto")
     return RunConfig(
         strategy=str(name),
         strategy_params=strategy_raw,
-        model=model_spec(raw["model"], "model"),
-        judge=model_spec(raw["judge"], "judge"),
-        data=DataConfig(**(raw.get("data") or {"source": "none"})),
+        roles=_roles(raw, needs),
+        data=data,
         metrics=metrics,
         chunk=chunk,
         temperature=None if temperature is None else float(temperature),
@@ -143,15 +175,13 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
         cache_dir=(cache.get("dir") or str(PROJECT_ROOT / ".cache" / "llm"))
         if cache.get("enabled", True)
         else None,
-        progress=_progress_flag(progress),
+        progress=_progress_flag(raw.get("progress", "auto")),
         resolved=raw,
         overrides=tuple(overrides),
     )
 
 
 def _progress_flag(value: Any) -> bool:
-    import sys
-
     if value == "auto":
         return sys.stderr.isatty()
     return bool(value)
@@ -160,10 +190,3 @@ def _progress_flag(value: Any) -> bool:
 def default_tracking_uri() -> str:
     """sqlite store under the repo's mlruns/ (MLflow 3.13+ refuses a plain file store)."""
     return f"sqlite:///{PROJECT_ROOT / 'mlruns' / 'mlflow.db'}"
-
-
-def fingerprint(config: RunConfig, prompt_digests: dict[str, str]) -> str:
-    """Identity of the experiment: resolved config minus output settings, plus prompt hashes."""
-    core = {k: v for k, v in config.resolved.items() if k not in NON_EXPERIMENT_KEYS}
-    blob = json.dumps({"config": core, "prompts": prompt_digests}, sort_keys=True, default=str)
-    return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -1,4 +1,5 @@
-"""Load the documents of a run: the bundled sample, a folder of .txt files, or a pickle.
+"""Load the documents of a run: the bundled sample, a folder of .txt files, a pickle, or
+summaries made elsewhere (``data=summaries``) with their sources when given.
 
 The BooookScore authors distribute books as a pickled ``{book_id: text}`` dict. Unpickling
 runs code, so we use an unpickler that refuses every global: only dicts, lists and
@@ -8,14 +9,60 @@ strings (which need no global) can come out of it.
 from __future__ import annotations
 
 import io
+import json
 import pickle
 from pathlib import Path
 from typing import Any
 
 from runner.errors import ConfigError, DataError
-from runner.types import Document
+from runner.types import Document, WorkItem
 
 SAMPLE_DIR = Path(__file__).parent / "sample_data"
+
+
+SOURCES = ("sample", "dir", "booookscore_pickle", "summaries", "none")
+
+
+def load_work(
+    source: str, path: str | None = None, limit: int | None = None, sources: str | None = None
+) -> list[WorkItem]:
+    """The job's documents: sources to summarize, or summaries (with optional sources) to score."""
+    if source != "summaries":
+        if sources:
+            raise ConfigError(f"data.sources is for data=summaries only; remove it from data={source}")
+        return [WorkItem(d.doc_id, d) for d in load_documents(source, path, limit)]
+    given = load_summaries(path)
+    texts = {d.doc_id: d for d in _load_sources(sources)} if sources else {}
+    items = [WorkItem(doc_id, texts.get(doc_id), summary) for doc_id, summary in given.items()]
+    return items[:limit] if limit else items
+
+
+def _load_sources(sources: str) -> list[Document]:
+    resolved = Path(sources).expanduser()
+    if not resolved.exists():
+        raise DataError(f"data.sources={sources} does not exist; point it at a folder of .txt files or a .pkl")
+    if resolved.is_dir():
+        return load_text_dir(resolved)
+    return load_booookscore_pickle(resolved)
+
+
+def load_summaries(path: str | None) -> dict[str, str]:
+    """A ``{doc_id: summary}`` JSON file, validated."""
+    file = _required_path(path, "summaries")
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise DataError(f"{file} is not UTF-8 JSON ({err}); give a {{doc_id: summary}} file") from err
+    if not isinstance(data, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in data.items()
+    ):
+        raise DataError(f"{file} must map document ids to summary strings; fix the file")
+    if not data:
+        raise DataError(f"{file} holds no summaries; give a {{doc_id: summary}} file")
+    empty = [k for k, v in data.items() if not v.strip()]
+    if empty:
+        raise DataError(f"{file}: the summary of {empty[0]!r} is empty; remove it or fill it")
+    return dict(data)
 
 
 def load_documents(source: str, path: str | None = None, limit: int | None = None) -> list[Document]:
@@ -30,7 +77,7 @@ def load_documents(source: str, path: str | None = None, limit: int | None = Non
         docs = load_booookscore_pickle(_required_path(path, "booookscore_pickle"))
     else:
         raise ConfigError(
-            f"data.source={source!r} is unknown; use one of: sample, dir, booookscore_pickle, none"
+            f"data.source={source!r} is unknown; use one of: {', '.join(SOURCES)}"
         )
     return docs[:limit] if limit else docs
 

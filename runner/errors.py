@@ -12,7 +12,8 @@ remedy, so the hierarchy is shallow and each message is written for a researcher
     │   ├── AuthError            missing or rejected API key
     │   ├── ModelUnreachableError server could not be reached / timed out
     │   └── TransientLLMError    5xx and friends; retried by the gateway
-    └── MetricError          a metric could not be computed at all
+    ├── MetricError          a metric could not be computed at all
+    └── Cancelled            the job stopped (another document failed, or Ctrl-C)
 
 litellm's exceptions are translated once, in the gateway, with ``raise ... from err``.
 """
@@ -66,3 +67,11 @@ class RateLimitedError(TransientLLMError):
 
 class MetricError(RunnerError):
     """A metric could not be computed at all (as opposed to NaN for one document)."""
+
+
+class Cancelled(RunnerError):
+    """The job stopped before this call: another document failed, or the user interrupted."""
+
+
+class Terminated(BaseException):
+    """SIGTERM arrived: like KeyboardInterrupt, not caught by ``except Exception``."""

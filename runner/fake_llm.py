@@ -1,64 +1,86 @@
-"""A scripted in-memory model implementing ``types.LLM``, for unit tests of strategies
-and metrics (inspect_ai's mockllm idea). Integration tests use ``fake_server`` instead,
-so the real gateway path is exercised there.
+"""A scripted model as a litellm custom provider (``scripted/<key>``), for tests.
+
+inspect_ai's ``mockllm`` is a provider for the same reason: a fake behind the real API
+exercises everything around it. A scripted model goes through the real gateway, so tests
+of strategies and metrics also run its cache, call log, limits and accounting. The
+gateway registers ``PROVIDER`` with litellm when it first imports litellm; build a
+scripted gateway with ``runner.testing.scripted_llm``.
 """
 
 from __future__ import annotations
 
 import threading
+import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from typing import Any
+
+from litellm.llms.custom_llm import CustomLLM
+from litellm.types.utils import ModelResponse
 
 from runner.text import count_tokens
-from runner.types import Completion, Message
+from runner.types import Message
 
-Script = Callable[[list[Message], dict[str, object]], str]
+Script = Callable[[list[Message], dict[str, Any]], str]
+"""(messages, options) -> answer; options: max_tokens, temperature, stop, sample, purpose."""
 
 
-class ScriptedLLM:
-    """Answers with ``script(messages, options)``; records every call."""
+class ScriptedProvider(CustomLLM):
+    """Answers ``scripted/<key>`` with the script registered under ``key``."""
 
-    def __init__(
-        self, script: Script, context_window: int = 8192, name: str = "scripted", concurrency: int = 8
-    ) -> None:
-        self.script = script
-        self.context_window = context_window
-        self.name = name
-        self.concurrency = concurrency
-        self.calls: list[tuple[list[Message], dict[str, object]]] = []
+    def __init__(self) -> None:
+        super().__init__()
+        self._scripts: dict[str, Script] = {}
         self._lock = threading.Lock()
 
-    def count_tokens(self, text: str) -> int:
-        """cl100k_base tokens, as the real gateway counts."""
-        return count_tokens(text)
-
-    def complete(
-        self,
-        messages: Sequence[Message] | str,
-        *,
-        max_tokens: int | None = None,
-        temperature: float | None = None,
-        stop: Sequence[str] | None = None,
-        sample: int = 0,
-        purpose: str = "",
-    ) -> Completion:
-        """Run the script; finish_reason is 'length' when the answer exceeds max_tokens."""
-        msgs = [Message("user", messages)] if isinstance(messages, str) else list(messages)
-        options: dict[str, object] = {
-            "max_tokens": max_tokens, "temperature": temperature, "sample": sample, "purpose": purpose,
-        }
+    def register(self, key: str, script: Script) -> None:
+        """Make ``scripted/<key>`` answer with ``script``."""
         with self._lock:
-            self.calls.append((msgs, options))
-        text = self.script(msgs, options)
+            self._scripts[key] = script
+
+    def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
+        """Run the script; finish_reason is 'length' when the answer exceeds max_tokens."""
+        params = dict(kwargs.get("optional_params") or {})
+        meta = _metadata(kwargs)
+        options: dict[str, Any] = {
+            "max_tokens": params.get("max_tokens"),
+            "temperature": params.get("temperature"),
+            "stop": params.get("stop"),
+            "sample": int(meta.get("sample", 0)),
+            "purpose": str(meta.get("purpose", "")),
+        }
+        msgs = [Message(str(m["role"]), _text(m["content"])) for m in messages]
+        with self._lock:
+            script = self._scripts[model.split("/", 1)[-1]]
+        text = script(msgs, options)
         prompt = sum(count_tokens(m.content) for m in msgs)
         out = count_tokens(text)
-        return Completion(
-            text=text,
-            prompt_tokens=prompt,
-            completion_tokens=out,
-            cost_usd=0.0,
-            latency_s=0.0,
-            cached=False,
-            call_id=uuid.uuid4().hex,
-            finish_reason="length" if max_tokens and out > max_tokens else "stop",
+        cap = options["max_tokens"]
+        return ModelResponse(
+            id=f"scripted-{uuid.uuid4().hex[:12]}",
+            created=int(time.time()),
+            model=model,
+            choices=[
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": "length" if cap and out > cap else "stop",
+                }
+            ],
+            usage={"prompt_tokens": prompt, "completion_tokens": out, "total_tokens": prompt + out},
         )
+
+
+def _metadata(kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The gateway's sample index and purpose, wherever litellm put the metadata."""
+    litellm_params = kwargs.get("litellm_params") or {}
+    return dict(litellm_params.get("metadata") or kwargs.get("metadata") or {})
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, list):  # content blocks
+        return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return str(content)
+
+
+PROVIDER = ScriptedProvider()

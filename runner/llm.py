@@ -2,84 +2,58 @@
 
 Every strategy and metric calls ``Gateway.complete``; only this module calls
 ``litellm.completion``. It adds what litellm leaves to the caller: a persistent response
-cache keyed by the whole request, bounded retries with backoff, a per-model concurrency
-limit shared by the whole process, and accounting of every call (tokens, cost, latency,
-cache hits) written to ``calls.jsonl``.
+cache keyed by the whole request, bounded retries with backoff, a concurrency limit per
+endpoint owned by the job (``runner/limits.py``), cancellation when the job stops, and
+accounting of every call (tokens, cost, latency, cache hits) written to ``calls.jsonl``.
+
+litellm costs about 5 s to import, so it is imported only when a call misses the cache
+or a check needs it (a model's context window from litellm's map, a key litellm must
+name): an identical rerun served from the cache never imports it.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
+import logging
 import os
-
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
-
-import logging  # noqa: E402
-import threading  # noqa: E402
-import time  # noqa: E402
-import itertools  # noqa: E402
-import uuid  # noqa: E402
-from dataclasses import dataclass, field  # noqa: E402
-from pathlib import Path  # noqa: E402
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
 from typing import Any
-from collections.abc import Sequence  # noqa: E402
+from collections.abc import Sequence
 
-import litellm  # noqa: E402
+from runner.call_log import CallLog
+from runner.errors import AuthError, Cancelled, ConfigError, LLMError, ModelUnreachableError
+from runner.limits import EndpointLimits
+from runner.llm_cache import ResponseCache, cache_key
+from runner.llm_errors import translate
+from runner.model_spec import LOCAL_PREFIX, ModelSpec
+from runner.text import count_tokens
+from runner.types import Completion, Message
 
-from runner import local_model  # noqa: E402
-from runner.call_log import CallLog  # noqa: E402
-from runner.errors import AuthError, ConfigError, LLMError  # noqa: E402
-from runner.llm_cache import ResponseCache, cache_key  # noqa: E402
-from runner.llm_errors import translate  # noqa: E402
-from runner.retry import RetryPolicy  # noqa: E402
-from runner.text import count_tokens  # noqa: E402
-from runner.types import Completion, Message  # noqa: E402
-
-litellm.suppress_debug_info = True
-logging.getLogger("LiteLLM").setLevel(logging.WARNING)  # one INFO line per call otherwise
-LOCAL_PREFIX = "local/"
+DEFAULT_SCRIPTED_WINDOW = 8192
 
 
-@dataclass(frozen=True)
-class ModelSpec:
-    """A model as configured in ``conf/model/*.yaml``."""
+@functools.cache
+def _litellm() -> Any:
+    """litellm, imported and configured once, with the in-process providers registered."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
+    import litellm
 
-    name: str
-    """The config alias ('local', 'claude', ...), used in messages and run names."""
-    model: str
-    """litellm model string: 'anthropic/...', 'openai/...', or 'local/<name>'."""
-    api_base: str | None = None
-    """OpenAI-compatible server URL (vLLM, Ollama, llama.cpp server)."""
-    api_key_env: str | None = None
-    """Environment variable holding the key; the key itself never enters config or logs."""
-    temperature: float | None = None
-    """Default sampling temperature (the paper: 0.5; Claude 1.0)."""
-    top_p: float | None = None
-    """Nucleus sampling; the paper uses p=1."""
-    max_tokens: int | None = None
-    """Default cap on generated tokens when the caller gives none."""
-    context_window: int | None = None
-    """Input window in tokens; None = litellm's model info (or n_ctx for local)."""
-    input_cost_per_token: float | None = None
-    """USD price override for models litellm does not map."""
-    output_cost_per_token: float | None = None
-    """USD price override for generated tokens."""
-    concurrency: int = 8
-    """Calls in flight at once to this model, across the whole process."""
-    timeout_s: float = 600.0
-    """Per-attempt timeout."""
-    retry: RetryPolicy = field(default_factory=RetryPolicy)
-    """Retry policy for transient failures."""
-    path: str | None = None
-    """Local only: GGUF file (None = the bundled Qwen2.5-Coder-0.5B-Instruct)."""
-    n_ctx: int = 8192
-    """Local only: llama.cpp context size."""
-    n_threads: int | None = None
-    """Local only: CPU threads (None = llama.cpp's choice)."""
+    from runner import fake_llm, local_model
 
-    @property
-    def is_local(self) -> bool:
-        """True for the in-process llama.cpp model."""
-        return self.model.startswith(LOCAL_PREFIX)
+    litellm.suppress_debug_info = True
+    logging.getLogger("LiteLLM").setLevel(logging.WARNING)  # one INFO line per call otherwise
+    litellm.custom_provider_map = [
+        *[p for p in litellm.custom_provider_map if p.get("provider") not in ("local", "scripted")],
+        {"provider": "local", "custom_handler": local_model.PROVIDER},
+        {"provider": "scripted", "custom_handler": fake_llm.PROVIDER},
+    ]
+    return litellm
 
 
 _CALL_PREFIX = uuid.uuid4().hex[:12]  # one random draw per process; uuid4 per call costs ~0.5 ms here
@@ -91,22 +65,8 @@ def new_call_id() -> str:
     return f"{_CALL_PREFIX}-{next(_CALL_COUNTER):06d}"
 
 
-_SEMAPHORES: dict[tuple[str, str], threading.BoundedSemaphore] = {}
-_SEMAPHORES_LOCK = threading.Lock()
-
-
-def _semaphore(spec: ModelSpec) -> threading.BoundedSemaphore:
-    """One limiter per (model, server), shared by every gateway in the process."""
-    key = (spec.model, spec.api_base or "")
-    with _SEMAPHORES_LOCK:
-        if key not in _SEMAPHORES:
-            limit = 1 if spec.is_local else max(1, spec.concurrency)
-            _SEMAPHORES[key] = threading.BoundedSemaphore(limit)
-        return _SEMAPHORES[key]
-
-
 class Gateway:
-    """A configured model: cache, retries, limits, accounting. Implements ``types.LLM``."""
+    """A configured model in one role: cache, retries, limits, accounting. Implements ``types.LLM``."""
 
     def __init__(
         self,
@@ -116,32 +76,37 @@ class Gateway:
         seed: int | None = None,
         temperature: float | None = None,
         role: str = "model",
+        limits: EndpointLimits | None = None,
+        cancel: threading.Event | None = None,
     ) -> None:
         self.spec = spec
         self.name = spec.name
-        self.calls = calls
+        self.call_log = calls
         self.cache = cache
         self.seed = seed
         self.temperature = temperature if temperature is not None else spec.temperature
         self.role = role
-        self._model_path = self._prepare_local() if spec.is_local else None
+        self.cancel = cancel or threading.Event()
+        limits = limits or EndpointLimits([spec])
+        self._semaphore = limits.semaphore(spec)
+        self.concurrency = limits.limit(spec)
+        self._model_path = self._local_path() if spec.is_local else None
         self.context_window = self._context_window()
-        self.concurrency = 1 if spec.is_local else max(1, spec.concurrency)
 
-    def _prepare_local(self) -> str:
-        path = local_model.default_gguf_path() if not self.spec.path else Path(_existing(self.spec.path))
-        local_model.PROVIDER.register(
-            self.spec.model[len(LOCAL_PREFIX) :], path, self.spec.n_ctx, self.spec.n_threads
-        )
-        return str(path)
+    def _local_path(self) -> str:
+        from runner.local_weights import default_gguf_path
+
+        return str(default_gguf_path() if not self.spec.path else Path(_existing(self.spec.path)))
 
     def _context_window(self) -> int:
         if self.spec.context_window:
             return int(self.spec.context_window)
         if self.spec.is_local:
             return self.spec.n_ctx
+        if self.spec.in_process:
+            return DEFAULT_SCRIPTED_WINDOW
         try:
-            info = litellm.get_model_info(self.spec.model)
+            info = _litellm().get_model_info(self.spec.model)
         except Exception as err:
             raise ConfigError(
                 f"{self.role}={self.name}: litellm does not know the context window of "
@@ -150,18 +115,36 @@ class Gateway:
         return int(info.get("max_input_tokens") or info.get("max_tokens") or 4096)
 
     def check_ready(self) -> None:
-        """Fail fast, before any work, when the API key is missing."""
-        if self.spec.is_local or self.spec.api_base:
+        """Fail fast, before any work: the API key is missing or the server does not answer."""
+        if self.spec.in_process:
+            return
+        if self.spec.api_base:
+            self._check_reachable(self.spec.api_base)
             return
         if self.spec.api_key_env:
             missing = [] if os.environ.get(self.spec.api_key_env) else [self.spec.api_key_env]
         else:
-            missing = list(litellm.validate_environment(self.spec.model).get("missing_keys") or [])
+            missing = list(_litellm().validate_environment(self.spec.model).get("missing_keys") or [])
         if missing:
             raise AuthError(
                 f"{self.role}={self.name} needs {', '.join(missing)} in the environment; "
                 f"export it, or use {self.role}=local"
             )
+
+    def _check_reachable(self, api_base: str) -> None:
+        """Any HTTP answer (even 404) means a server is there; only silence is an error."""
+        url = api_base.rstrip("/") + "/models"
+        try:
+            with urllib.request.urlopen(url, timeout=min(10.0, self.spec.timeout_s)):
+                return
+        except urllib.error.HTTPError:
+            return
+        except (urllib.error.URLError, OSError) as err:
+            reason = getattr(err, "reason", err)
+            raise ModelUnreachableError(
+                f"{self.role}={self.name}: cannot reach {api_base} ({reason}); "
+                f"start the server or fix {self.role}.api_base"
+            ) from err
 
     def count_tokens(self, text: str) -> int:
         """Tokens in the project's tokenizer (cl100k_base), used for all budgets."""
@@ -179,16 +162,18 @@ class Gateway:
         response_format: dict[str, Any] | None = None,
     ) -> Completion:
         """One chat completion, served from the cache when the identical request was made."""
+        if self.cancel.is_set():
+            raise Cancelled(f"{self.role}={self.name}: the job was stopped before this call")
         request = self._request(messages, max_tokens, temperature, stop, sample, response_format)
         key = cache_key(request)
         stored = self.cache.get(key) if self.cache else None
         if stored is not None:
             completion = _completion(stored, cost=0.0, latency=0.0, cached=True)
         else:
-            completion = self._call(request)
+            completion = self._call(request, purpose)
             if self.cache:
                 self.cache.put(key, _stored(completion))
-        self.calls.record(self, request, completion, purpose)
+        self.call_log.record(self.role, self.name, request, completion, purpose)
         return completion
 
     def _request(
@@ -223,18 +208,24 @@ class Gateway:
             return {"role": m.role, "content": [block]}
         return {"role": m.role, "content": m.content}
 
-    def _call(self, request: dict[str, Any]) -> Completion:
+    def _call(self, request: dict[str, Any], purpose: str) -> Completion:
         kwargs = {k: v for k, v in request.items() if v is not None}
-        kwargs.pop("sample", None)
+        sample = kwargs.pop("sample", 0)
         kwargs.pop("model_file", None)
+        if self.spec.in_process:  # a scripted model answers per sample and purpose
+            kwargs["metadata"] = {"sample": sample, "purpose": purpose}
+        if self.spec.is_local:
+            self._register_local()
         if self.spec.api_key_env and os.environ.get(self.spec.api_key_env):
             kwargs["api_key"] = os.environ[self.spec.api_key_env]
         elif self.spec.api_base:
             kwargs["api_key"] = "no-key"  # OpenAI-compatible servers often need none
         kwargs.update(timeout=self.spec.timeout_s, num_retries=0, max_retries=0, drop_params=True)
         start = time.perf_counter()
-        with _semaphore(self.spec):
-            response, attempts = self.spec.retry.run(lambda: self._attempt(kwargs))
+        with self._semaphore:
+            if self.cancel.is_set():
+                raise Cancelled(f"{self.role}={self.name}: the job was stopped before this call")
+            response, _ = self.spec.retry.run(lambda: self._attempt(kwargs))
         latency = time.perf_counter() - start
         usage = getattr(response, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
@@ -253,9 +244,18 @@ class Gateway:
             cached_prompt_tokens=int(getattr(details, "cached_tokens", 0) or 0),
         )
 
+    def _register_local(self) -> None:
+        _litellm()
+        from runner import local_model
+
+        assert self._model_path is not None
+        local_model.PROVIDER.register(
+            self.spec.model[len(LOCAL_PREFIX) :], Path(self._model_path), self.spec.n_ctx, self.spec.n_threads
+        )
+
     def _attempt(self, kwargs: dict[str, Any]) -> Any:
         try:
-            return litellm.completion(**kwargs)
+            return _litellm().completion(**kwargs)
         except Exception as err:  # translated once, here, into runner.errors
             raise translate(err, self.role, self.spec.name, self.spec.api_base) from err
 
@@ -265,13 +265,13 @@ class Gateway:
             return (spec.input_cost_per_token or 0.0) * prompt_tokens + (
                 spec.output_cost_per_token or 0.0
             ) * completion_tokens
-        if spec.is_local:
+        if spec.in_process:
             return 0.0  # litellm.completion_cost raises for custom providers
         hidden = getattr(response, "_hidden_params", None) or {}
         if hidden.get("response_cost") is not None:  # litellm priced it already: don't redo it
             return float(hidden["response_cost"])
         try:
-            return float(litellm.completion_cost(completion_response=response))
+            return float(_litellm().completion_cost(completion_response=response))
         except Exception:  # unmapped model: cost unknown, reported as 0 (see README)
             return 0.0
 

@@ -59,8 +59,23 @@ def _short(err: BaseException) -> str:
     return text[:300]
 
 
+def _own_error(err: BaseException) -> LLMError | None:
+    """An ``LLMError`` raised by an in-process provider, found under litellm's wrapping."""
+    seen: BaseException | None = err
+    for _ in range(10):
+        if seen is None:
+            return None
+        if isinstance(seen, LLMError):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
 def translate(err: Exception, role: str, alias: str, api_base: str | None) -> LLMError:
     """The ``runner.errors`` equivalent of a litellm (or llama.cpp) exception."""
+    own = _own_error(err)
+    if own is not None:
+        return own
     name = type(err).__name__
     status = getattr(err, "status_code", None)
     where = f" at {api_base}" if api_base else ""

@@ -10,25 +10,21 @@ import math
 import platform
 import subprocess
 from importlib import metadata
-from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import yaml
 
 from runner.call_log import CallTotals
-from runner.config import PROJECT_ROOT, RunConfig, fingerprint
-from runner.llm import Gateway
+from runner.config import PROJECT_ROOT
+from runner.job import Job
 from runner.tracking import Tracker
-from strategies.prompting import file_digest
-
-if TYPE_CHECKING:
-    from runner.experiment import DocumentOutcome
+from runner.types import DocumentOutcome
 
 VERSIONED = ("litellm", "mlflow", "hydra-core", "tiktoken", "nltk", "llama-cpp-python")
 
 
-def git_commit() -> str:
-    """The checkout's commit, with '-dirty' when it has uncommitted changes."""
+def git_commit() -> str | None:
+    """The checkout's commit, with '-dirty' when it has uncommitted changes; None outside git."""
     try:
         sha = subprocess.run(
             ["git", "rev-parse", "HEAD"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
@@ -39,48 +35,49 @@ def git_commit() -> str:
         ).stdout.strip()
         return f"{sha}-dirty" if dirty else sha
     except (OSError, subprocess.CalledProcessError):
-        return "unknown"
+        return None
 
 
-def prompt_files(config: RunConfig) -> list[Path]:
-    """The prompt files this job's strategy and metrics can read."""
-    strategy_prompts = PROJECT_ROOT / "strategies" / "prompts"
-    folders = [strategy_prompts / config.strategy, strategy_prompts / "common"]
-    folders += [PROJECT_ROOT / "metrics" / "prompts" / name for name in config.metrics]
-    return sorted(p for folder in folders if folder.is_dir() for p in folder.rglob("*.txt"))
+def role_params(job: Job) -> dict[str, Any]:
+    """``<role>``, ``<role>.model``, ``<role>.temperature`` for every role the job uses."""
+    out: dict[str, Any] = {}
+    for role, gateway in job.roles.items():
+        out[role] = gateway.name
+        out[f"{role}.model"] = gateway.spec.model
+        out[f"{role}.temperature"] = gateway.temperature
+    return out
 
 
-def log_setup(tracker: Tracker, config: RunConfig, model: Gateway, judge: Gateway | None) -> None:
+def log_setup(tracker: Tracker, job: Job) -> None:
     """Params, tags and the config/prompt artifacts, before any work is done."""
-    prompts = prompt_files(config)
-    digests = {str(p.relative_to(PROJECT_ROOT)): file_digest(p) for p in prompts}
+    config = job.config
     params: dict[str, Any] = {
         "strategy": config.strategy,
-        "model": config.model.name,
-        "model_id": config.model.model,
-        "judge": config.judge.name if judge else "none",
-        "judge_id": config.judge.model if judge else "none",
+        "roles": ",".join(job.roles) or "none",
         "data": config.data.source,
         "chunk": config.chunk,
-        "temperature": model.temperature,
         "seed": config.seed,
         "metrics": ",".join(config.metrics) or "none",
-        "context_window": model.context_window,
     }
+    params.update(role_params(job))
+    if "model" in job.roles:
+        params["context_window"] = job.roles["model"].context_window
     params.update({f"strategy.{k}": v for k, v in config.strategy_params.items()})
-    params.update(_swept(config.overrides))
+    for key, value in _swept(config.overrides).items():
+        params.setdefault(key, value)  # the effective value wins over the override's text
     tracker.log_params(params)
     tags = {
-        "mlflow.source.git.commit": git_commit(),
-        "fingerprint": fingerprint(config, digests),
         "overrides": " ".join(config.overrides) or "(none)",
         "python": platform.python_version(),
     }
+    commit = git_commit()
+    if commit:
+        tags["mlflow.source.git.commit"] = commit
     tags.update({f"version.{name}": _version(name) for name in VERSIONED})
     tracker.set_tags(tags)
     tracker.log_text(yaml.safe_dump(config.resolved, sort_keys=False), "config.yaml")
-    for path in prompts:
-        tracker.log_file(path, str(path.parent.relative_to(PROJECT_ROOT)))
+    for artifact, path in job.prompts.items():
+        tracker.log_file(path, artifact.rsplit("/", 1)[0])
 
 
 def _swept(overrides: tuple[str, ...]) -> dict[str, str]:
@@ -101,9 +98,13 @@ def _version(name: str) -> str:
 
 
 def log_outcomes(
-    tracker: Tracker, outcomes: list[DocumentOutcome], totals: CallTotals, wall_s: float
+    tracker: Tracker,
+    job: Job,
+    outcomes: list[DocumentOutcome],
+    totals: CallTotals,
+    timings: dict[str, float],
 ) -> dict[str, float]:
-    """Per-document and system metrics, summaries, traces and metric artifacts."""
+    """Per-document and system values, summaries, traces and metric artifacts."""
     per_doc: dict[str, dict[str, float]] = {}
     merged: dict[str, dict[str, Any]] = {}
     notes: dict[str, list[str]] = {}
@@ -115,7 +116,7 @@ def log_outcomes(
                 merged.setdefault(file, {})[o.doc_id] = content
             notes.setdefault(o.doc_id, []).extend(scored.notes)
         per_doc[o.doc_id] = values
-    system = _means(per_doc)
+    system = system_values(job, outcomes)
     system.update(
         {
             "documents": float(len(outcomes)),
@@ -125,7 +126,8 @@ def log_outcomes(
             "completion_tokens": float(totals.completion_tokens),
             "cached_prompt_tokens": float(totals.cached_prompt_tokens),
             "cost_usd": totals.cost_usd,
-            "wall_time_s": wall_s,
+            "wall_time_s": sum(timings.values()),
+            **{f"time/{k}": v for k, v in timings.items()},
         }
     )
     tracker.log_metrics(system)
@@ -143,11 +145,15 @@ def log_outcomes(
     return system
 
 
-def _means(per_doc: dict[str, dict[str, float]]) -> dict[str, float]:
-    """Mean of each value over the documents that have a finite one."""
-    keys = sorted({k for values in per_doc.values() for k in values})
-    out = {}
-    for key in keys:
-        finite = [v[key] for v in per_doc.values() if key in v and not math.isnan(v[key])]
-        out[key] = sum(finite) / len(finite) if finite else math.nan
+def system_values(job: Job, outcomes: list[DocumentOutcome]) -> dict[str, float]:
+    """Each metric's own reduction, and the mean of each strategy counter."""
+    out: dict[str, float] = {}
+    for name, metric in job.metrics.items():
+        reduced = metric.reduce({o.doc_id: o.scores[name] for o in outcomes})
+        out.update({f"{name}/{k}": v for k, v in reduced.items()})
+    counters = [o.result.counters for o in outcomes]
+    for key in sorted({k for c in counters for k in c}):
+        finite = [float(c[key]) for c in counters if key in c and not math.isnan(float(c[key]))]
+        out[f"strategy/{key}"] = sum(finite) / len(finite) if finite else math.nan
     return out
+

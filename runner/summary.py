@@ -20,6 +20,7 @@ def format_summary(result: RunResult) -> str:
         f"  documents: {len(result.summaries)}   model calls: {t.calls}   cache hits: {t.cache_hits}",
         f"  tokens: {t.prompt_tokens} prompt + {t.completion_tokens} completion   "
         f"cost: ${t.cost_usd:.4f}   wall: {result.system_metrics.get('wall_time_s', 0):.1f}s",
+        "  time: " + "  ".join(f"{k.removesuffix('_s')} {v:.2f}s" for k, v in result.timings.items()),
     ]
     for key, value in list(scores.items())[:_SHOWN]:
         lines.append(f"  {key:<40} {value:10.3f}")

@@ -87,10 +87,10 @@ class Tracker:
         """A file from disk as an artifact."""
         self.client.log_artifact(self.run_id, str(path), artifact_path)
 
-    def finish(self, ok: bool, reason: str = "") -> None:
-        """Mark the run FINISHED, or FAILED with the reason as a tag."""
+    def finish(self, status: str, reason: str = "") -> None:
+        """End the run FINISHED, FAILED or KILLED; the reason of a failure becomes a tag."""
         if not self.run_id:
             return
-        if not ok:
+        if reason:
             self.set_tags({"failure": reason[:5000]})
-        self.client.set_terminated(self.run_id, "FINISHED" if ok else "FAILED")
+        self.client.set_terminated(self.run_id, status)

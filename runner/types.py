@@ -1,8 +1,7 @@
 """Typed values passed between modules.
 
 Strategies and metrics import these (never litellm, mlflow or hydra), so the gateway is
-described here as a Protocol: anything with ``complete`` and ``count_tokens`` will do,
-including the scripted fakes used in tests.
+described here as a Protocol: what ``runner.llm.Gateway`` offers a strategy or metric.
 """
 
 from __future__ import annotations
@@ -22,6 +21,18 @@ class Document:
     """The full text, UTF-8 decoded, unmodified."""
     references: tuple[str, ...] = ()
     """Optional human reference summaries."""
+
+
+@dataclass(frozen=True)
+class WorkItem:
+    """One document of a job: its source, or a summary made elsewhere, or both."""
+
+    doc_id: str
+    """The document's id (keys of summaries.json and scores.json)."""
+    source: Document | None
+    """The source text; None when scoring summaries whose sources were not given."""
+    summary: str | None = None
+    """A summary made elsewhere (``data=summaries``); None when the strategy makes one."""
 
 
 @dataclass(frozen=True)
@@ -89,8 +100,14 @@ class LLM(Protocol):
         stop: Sequence[str] | None = None,
         sample: int = 0,
         purpose: str = "",
+        response_format: dict[str, Any] | None = None,
     ) -> Completion:
-        """Send one chat request and return the answer."""
+        """Send one chat request and return the answer.
+
+        ``sample`` gives a repeated request its own cache slot (a re-ask, a regeneration);
+        ``purpose`` labels the call in calls.jsonl; ``response_format`` asks for JSON where
+        the provider supports it.
+        """
         ...
 
     def count_tokens(self, text: str) -> int:
@@ -132,3 +149,15 @@ class MetricResult:
     """JSON-serialisable extras, merged across documents by the runner."""
     notes: tuple[str, ...] = ()
     """Why a value is NaN or was skipped."""
+
+
+@dataclass(frozen=True)
+class DocumentOutcome:
+    """Summary, trace and scores of one document."""
+
+    doc_id: str
+    """The document's id."""
+    result: StrategyResult
+    """The strategy's summary, trace and counters."""
+    scores: dict[str, MetricResult]
+    """Metric name -> its result."""

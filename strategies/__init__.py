@@ -1,21 +1,25 @@
 """Summarization strategies, picked by name (``strategy.name`` in conf/strategy/*.yaml).
 
-A strategy is a plain function ``summarize(chunks, llm, **params) -> StrategyResult`` whose
-keyword parameters are named like its YAML keys. It knows nothing of Hydra, MLflow or
-litellm. Adding one = one module here + one YAML file in conf/strategy/. A strategy that
-declares a keyword-only ``doc_id`` receives the document's id from the runner (it is not
-a YAML key).
+Each entry is a module with ``ROLES`` (the model roles it needs, e.g. ``("model",)`` or
+``("model", "evaluator")``) and ``summarize(chunks, <roles>, *, <params>) -> StrategyResult``:
+the runner passes each role's model as the keyword argument of that name, and the YAML
+keys as the keyword-only parameters. A strategy knows nothing of Hydra, MLflow or
+litellm. Adding one = one module here + one YAML file in conf/strategy/.
 """
 
 from __future__ import annotations
 
-from typing import Callable
+from pathlib import Path
+from types import ModuleType
 
-from strategies import baseline, hier, incremental, precomputed
+from strategies import baseline, hier, incremental, none
 
-STRATEGIES: dict[str, Callable[..., object]] = {
-    "baseline": baseline.summarize,
-    "hier": hier.summarize,
-    "incremental": incremental.summarize,
-    "precomputed": precomputed.summarize,
+STRATEGIES: dict[str, ModuleType] = {
+    "baseline": baseline,
+    "hier": hier,
+    "incremental": incremental,
+    "none": none,
 }
+
+PROMPT_ROOT = Path(__file__).parent / "prompts"
+"""``strategies/prompts/<strategy>/`` and ``common/``: logged with every run that uses them."""

@@ -13,9 +13,13 @@ from runner.types import LLM, Chunk, StrategyResult, TraceStep
 from strategies.prompting import fill, load_prompt
 
 
+ROLES = ("model",)
+"""The summarizer only."""
+
+
 def summarize(
     chunks: list[Chunk],
-    llm: LLM,
+    model: LLM,
     *,
     max_summary_len: int = 900,
     words_per_token: float = 0.65,
@@ -30,16 +34,16 @@ def summarize(
     text = "".join(chunk.text for chunk in chunks)
     word_limit = int(max_summary_len * words_per_token)
     overhead = count_tokens(fill(template, "", word_limit))
-    room = int(llm.context_window * (1 - safety_margin)) - overhead - max_summary_len
+    room = int(model.context_window * (1 - safety_margin)) - overhead - max_summary_len
     if room <= 0:
         raise ConfigError(
             f"max_summary_len={max_summary_len} leaves no room for input in the "
-            f"{llm.context_window}-token window; lower strategy.max_summary_len"
+            f"{model.context_window}-token window; lower strategy.max_summary_len"
         )
     tokens = encode(text)
     kept = text if len(tokens) <= room else decode(tokens[:room])
     truncated = len(tokens) - count_tokens(kept)
-    completion = llm.complete(
+    completion = model.complete(
         fill(template, kept.strip(), word_limit), max_tokens=max_summary_len, purpose="baseline"
     )
     summary = completion.text.strip()

@@ -39,9 +39,13 @@ from strategies.prompting import fill
 PROMPT_NAMES = ("init", "merge", "merge_context", "compress")
 
 
+ROLES = ("model",)
+"""The summarizer only."""
+
+
 def summarize(
     chunks: list[Chunk],
-    llm: LLM,
+    model: LLM,
     *,
     prompts: str = "paper",
     max_summary_len: int = 900,
@@ -62,9 +66,9 @@ def summarize(
     if not chunks:
         return StrategyResult("", (), {"calls": 0.0, "levels": 0.0, "merges": 0.0})
     setup = Setup(
-        llm,
+        model,
         load_prompt_set("hier", prompts, PROMPT_NAMES),
-        effective_window(llm, safety_margin),
+        effective_window(model, safety_margin),
         max_summary_len,
         words_per_token,
         context_share,
@@ -77,7 +81,7 @@ def summarize(
     budgets = level_budgets(max_summary_len, level_ratio, top)
     _check_level0(setup, chunks, budgets[0])
     plan = {
-        "window": llm.context_window,
+        "window": model.context_window,
         "effective_window": setup.window,
         "planned_levels": top,
         "budgets": budgets,
@@ -103,7 +107,7 @@ def summarize(
     trace += merges
     calls = [c for r in results for c in r.calls] + calls
     if cleanup:
-        summary, cleaned, completion = post.remove_artifacts(summary, llm, budget=max_summary_len)
+        summary, cleaned, completion = post.remove_artifacts(summary, model, budget=max_summary_len)
         trace.append(cleaned)
         calls.append(completion)
     counters = tally(calls)

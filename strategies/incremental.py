@@ -26,9 +26,13 @@ from strategies.prompting import fill
 PROMPT_NAMES = ("init", "intermediate", "compress")
 
 
+ROLES = ("model",)
+"""The summarizer only."""
+
+
 def summarize(
     chunks: list[Chunk],
-    llm: LLM,
+    model: LLM,
     *,
     prompts: str = "paper",
     max_summary_len: int = 900,
@@ -50,17 +54,17 @@ def summarize(
             f"strategy.tolerance={tolerance} must be in [0, 1); try strategy.tolerance=0.2"
         )
     templates = load_prompt_set("incremental", prompts, PROMPT_NAMES)
-    window = effective_window(llm, safety_margin)
+    window = effective_window(model, safety_margin)
     cleanup = post.check(postprocess)
     final_words = word_limit(max_summary_len, words_per_token)
-    _check_fit(llm, chunks, templates, window, max_summary_len, final_words, cleanup)
+    _check_fit(model, chunks, templates, window, max_summary_len, final_words, cleanup)
     targets = word_targets(chunks, final_words)
     trace: list[TraceStep] = [
         TraceStep(
             "plan",
             "",
             {
-                "window": llm.context_window,
+                "window": model.context_window,
                 "effective_window": window,
                 "budget": max_summary_len,
                 "targets": targets,
@@ -69,7 +73,7 @@ def summarize(
             },
         )
     ]
-    run = _Run(llm, templates, window, max_summary_len, max_attempts, tolerance)
+    run = _Run(model, templates, window, max_summary_len, max_attempts, tolerance)
     calls: list[Completion] = []
     running = ""
     for position, (chunk, target) in enumerate(zip(chunks, targets)):
@@ -77,7 +81,7 @@ def summarize(
         trace += steps
         calls += done
     if cleanup:
-        running, step, completion = post.remove_artifacts(running, llm, budget=max_summary_len)
+        running, step, completion = post.remove_artifacts(running, model, budget=max_summary_len)
         trace.append(step)
         calls.append(completion)
     counters = tally(calls)

@@ -1,4 +1,4 @@
-"""Prompt files: read, fill, and fingerprint.
+"""Prompt files: read and fill (``runner/fingerprint.py`` hashes them).
 
 Prompts live as plain text beside the strategies (``strategies/prompts/<set>/<name>.txt``)
 with positional ``{}`` slots, exactly as the papers print them, so they can be diffed
@@ -7,7 +7,6 @@ against the source and logged as artifacts of each run.
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 PROMPT_ROOT = Path(__file__).parent / "prompts"
@@ -26,8 +25,3 @@ def load_prompt(folder: str, name: str, root: Path = PROMPT_ROOT) -> str:
 def fill(template: str, *values: object) -> str:
     """Fill the template's ``{}`` slots in order; braces inside values are left alone."""
     return template.format(*values)
-
-
-def file_digest(path: Path) -> str:
-    """SHA-256 of a prompt file, part of a job's fingerprint."""
-    return hashlib.sha256(path.read_bytes()).hexdigest()

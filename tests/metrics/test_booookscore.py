@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from metrics import METRICS, NEEDS_JUDGE
+from metrics import METRICS, booookscore
 from metrics.booookscore import score
 from metrics.booookscore_parse import LABELS
 from metrics.booookscore_prompt import SENTENCE_PROMPT, parse_template
 from runner.errors import AuthError, ConfigError, ContextWindowError
-from runner.fake_llm import ScriptedLLM
+from runner.llm import Gateway
+from runner.testing import calls_of, scripted_llm
 from runner.types import Message
 
 SUMMARY = (
@@ -50,13 +51,16 @@ def target(messages: list[Message]) -> str:
     return found.group(1)
 
 
-def paper_judge(concurrency: int = 1) -> ScriptedLLM:
-    return ScriptedLLM(lambda messages, _: ANSWERS[target(messages)], concurrency=concurrency)
+def paper_judge(concurrency: int = 1) -> Gateway:
+    """A scripted judge whose name says Claude, so the gateway sends cache marks as cache_control."""
+    return scripted_llm(
+        lambda messages, _: ANSWERS[target(messages)], concurrency=concurrency, name="claude-scripted"
+    )
 
 
 def test_registered_as_a_judged_metric() -> None:
-    assert METRICS["booookscore"] is score
-    assert "booookscore" in NEEDS_JUDGE
+    assert METRICS["booookscore"] is booookscore
+    assert booookscore.ROLES == ("judge",)
 
 
 def test_score_types_and_artifact() -> None:
@@ -93,30 +97,30 @@ def test_score_types_and_artifact() -> None:
 def test_prompt_layout_shared_prefix_first_sentence_last() -> None:
     judge = paper_judge()
     score(None, SUMMARY, judge)
-    prefixes = {msgs[0].content for msgs, _ in judge.calls}
+    prefixes = {msgs[0].content for msgs, _ in calls_of(judge)}
     assert len(prefixes) == 1  # byte-identical shared part for every sentence
-    first, last = judge.calls[0][0]
+    first, last = calls_of(judge)[0][0]
     assert first.cache and not last.cache and first.role == last.role == "user"
     assert first.content.endswith("[Your summary]\n" + SUMMARY)
     assert "Types of confusion include the following" in first.content
     assert last.content.startswith("[Your sentence]\n" + SENTENCES[0])
-    assert [target(m) for m, _ in judge.calls] == SENTENCES  # local judge: in order
-    assert all(o["purpose"] == "booookscore" and o["sample"] == 0 for _, o in judge.calls)
+    assert [target(m) for m, _ in calls_of(judge)] == SENTENCES  # local judge: in order
+    assert all(o["purpose"] == "booookscore" and o["sample"] == 0 for _, o in calls_of(judge))
 
 
 def test_full_prompt_is_the_template_filled_in_order() -> None:
     judge = paper_judge()
     score(None, SUMMARY, judge)
     template = SENTENCE_PROMPT.read_text(encoding="utf-8").rstrip("\n")
-    first, last = judge.calls[0][0]
+    first, last = calls_of(judge)[0][0]
     assert first.content + "\n" + last.content == template.format(SUMMARY, SENTENCES[0])
 
 
 def test_duplicate_sentences_asked_once_counted_each_time() -> None:
     summary = "Anna leaves home. Anna leaves home. She returns."
-    judge = ScriptedLLM(lambda m, _: ANSWERS[SENTENCES[0]] if "leaves" in target(m) else CLEAN)
+    judge = scripted_llm(lambda m, _: ANSWERS[SENTENCES[0]] if "leaves" in target(m) else CLEAN)
     result = score(None, summary, judge)
-    assert len(judge.calls) == 2
+    assert len(calls_of(judge)) == 2
     assert result.values["sentences"] == 3
     assert result.values["score"] == pytest.approx(100 / 3)
     assert list(result.artifacts["annotations.json"]) == ["Anna leaves home.", "She returns."]
@@ -126,9 +130,9 @@ def test_unreadable_answer_is_asked_again_with_its_own_cache_slot() -> None:
     replies = iter(
         ["I think it is fine", "Questions: Who?\nTypes: plot hole", ANSWERS[SENTENCES[0]]]
     )
-    judge = ScriptedLLM(lambda m, o: next(replies) if target(m) == SENTENCES[0] else CLEAN)
+    judge = scripted_llm(lambda m, o: next(replies) if target(m) == SENTENCES[0] else CLEAN)
     result = score(None, SUMMARY, judge, max_attempts=3)
-    asks = [(m, o) for m, o in judge.calls if target(m) == SENTENCES[0]]
+    asks = [(m, o) for m, o in calls_of(judge) if target(m) == SENTENCES[0]]
     assert [o["sample"] for _, o in asks] == [0, 1, 2]
     second = asks[1][0]
     assert second[0] == asks[0][0][0]  # the re-ask keeps the cached prefix
@@ -141,7 +145,7 @@ def test_unreadable_answer_is_asked_again_with_its_own_cache_slot() -> None:
 
 
 def test_unparsed_sentences_are_counted_listed_and_excluded() -> None:
-    judge = ScriptedLLM(lambda m, _: "Hmm." if target(m) == SENTENCES[2] else CLEAN)
+    judge = scripted_llm(lambda m, _: "Hmm." if target(m) == SENTENCES[2] else CLEAN)
     result = score(None, SUMMARY, judge, max_attempts=2)
     v = result.values
     assert v["unparsed_sentences"] == 1 and v["judged_sentences"] == 3
@@ -157,7 +161,7 @@ def test_unparsed_sentences_are_counted_listed_and_excluded() -> None:
 
 
 def test_all_unparsed_gives_nan_not_an_exception() -> None:
-    result = score(None, SUMMARY, ScriptedLLM(lambda m, _: ""), max_attempts=1)
+    result = score(None, SUMMARY, scripted_llm(lambda m, _: ""), max_attempts=1)
     assert math.isnan(result.values["score"])
     assert math.isnan(result.values["type/salience"])
     assert result.values["unparsed_sentences"] == 4
@@ -170,7 +174,7 @@ def test_failed_judge_call_is_recorded_as_unparsed() -> None:
             raise ContextWindowError("too long")
         return CLEAN
 
-    result = score(None, SUMMARY, ScriptedLLM(script))
+    result = score(None, SUMMARY, scripted_llm(script))
     assert result.values["unparsed_sentences"] == 1
     assert "judge call failed" in result.artifacts["annotations.json"][SENTENCES[1]]["error"]
 
@@ -180,12 +184,13 @@ def test_rejected_key_stops_the_run() -> None:
         raise AuthError("bad key")
 
     with pytest.raises(AuthError):
-        score(None, SUMMARY, ScriptedLLM(script))
+        score(None, SUMMARY, scripted_llm(script))
 
 
-def test_no_judge_or_no_sentences_is_nan_with_a_note() -> None:
-    for result in (score(None, SUMMARY, None), score(None, "   ", paper_judge())):
-        assert math.isnan(result.values["score"]) and result.notes
+def test_no_sentences_is_nan_with_a_note() -> None:
+    judge = paper_judge()
+    result = score(None, "   ", judge)
+    assert math.isnan(result.values["score"]) and result.notes and calls_of(judge) == []
 
 
 @pytest.mark.parametrize("key", ["batch_size", "max_attempts", "max_tokens"])
@@ -202,7 +207,7 @@ def test_remote_judge_runs_sentences_concurrently() -> None:
             barrier.wait()  # three sentences in flight at once, or this times out
         return ANSWERS[target(messages)]
 
-    result = score(None, SUMMARY, ScriptedLLM(script, concurrency=4))
+    result = score(None, SUMMARY, scripted_llm(script, concurrency=4))
     assert result.values["score"] == pytest.approx(25.0)
     assert list(result.artifacts["annotations.json"]) == SENTENCES
 
@@ -210,9 +215,9 @@ def test_remote_judge_runs_sentences_concurrently() -> None:
 def test_custom_prompt_path(tmp_path: Path) -> None:
     prompt = tmp_path / "mine.txt"
     prompt.write_text("Rules {{strict}}.\nSUMMARY:\n{}\nSENTENCE:\n{}\nAnswer.\n", encoding="utf-8")
-    judge = ScriptedLLM(lambda m, _: CLEAN)
+    judge = scripted_llm(lambda m, _: CLEAN)
     result = score(None, SUMMARY, judge, prompt_path=str(prompt))
-    first, last = judge.calls[0][0]
+    first, last = calls_of(judge)[0][0]
     assert first.content == "Rules {strict}.\nSUMMARY:\n" + SUMMARY
     assert last.content == "SENTENCE:\n" + SENTENCES[0] + "\nAnswer."
     assert result.values["score"] == 100.0
@@ -258,18 +263,18 @@ def batch_reply(sentences: list[str]) -> str:
 
 @pytest.mark.parametrize(("k", "calls"), [(2, 2), (3, 2), (4, 1), (10, 1)])
 def test_batched_mode_matches_per_sentence_mode(k: int, calls: int) -> None:
-    judge = ScriptedLLM(lambda m, _: batch_reply(batch_sentences(m)))
+    judge = scripted_llm(lambda m, _: batch_reply(batch_sentences(m)), name="claude-scripted")
     result = score(None, SUMMARY, judge, batch_size=k)
-    assert len(judge.calls) == calls
+    assert len(calls_of(judge)) == calls
     paper = score(None, SUMMARY, paper_judge())
     for key in ("score", "judged_sentences", "type/duplication", "type/causal_omission"):
         assert result.values[key] == pytest.approx(paper.values[key])
     assert result.artifacts == paper.artifacts
-    first, last = judge.calls[0][0]
+    first, last = calls_of(judge)[0][0]
     assert (
         first.cache and first.content.endswith(SUMMARY) and "[Your sentences]\n1. " in last.content
     )
-    assert judge.calls[0][1]["max_tokens"] == 256 * min(k, 4)
+    assert calls_of(judge)[0][1]["max_tokens"] == 256 * min(k, 4)
 
 
 def test_batched_mode_asks_again_for_missing_and_mismatched_items() -> None:
@@ -281,17 +286,17 @@ def test_batched_mode_asks_again_for_missing_and_mismatched_items() -> None:
             return "Sure:\n" + json.dumps(items[:1] + items[1:2])  # items 3, 4 missing
         return batch_reply(asked)
 
-    judge = ScriptedLLM(script)
+    judge = scripted_llm(script)
     result = score(None, SUMMARY, judge, batch_size=4)
-    assert [batch_sentences(m) for m, _ in judge.calls] == [SENTENCES, SENTENCES[1:]]
-    assert [o["sample"] for _, o in judge.calls] == [0, 1]
+    assert [batch_sentences(m) for m, _ in calls_of(judge)] == [SENTENCES, SENTENCES[1:]]
+    assert [o["sample"] for _, o in calls_of(judge)] == [0, 1]
     assert result.values["score"] == pytest.approx(25.0)
     assert result.values["judge_reasks"] == 1 and result.values["unparsed_sentences"] == 0
 
 
 def test_batched_mode_gives_up_after_max_attempts() -> None:
-    judge = ScriptedLLM(lambda m, _: "I cannot answer in JSON.")
+    judge = scripted_llm(lambda m, _: "I cannot answer in JSON.")
     result = score(None, SUMMARY, judge, batch_size=2, max_attempts=2)
-    assert len(judge.calls) == 4
+    assert len(calls_of(judge)) == 4
     assert result.values["unparsed_sentences"] == 4 and math.isnan(result.values["score"])
     assert "no JSON list" in result.artifacts["annotations.json"][SENTENCES[0]]["error"]

@@ -55,7 +55,7 @@ def test_direct_calls_reproduce_a_slice_of_hier() -> None:
 
 @pytest.fixture(scope="module")
 def app_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, float]]:
-    """Both released files through ``python -m runner strategy=precomputed ... data=none``,
+    """Both released files through ``python -m runner strategy=none data=summaries ...``,
     as two processes at once against one loopback judge (the gateway's per-call CPU is the
     bottleneck, so two processes use both cores). Returns each run's MLflow metrics."""
     from mlflow.tracking import MlflowClient
@@ -85,9 +85,9 @@ def _launch(file: Path, url: str, folder: Path) -> subprocess.Popen[str]:
         sys.executable,
         "-m",
         "runner",
-        "strategy=precomputed",
-        f"strategy.summaries={file}",
-        "data=none",
+        "strategy=none",
+        "data=summaries",
+        f"data.path={file}",
         "metrics=booookscore",
         "judge=openai_compatible",
         f"judge.api_base={url}",

@@ -16,22 +16,25 @@ GROUP = REPO / "conf" / "metrics"
 @pytest.mark.parametrize("path", sorted(GROUP.glob("*.yaml")), ids=lambda p: p.stem)
 def test_metric_group_keys_are_keyword_parameters(path) -> None:  # type: ignore[no-untyped-def]
     data = yaml.safe_load(path.read_text()) or {}
+    data.pop("defaults", None)
     for name, params in data.items():
         assert name in METRICS, f"{path.name}: unknown metric {name}"
-        signature = inspect.signature(METRICS[name])
+        signature = inspect.signature(METRICS[name].setup)
         keyword_only = {p.name for p in signature.parameters.values() if p.kind == p.KEYWORD_ONLY}
         assert set(params or {}) <= keyword_only, f"{path.name}: {set(params) - keyword_only}"
         for key, value in (params or {}).items():
             assert value == signature.parameters[key].default, f"{path.name}: {name}.{key}"
 
 
-def test_paper_group_is_booookscore_and_stats_and_the_default() -> None:
+def test_paper_group_composes_booookscore_and_stats_and_is_the_default() -> None:
     paper = yaml.safe_load((GROUP / "paper.yaml").read_text())
-    assert set(paper) == {"booookscore", "stats"}
-    assert (
-        paper["booookscore"]
-        == yaml.safe_load((GROUP / "booookscore.yaml").read_text())["booookscore"]
-    )
+    assert set(paper) == {"defaults"}, "paper repeats keys instead of composing the groups"
+    from tests.runner.test_config import composed
+
+    metrics = composed("metrics=paper", "metrics.booookscore.max_tokens=99")["metrics"]
+    booookscore = yaml.safe_load((GROUP / "booookscore.yaml").read_text())["booookscore"]
+    assert set(metrics) == {"booookscore", "stats"}
+    assert metrics["booookscore"] == {**booookscore, "max_tokens": 99}
     config = yaml.safe_load((REPO / "conf" / "config.yaml").read_text())
     assert {"metrics": "paper"} in config["defaults"]
 

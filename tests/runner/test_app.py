@@ -55,8 +55,9 @@ def test_run_logs_params_metrics_and_artifacts(server: FakeOpenAIServer, stores:
     assert logged.info.status == "FINISHED"
     assert logged.info.run_name.startswith("model=openai_compatible")
     params = logged.data.params
-    assert params["strategy"] == "baseline" and params["chunk"] == "1024" and params["temperature"] == "0.5"
-    assert params["model_id"] == "openai/served-model"
+    assert params["strategy"] == "baseline" and params["chunk"] == "1024"
+    assert params["model"] == "openai_compatible" and params["model.temperature"] == "0.5"
+    assert params["model.model"] == "openai/served-model" and "judge" not in params  # metrics=stats
     metrics = logged.data.metrics
     assert metrics["calls"] == 3 and metrics["cache_hits"] == 0 and metrics["documents"] == 3
     assert metrics["prompt_tokens"] > 9000 and "stats/words" in metrics
@@ -103,10 +104,36 @@ def test_missing_api_key_fails_before_any_run(stores: dict[str, str], monkeypatc
     assert all_runs(stores["tracking.uri"]) == []
 
 
-def test_unreachable_server_marks_the_run_failed(stores: dict[str, str]) -> None:
+def test_unreachable_server_fails_before_any_run(stores: dict[str, str]) -> None:
     items = overrides("http://127.0.0.1:9/v1", stores, "model.timeout_s=2")
-    with pytest.raises(ModelUnreachableError, match="fix model.api_base"):
+    with pytest.raises(ModelUnreachableError, match="cannot reach http://127.0.0.1:9/v1 .*fix model.api_base"):
         run(items)
+    assert all_runs(stores["tracking.uri"]) == []
+
+
+def test_server_that_dies_mid_run_marks_the_run_failed(stores: dict[str, str]) -> None:
+    with FakeOpenAIServer() as server:
+        url = server.url
+        items = overrides(url, stores, "model.timeout_s=2", "cache.enabled=false")
+        config = build_run_config(composed(*items), tuple(items))
+        from runner import job as job_module
+
+        real_prepare = job_module.prepare
+
+        def prepare_then_stop_server(*args: object, **kwargs: object) -> object:
+            prepared = real_prepare(*args, **kwargs)  # type: ignore[arg-type]
+            server.__exit__()
+            return prepared
+
+        import runner.experiment as experiment
+
+        original = experiment.prepare
+        experiment.prepare = prepare_then_stop_server  # type: ignore[assignment]
+        try:
+            with pytest.raises(ModelUnreachableError):
+                run_experiment(config)
+        finally:
+            experiment.prepare = original
     (failed,) = all_runs(stores["tracking.uri"])
     assert failed.info.status == "FAILED" and "cannot reach" in failed.data.tags["failure"]
 
@@ -114,7 +141,7 @@ def test_unreachable_server_marks_the_run_failed(stores: dict[str, str]) -> None
 @pytest.mark.parametrize(
     "content,message", [(b"  \n ", "is empty"), ("caf\xe9".encode("latin-1"), "is not UTF-8")]
 )
-def test_bad_document_marks_the_run_failed(
+def test_bad_document_fails_before_any_run(
     server: FakeOpenAIServer, stores: dict[str, str], tmp_path: Path, content: bytes, message: str
 ) -> None:
     folder = tmp_path / "docs"
@@ -122,21 +149,36 @@ def test_bad_document_marks_the_run_failed(
     (folder / "bad.txt").write_bytes(content)
     with pytest.raises(DataError, match=message):
         run(overrides(server.url, stores, "data=dir", f"data.path={folder}"))
-    (failed,) = all_runs(stores["tracking.uri"])
-    assert failed.info.status == "FAILED"
+    assert all_runs(stores["tracking.uri"]) == []
     assert server.requests == []
 
 
-def test_precomputed_scores_without_sources(stores: dict[str, str], tmp_path: Path) -> None:
+def test_summaries_made_elsewhere_are_scored_without_sources(stores: dict[str, str], tmp_path: Path) -> None:
     path = tmp_path / "summaries.json"
     path.write_text(json.dumps({"book-1": "Anna sails north. She finds the island.", "book-2": "Ben stays home."}))
-    items = ["strategy=precomputed", f"strategy.summaries={path}", "data=none", "metrics=stats",
+    items = ["strategy=none", "data=summaries", f"data.path={path}", "metrics=stats",
              *[f"{k}={v}" for k, v in stores.items()]]
     result = run(items)
     assert result.summaries == {"book-1": "Anna sails north. She finds the island.", "book-2": "Ben stays home."}
     assert result.totals.calls == 0
-    metrics = MlflowClient(stores["tracking.uri"]).get_run(result.run_id).data.metrics
-    assert metrics["doc/book-1/stats/sentences"] == 2 and "stats/novel_trigrams_pct" not in metrics
+    logged = MlflowClient(stores["tracking.uri"]).get_run(result.run_id).data
+    assert logged.metrics["doc/book-1/stats/sentences"] == 2 and "stats/novel_trigrams_pct" not in logged.metrics
+    assert logged.params["roles"] == "none"
+
+
+def test_summaries_with_their_sources_get_source_metrics(stores: dict[str, str], tmp_path: Path) -> None:
+    sources = tmp_path / "books"
+    sources.mkdir()
+    (sources / "book-1.txt").write_text("Anna sails north in May. She finds the island at last.")
+    path = tmp_path / "summaries.json"
+    path.write_text(json.dumps({"book-1": "Anna sails north. She finds the island.", "book-2": "Ben stays home."}))
+    items = ["strategy=none", "data=summaries", f"data.path={path}", f"data.sources={sources}",
+             "metrics=stats", *[f"{k}={v}" for k, v in stores.items()]]
+    metrics = MlflowClient(stores["tracking.uri"]).get_run(run(items).run_id).data.metrics
+    # book-1: trigrams "anna sails north", "sails north she", "north she finds", "she finds the",
+    # "finds the island": 2 of 5 ("sails north she", "north she finds") are absent from the source.
+    assert metrics["doc/book-1/stats/novel_trigrams_pct"] == pytest.approx(40.0)
+    assert "doc/book-2/stats/novel_trigrams_pct" not in metrics
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

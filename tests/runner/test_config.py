@@ -12,9 +12,9 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from metrics import METRICS
-from runner.config import RUNNER_SUPPLIED, build_run_config
+from runner.config import build_run_config
 from runner.errors import ConfigError
-from runner.llm import ModelSpec
+from runner.model_spec import ModelSpec
 from strategies import STRATEGIES
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
@@ -36,16 +36,16 @@ def keyword_params(fn: Any) -> set[str]:
     return {
         p.name
         for p in inspect.signature(fn).parameters.values()
-        if p.kind == p.KEYWORD_ONLY and p.name not in RUNNER_SUPPLIED
+        if p.kind == p.KEYWORD_ONLY
     }
 
 
-@pytest.mark.parametrize("option", options("strategy"))
+@pytest.mark.parametrize("option", [o for o in options("strategy") if o != "precomputed"])
 def test_strategy_yaml_keys_are_the_function_parameters(option: str) -> None:
     block = dict(composed(f"strategy={option}")["strategy"])
     name = block.pop("name")
     assert name == option and name in STRATEGIES
-    assert set(block) == keyword_params(STRATEGIES[name])
+    assert set(block) == keyword_params(STRATEGIES[name].summarize)
 
 
 @pytest.mark.parametrize("option", options("metrics"))
@@ -53,7 +53,7 @@ def test_metrics_yaml_names_registered_metrics_with_their_parameters(option: str
     block = composed(f"metrics={option}")["metrics"] or {}
     for metric, params in block.items():
         assert metric in METRICS
-        assert set(params or {}) <= keyword_params(METRICS[metric])
+        assert set(params or {}) <= keyword_params(METRICS[metric].setup)
 
 
 @pytest.mark.parametrize("group", ["model", "judge"])
@@ -72,7 +72,8 @@ def test_every_data_option_composes(option: str) -> None:
 
 def test_defaults_build_a_valid_run_config() -> None:
     config = build_run_config(composed())
-    assert config.strategy == "baseline" and config.model.is_local and config.chunk == 2048
+    assert config.strategy == "baseline" and config.roles["model"].is_local and config.chunk == 2048
+    assert set(config.roles) == {"model", "judge"}  # baseline's model, booookscore's judge
     assert config.tracking_uri.startswith("sqlite:///") and config.tracking_uri.endswith("mlruns/mlflow.db")
 
 
@@ -80,7 +81,7 @@ def test_paper_defaults_for_temperature() -> None:
     assert composed("model=gpt4")["model"]["temperature"] == 0.5
     assert composed("model=claude")["model"]["temperature"] == 1.0
     config = build_run_config(composed("model=claude", "temperature=0.2"))
-    assert config.temperature == 0.2 and config.model.temperature == 1.0
+    assert config.temperature == 0.2 and config.roles["model"].temperature == 1.0
 
 
 @pytest.mark.parametrize(
@@ -103,3 +104,21 @@ def test_unknown_strategy_name_lists_the_available_ones() -> None:
     raw["strategy"]["name"] = "nope"
     with pytest.raises(ConfigError, match="strategy=nope is unknown; available: .*baseline"):
         build_run_config(raw)
+
+
+def test_old_precomputed_spelling_names_the_new_one() -> None:
+    raw = composed("strategy=precomputed", "strategy.summaries=/x/s.json", "data=none")
+    with pytest.raises(ConfigError, match="use strategy=none data=summaries data.path=/x/s.json"):
+        build_run_config(raw)
+
+
+@pytest.mark.parametrize("items", [["data=summaries", "data.path=s.json"], ["strategy=none"]])
+def test_summaries_data_and_strategy_none_go_together(items: list[str]) -> None:
+    with pytest.raises(ConfigError, match="data=summaries .* goes with strategy=none"):
+        build_run_config(composed(*items))
+
+
+def test_only_the_roles_a_job_uses_are_built() -> None:
+    assert set(build_run_config(composed("metrics=stats")).roles) == {"model"}
+    raw = composed("strategy=none", "data=summaries", "data.path=s.json", "metrics=paper")
+    assert set(build_run_config(raw).roles) == {"judge"}

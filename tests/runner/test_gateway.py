@@ -12,6 +12,7 @@ import pytest
 from runner.call_log import CallLog
 from runner.errors import AuthError, ConfigError, ModelUnreachableError
 from runner.fake_server import FakeOpenAIServer, FakeReply
+from runner.limits import EndpointLimits
 from runner.llm import Gateway, ModelSpec
 from runner.llm_cache import ResponseCache
 from runner.retry import RetryPolicy
@@ -93,18 +94,37 @@ def test_unreachable_server_names_the_fix() -> None:
         gw.complete("x")
 
 
-def test_concurrency_limit_is_shared_by_gateways_of_one_model() -> None:
+def _max_in_flight(gateways: list[Gateway], calls: int) -> None:
+    threads = [
+        threading.Thread(target=gateways[i % len(gateways)].complete, args=(f"prompt {i}",))
+        for i in range(calls)
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+
+
+def test_roles_on_one_endpoint_share_its_limit() -> None:
     with FakeOpenAIServer(latency_s=0.15) as s:
-        gateways = [Gateway(spec(s.url, concurrency=2), CallLog(None)) for _ in range(2)]
-        threads = [
-            threading.Thread(target=gateways[i % 2].complete, args=(f"prompt {i}",)) for i in range(8)
-        ]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        specs = [spec(s.url, concurrency=2, name="model"), spec(s.url, concurrency=3, name="judge")]
+        limits = EndpointLimits(specs)
+        gateways = [Gateway(x, CallLog(None), limits=limits, role=x.name) for x in specs]
+        _max_in_flight(gateways, 8)
         assert len(s.requests) == 8
-        assert s.max_in_flight == 2
+        assert s.max_in_flight == 2  # the smaller of the two roles' limits, shared
+        assert gateways[0].concurrency == gateways[1].concurrency == 2
+
+
+def test_each_job_gets_the_limit_it_asks_for() -> None:
+    """Two jobs in one process (a sweep over model.concurrency) do not inherit each other's limit."""
+    with FakeOpenAIServer(latency_s=0.15) as s:
+        for concurrency in (2, 5):
+            s.max_in_flight = 0
+            x = spec(s.url, concurrency=concurrency)
+            gateway = Gateway(x, CallLog(None), limits=EndpointLimits([x]))
+            _max_in_flight([gateway], 10)
+            assert s.max_in_flight == concurrency
 
 
 def test_cost_overrides_price_unmapped_models(server: FakeOpenAIServer) -> None:

@@ -20,7 +20,7 @@ def test_concurrent_jobs_share_one_experiment(tmp_path: Path) -> None:
             tracker = Tracker(uri, "concurrent", tmp_path / "artifacts")
             tracker.start(f"job-{i}", tags={})
             tracker.log_metrics({"score": float(i), "undecided": math.nan})
-            tracker.finish(ok=True)
+            tracker.finish("FINISHED")
             ids.append(tracker.experiment_id)
         except BaseException as err:  # surfaced below
             errors.append(err)
@@ -41,7 +41,7 @@ def test_failed_run_keeps_its_reason(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     tracker = Tracker(uri, "e", tmp_path / "artifacts")
     tracker.start("x", tags={})
-    tracker.finish(ok=False, reason="DataError: empty document")
+    tracker.finish("FAILED", reason="DataError: empty document")
     run = MlflowClient(uri).get_run(tracker.run_id)
     assert run.info.status == "FAILED" and run.data.tags["failure"] == "DataError: empty document"
 

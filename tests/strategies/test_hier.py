@@ -17,7 +17,8 @@ import yaml
 from runner.chunking import split_into_chunks
 from runner.documents import load_documents
 from runner.errors import ConfigError
-from runner.fake_llm import ScriptedLLM
+from runner.llm import Gateway
+from runner.testing import calls_of, scripted_llm
 from runner.fake_server import FakeOpenAIServer
 from runner.text import count_tokens, ends_with_sentence_end
 from runner.types import Chunk, Message
@@ -41,12 +42,12 @@ REPO = Path(__file__).resolve().parents[2]
 SEED = REPO / ".." / "shared" / "seeds" / "000_352ad2f06818d913.txt"
 
 
-def scripted(behaviour: Any = well_behaved, **kw: Any) -> ScriptedLLM:
+def scripted(behaviour: Any = well_behaved, **kw: Any) -> Gateway:
     def script(messages: list[Message], options: dict[str, Any]) -> str:
         prompt = messages[-1].content
         return str(behaviour(kind_of(prompt), prompt, options))
 
-    return ScriptedLLM(script, **kw)
+    return scripted_llm(script, **kw)
 
 
 def chunks_of(sizes: list[int]) -> list[Chunk]:
@@ -62,7 +63,7 @@ def chunks_of(sizes: list[int]) -> list[Chunk]:
 )
 def test_yaml_keys_are_keyword_only_parameters(name: str, fn: Any) -> None:
     raw = yaml.safe_load((REPO / "conf" / "strategy" / f"{name}.yaml").read_text())
-    assert raw.pop("name") == name and STRATEGIES[name] is fn
+    assert raw.pop("name") == name and STRATEGIES[name].summarize is fn
     params = inspect.signature(fn).parameters
     for key, value in raw.items():
         assert params[key].kind == inspect.Parameter.KEYWORD_ONLY, key
@@ -117,7 +118,7 @@ def test_unknown_prompt_set_is_a_config_error() -> None:
 def test_simple_prompt_set_is_sent() -> None:
     llm = scripted(context_window=4096)
     hier.summarize(chunks_of([300, 300, 300]), llm, prompts="simple", postprocess="none")
-    first = llm.calls[0][0][-1].content
+    first = calls_of(llm)[0][0][-1].content
     assert "Write a coherent and chronological summary" in first and "We are creating" not in first
 
 
@@ -128,7 +129,7 @@ def test_single_chunk_is_the_final_summary_at_the_final_budget() -> None:
     llm = scripted()
     result = hier.summarize(chunks_of([500]), llm, postprocess="none")
     assert result.counters["levels"] == 0 and result.counters["merges"] == 0
-    assert len(llm.calls) == 1 and llm.calls[0][1]["max_tokens"] == 900
+    assert len(calls_of(llm)) == 1 and calls_of(llm)[0][1]["max_tokens"] == 900
     assert steps(result, "plan")[0]["budgets"] == [900]
 
 
@@ -169,7 +170,7 @@ def test_plan_refuses_a_tree_deeper_than_max_levels_before_any_call() -> None:
         ConfigError, match="hier exceeded max_levels=1: .*raise strategy.max_levels"
     ):
         hier.summarize(chunks_of([300] * 40), llm, max_levels=1)
-    assert llm.calls == []
+    assert calls_of(llm) == []
 
 
 def test_chunk_too_large_for_the_window_is_a_config_error() -> None:
@@ -189,7 +190,7 @@ def test_overlong_answer_is_regenerated_at_temperature_1_with_a_lower_word_limit
     def first_too_long(kind: str, prompt: str, opts: dict[str, Any]) -> str:
         if kind == "postprocess":
             return prompt.split("---\n", 1)[1].rsplit("\n---", 1)[0]
-        factor = 1.5 if opts["temperature"] is None else 0.5
+        factor = 1.5 if opts["temperature"] != 1.0 else 0.5
         return text_of(int(opts["max_tokens"] * factor))
 
     llm = scripted(first_too_long, context_window=4096)
@@ -199,7 +200,7 @@ def test_overlong_answer_is_regenerated_at_temperature_1_with_a_lower_word_limit
     assert result.counters["regenerations"] == len(called) and result.counters["fallbacks"] == 0
     first, retry = called[0]["word_limits"]
     assert retry == round(first * 0.9)
-    retries = [o for _, o in llm.calls if o["temperature"] == 1.0]
+    retries = [o for _, o in calls_of(llm) if o["temperature"] == 1.0]
     assert len(retries) == len(called) and all(o["sample"] == 1 for o in retries)
 
 
@@ -223,7 +224,7 @@ def test_oversized_child_is_compressed_before_merging() -> None:
     huge = text_of(2600)
     _, trace, calls = merge_level(setup, Inputs([huge, text_of(100)]), 1, 300)
     kinds = [s.kind for s in trace]
-    assert kinds[0] == "compress" and "merge" in kinds and len(calls) == len(llm.calls)
+    assert kinds[0] == "compress" and "merge" in kinds and len(calls) == len(calls_of(llm))
     assert trace[0].detail["before_tokens"] > 2000 >= count_tokens(trace[0].detail["text"])
     for s in trace[1:]:
         assert s.detail["prompt_tokens"] + 300 <= 3000

@@ -10,7 +10,8 @@ import pytest
 from runner.chunking import split_into_chunks
 from runner.documents import load_documents
 from runner.errors import ConfigError
-from runner.fake_llm import ScriptedLLM
+from runner.llm import Gateway
+from runner.testing import calls_of, scripted_llm
 from runner.fake_server import FakeOpenAIServer
 from runner.text import count_tokens
 from runner.types import Chunk, Message
@@ -31,12 +32,12 @@ from tests.strategies.conftest import (
 )
 
 
-def scripted(behaviour: Any = well_behaved, **kw: Any) -> ScriptedLLM:
+def scripted(behaviour: Any = well_behaved, **kw: Any) -> Gateway:
     def script(messages: list[Message], options: dict[str, Any]) -> str:
         prompt = messages[-1].content
         return str(behaviour(kind_of(prompt), prompt, options))
 
-    return ScriptedLLM(script, **kw)
+    return scripted_llm(script, **kw)
 
 
 def chunks_of(sizes: list[int]) -> list[Chunk]:
@@ -69,7 +70,7 @@ def test_prompts_carry_the_chunk_the_running_summary_and_the_target() -> None:
     llm = scripted()
     chunks = chunks_of([400, 400, 400])
     result = incremental.summarize(chunks, llm, postprocess="none")
-    prompts = [m[-1].content for m, _ in llm.calls]
+    prompts = [m[-1].content for m, _ in calls_of(llm)]
     targets = incremental.word_targets(chunks, 585)
     assert prompts[0].startswith("Below is the beginning part of a story:")
     assert prompts[0].endswith(f"Summary ({targets[0]} words):")
@@ -89,7 +90,7 @@ def test_overflowing_summary_is_compressed_at_temperature_1_within_tolerance() -
     for c in compressions:
         assert c["before_tokens"] > 900 >= c["after_tokens"] and c["attempts"] == 1
         assert 0.8 * c["target_words"] <= c["after_words"] <= 1.2 * c["target_words"]
-    options = [o for m, o in llm.calls if kind_of(m[-1].content) == "compress"]
+    options = [o for m, o in calls_of(llm) if kind_of(m[-1].content) == "compress"]
     assert all(o["temperature"] == 1.0 and o["sample"] == 1 for o in options)
     check_incremental(result, 5, 900)
 

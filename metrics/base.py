@@ -1,0 +1,48 @@
+"""What every metric is: built once per job, scores one document at a time, reduces.
+
+inspect_ai's scorers are factories that bind their options once and are declared with
+their reducers; ours are the same idea in plain Python. A metric module has
+
+- ``ROLES``: the model roles it needs (``("judge",)``, or ``()``), passed to ``setup`` as
+  keyword arguments named after the roles;
+- ``setup(<roles>, *, <params>) -> Metric``: validates its parameters and loads what is
+  heavy (a prompt, a model) once, before the job's MLflow run exists, so a bad parameter
+  is a one-line error with no half-done run;
+- the returned ``Metric``: ``score(document, summary)`` per document and
+  ``reduce(per_document)`` to the system values (the mean by default).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from runner.types import Document, MetricResult
+
+
+class Metric:
+    """Base class: subclasses implement ``score``; ``reduce`` defaults to the mean."""
+
+    thread_safe: bool = True
+    """False when ``score`` must not run for two documents at once (the runner then serializes it)."""
+
+    def score(self, document: Document | None, summary: str) -> MetricResult:
+        """Numbers (NaN with a note when undecidable) and artifacts for one summary."""
+        raise NotImplementedError
+
+    def reduce(self, per_document: Mapping[str, MetricResult]) -> dict[str, float]:
+        """System values from the per-document results: the mean of each finite value."""
+        return mean_values(per_document)
+
+
+def mean_values(per_document: Mapping[str, MetricResult]) -> dict[str, float]:
+    """Mean of each value over the documents that have a finite one (NaN when none does)."""
+    keys = sorted({k for result in per_document.values() for k in result.values})
+    out = {}
+    for key in keys:
+        finite = [
+            r.values[key] for r in per_document.values()
+            if key in r.values and not math.isnan(r.values[key])
+        ]
+        out[key] = sum(finite) / len(finite) if finite else math.nan
+    return out

@@ -1,0 +1,73 @@
+"""A model as configured in ``conf/model/*.yaml``: plain data, importable without litellm.
+
+Kept apart from the gateway so that validating a config (``runner/config.py``) and
+printing ``--help`` never pay litellm's import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from runner.retry import RetryPolicy
+
+LOCAL_PREFIX = "local/"
+"""The embedded llama.cpp model (``runner/local_model.py``)."""
+SCRIPTED_PREFIX = "scripted/"
+"""A scripted in-process model for tests (``runner/fake_llm.py``)."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model as configured in ``conf/model/*.yaml``."""
+
+    name: str
+    """The config alias ('local', 'claude', ...), used in messages and run names."""
+    model: str
+    """litellm model string: 'anthropic/...', 'openai/...', or 'local/<name>'."""
+    api_base: str | None = None
+    """OpenAI-compatible server URL (vLLM, Ollama, llama.cpp server)."""
+    api_key_env: str | None = None
+    """Environment variable holding the key; the key itself never enters config or logs."""
+    temperature: float | None = None
+    """Default sampling temperature (the paper: 0.5; Claude 1.0)."""
+    top_p: float | None = None
+    """Nucleus sampling; the paper uses p=1."""
+    max_tokens: int | None = None
+    """Default cap on generated tokens when the caller gives none."""
+    context_window: int | None = None
+    """Input window in tokens; None = litellm's model info (or n_ctx for local)."""
+    input_cost_per_token: float | None = None
+    """USD price override for models litellm does not map."""
+    output_cost_per_token: float | None = None
+    """USD price override for generated tokens."""
+    concurrency: int = 8
+    """Calls in flight at once to this endpoint (model + api_base) within a job."""
+    timeout_s: float = 600.0
+    """Per-attempt timeout."""
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    """Retry policy for transient failures."""
+    path: str | None = None
+    """Local only: GGUF file (None = the bundled Qwen2.5-Coder-0.5B-Instruct)."""
+    n_ctx: int = 8192
+    """Local only: llama.cpp context size."""
+    n_threads: int | None = None
+    """Local only: CPU threads (None = llama.cpp's choice)."""
+
+    @property
+    def is_local(self) -> bool:
+        """True for the in-process llama.cpp model."""
+        return self.model.startswith(LOCAL_PREFIX)
+
+    @property
+    def in_process(self) -> bool:
+        """True for models answered inside this process (no key, no server, no price)."""
+        return self.is_local or self.model.startswith(SCRIPTED_PREFIX)
+
+    @property
+    def endpoint(self) -> tuple[str, str]:
+        """What a concurrency limit belongs to: the model string and its server."""
+        return (self.model, self.api_base or "")
+
+
+NOT_IN_FINGERPRINT = ("concurrency", "timeout_s", "retry")
+"""Model keys that change how calls are made, never what they answer."""

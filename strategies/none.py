@@ -1,0 +1,24 @@
+"""Strategy ``none``: no summarizing; the data brings summaries made elsewhere.
+
+Used with ``data=summaries`` (``{doc_id: summary}`` JSON, the BooookScore authors' format),
+so that another system's or the paper's released summaries are scored by the same
+metrics. The runner takes a summary the data gives as is and never calls this function
+for it; ``summarize`` is reached only when a document has no summary, which is a data
+mistake, not something to paper over.
+"""
+
+from __future__ import annotations
+
+from runner.errors import DataError
+from runner.types import Chunk, StrategyResult
+
+ROLES: tuple[str, ...] = ()
+"""No model: nothing is generated."""
+
+
+def summarize(chunks: list[Chunk]) -> StrategyResult:
+    """Refuse: ``strategy=none`` only scores summaries the data provides."""
+    raise DataError(
+        "strategy=none has no summary for this document; give data=summaries data.path=FILE.json, "
+        "or choose a strategy that summarizes (baseline, hier, incremental)"
+    )
