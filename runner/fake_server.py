@@ -53,6 +53,8 @@ class FakeOpenAIServer:
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        self.intervals: list[tuple[float, float]] = []
+        """(start, end) monotonic times of every answered request, in arrival order."""
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
@@ -73,8 +75,11 @@ class FakeOpenAIServer:
         self._server.server_close()
 
     def _answer(self, request: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        start = time.monotonic()
         with self._lock:
             self.requests.append(request)
+            index = len(self.intervals)
+            self.intervals.append((start, start))
             self.in_flight += 1
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
@@ -84,6 +89,7 @@ class FakeOpenAIServer:
         finally:
             with self._lock:
                 self.in_flight -= 1
+                self.intervals[index] = (start, time.monotonic())
         if isinstance(reply, str):
             reply = FakeReply(text=reply)
         if reply.status != 200:
@@ -143,3 +149,13 @@ class FakeOpenAIServer:
                 return  # quiet
 
         return Handler
+
+
+def max_overlap(intervals: list[tuple[float, float]]) -> int:
+    """The most intervals open at one instant (an end at t closes before a start at t)."""
+    events = sorted([(a, 1) for a, _ in intervals] + [(b, -1) for _, b in intervals])
+    best = current = 0
+    for _, step in events:
+        current += step
+        best = max(best, current)
+    return best

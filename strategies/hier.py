@@ -219,8 +219,8 @@ def _level0(setup: Setup, chunks: list[Chunk], budget: int) -> Iterator[list[Fut
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hier-level0")
     try:
         yield [pool.submit(one, c) for c in chunks]
-    except BaseException:
-        pool.shutdown(wait=True, cancel_futures=True)
+    except BaseException:  # don't wait for calls in flight: the job is stopping
+        pool.shutdown(wait=False, cancel_futures=True)
         raise
     pool.shutdown(wait=True)
 

@@ -13,6 +13,8 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from tests.conftest import missing_shared  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 RELEASED = REPO.parent / "shared" / "data" / "booookscore"
 _SENTENCE = re.compile(r"\[Your sentence\]\n(.*?)\n\[Your response\]", re.DOTALL)
@@ -23,9 +25,7 @@ def released(name: str) -> tuple[Path, dict[str, str], dict[str, Any]]:
     summaries = RELEASED / f"{name}.summaries.json"
     annotations = RELEASED / f"{name}.annotations.json"
     if not (summaries.exists() and annotations.exists()):
-        pytest.skip(
-            "../shared/data/booookscore is absent (fresh clone): released-data check skipped"
-        )
+        missing_shared("released-data")
     return summaries, json.loads(summaries.read_text()), json.loads(annotations.read_text())
 
 

@@ -10,13 +10,14 @@ import pytest
 from metrics.booookscore_parse import LABELS, parse_answer, parse_batch_answer
 from metrics.booookscore_prompt import BATCH_PROMPT, SENTENCE_PROMPT, load_template
 from tests.metrics.conftest import REPO
+from tests.conftest import missing_shared
 
 SEED = REPO.parent / "shared" / "seeds" / "000_352ad2f06818d913.txt"
 
 
 def _seed_m4() -> str:
     if not SEED.exists():
-        pytest.skip("../shared/seeds is absent (fresh clone): verbatim check skipped")
+        missing_shared("seeds verbatim-prompt")
     text = SEED.read_text(encoding="utf-8").replace("\u00a0", " ")  # the HTML export's spaces
     return text[text.index("Given a book summary and a sentence") :].rstrip("\n")
 

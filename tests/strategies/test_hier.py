@@ -27,6 +27,7 @@ from strategies.budgets import level_budgets, word_limit
 from strategies.generation import load_prompt_set
 from strategies.hier_merge import Inputs, Setup, merge_level
 from strategies.prompting import fill, load_prompt
+from tests.conftest import missing_shared
 from tests.strategies.conftest import (
     book_text,
     check_hier_tree,
@@ -73,7 +74,7 @@ def test_yaml_keys_are_keyword_only_parameters(name: str, fn: Any) -> None:
 def _paper_prompts() -> dict[str, str]:
     """Appendix M of the seed paper, keyed by heading (the simple set under 'simple/')."""
     if not SEED.exists():
-        pytest.skip("../shared/seeds is absent: verbatim check skipped")
+        missing_shared("seeds verbatim-prompt")
     text = SEED.read_text(encoding="utf-8").replace("\u00a0", " ")
     body = text[text.index("### M.1 Incremental updating") : text.index("### M.4")]
     out: dict[str, str] = {}

@@ -1,0 +1,120 @@
+"""The plain structure DESIGN.md asks for, checked from the source: doors and no cycles."""
+
+from __future__ import annotations
+
+import ast
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ("runner", "strategies", "metrics")
+
+
+def _module_files() -> dict[str, Path]:
+    out = {}
+    for package in PACKAGES:
+        for file in (REPO / package).glob("*.py"):
+            out[package if file.stem == "__init__" else f"{package}.{file.stem}"] = file
+    return out
+
+
+MODULES = _module_files()
+
+
+def imports_of(name: str) -> set[str]:
+    """Every module ``name`` imports (absolute names), TYPE_CHECKING and lazy imports included."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(MODULES[name].read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            submodules = {f"{node.module}.{a.name}" for a in node.names} & set(MODULES)
+            found.update(submodules or {node.module})
+    return found
+
+
+def project_graph() -> dict[str, set[str]]:
+    return {name: (imports_of(name) & set(MODULES)) - {name} for name in MODULES}
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Every cycle reachable by depth-first search (each reported once per entry point)."""
+    found = []
+
+    def visit(node: str, path: list[str]) -> None:
+        for nxt in sorted(graph[node]):
+            if nxt in path:
+                found.append(path[path.index(nxt) :] + [nxt])
+            elif len(path) < len(graph):
+                visit(nxt, path + [nxt])
+
+    for start in sorted(graph):
+        visit(start, [start])
+    return found
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}})
+    assert not cycles({"a": {"b"}, "b": {"c"}, "c": set()})
+
+
+def test_no_import_cycle_between_project_modules() -> None:
+    assert cycles(project_graph()) == []
+
+
+def _importers(prefix: str) -> set[str]:
+    return {
+        name for name in MODULES
+        if any(i == prefix or i.startswith(prefix + ".") for i in imports_of(name))
+    }
+
+
+def test_one_door_per_external_system() -> None:
+    assert _importers("litellm") == {"runner.llm", "runner.local_model", "runner.fake_llm"}
+    assert _importers("mlflow") <= {"runner.tracking", "runner.results"}
+    assert _importers("hydra") <= {"runner.__main__", "runner.cli_errors"}
+    for name in MODULES:
+        if name.startswith(("strategies", "metrics")):
+            assert not imports_of(name) & {"litellm", "mlflow", "hydra", "omegaconf"}, name
+
+
+def _imported_after(code: str) -> set[str]:
+    """Top-level packages a fresh interpreter has imported after running ``code``."""
+    probe = (
+        "import sys\n"
+        f"{code}\n"
+        "print('MODULES', ' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, env=env, timeout=120
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    (line,) = [x for x in done.stdout.splitlines() if x.startswith("MODULES ")]
+    return set(line.split()[1:])
+
+
+def test_validating_a_config_imports_neither_litellm_nor_mlflow() -> None:
+    loaded = _imported_after(
+        "from tests.runner.test_config import composed\n"
+        "from runner.config import build_run_config\n"
+        "build_run_config(composed('strategy=hier', 'model=claude'))"
+    )
+    assert "runner" in loaded and not loaded & {"litellm", "mlflow", "nltk"}
+
+
+@pytest.mark.parametrize("flag", ["--help", "--cfg job"])
+def test_help_and_cfg_import_neither_litellm_nor_mlflow(flag: str) -> None:
+    loaded = _imported_after(
+        "import runpy\n"
+        f"sys.argv = ['runner', *{flag.split()!r}]\n"
+        "try:\n"
+        "    runpy.run_module('runner', run_name='__main__')\n"
+        "except SystemExit:\n"
+        "    pass"
+    )
+    assert "hydra" in loaded and not loaded & {"litellm", "mlflow"}
