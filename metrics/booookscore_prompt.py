@@ -15,7 +15,6 @@ automatic caching.
 
 from __future__ import annotations
 
-import functools
 import string
 from dataclasses import dataclass
 from pathlib import Path
@@ -87,18 +86,14 @@ def parse_template(text: str, path: str = "<string>") -> Template:
     return Template(path=path, head=literals[0], middle=literals[1], tail=tail)
 
 
-@functools.lru_cache(maxsize=16)
-def _load(path: str, mtime_ns: int) -> Template:
-    """Read once per process and file version (one read per summary would add up)."""
-    return parse_template(Path(path).read_text(encoding="utf-8").rstrip("\n"), path)
-
-
 def load_template(path: str | None, default: Path, key: str) -> Template:
-    """The template at ``path`` (``default`` when None); ``key`` names the config key in errors."""
+    """The template at ``path`` (``default`` when None), read once per job by the metric's
+    setup; ``key`` names the config key in errors."""
     chosen = Path(path).expanduser() if path else default
     if not chosen.is_file():
         raise ConfigError(f"{key}={path} does not exist; give a prompt file with two {{}} slots")
-    return _load(str(chosen.resolve()), chosen.stat().st_mtime_ns)
+    resolved = str(chosen.resolve())
+    return parse_template(Path(resolved).read_text(encoding="utf-8").rstrip("\n"), resolved)
 
 
 def numbered(sentences: list[str]) -> str:

