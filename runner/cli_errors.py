@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 from hydra._internal import utils as hydra_utils
 from hydra.errors import HydraException

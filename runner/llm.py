@@ -22,9 +22,9 @@ import time
 import urllib.error
 import urllib.request
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
-from collections.abc import Sequence
 
 from runner.call_log import CallLog
 from runner.errors import AuthError, Cancelled, ConfigError, LLMError, ModelUnreachableError

@@ -18,7 +18,6 @@ import threading
 from pathlib import Path
 from typing import Any
 
-import litellm
 from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ModelResponse
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TypeVar
-from collections.abc import Callable
 
 from runner.errors import LLMError, RateLimitedError
 

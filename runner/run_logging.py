@@ -133,6 +133,7 @@ def log_outcomes(
     tracker.log_metrics(system)
     for doc_id, values in per_doc.items():
         tracker.log_metrics({f"doc/{doc_id}/{k}": v for k, v in values.items()})
+    log_series(tracker, outcomes)
     tracker.log_json({o.doc_id: o.result.summary for o in outcomes}, "summaries.json")
     tracker.log_json(per_doc, "scores.json")
     for o in outcomes:
@@ -143,6 +144,22 @@ def log_outcomes(
     if any(notes.values()):
         tracker.log_json({k: v for k, v in notes.items() if v}, "notes.json")
     return system
+
+
+def log_series(tracker: Tracker, outcomes: list[DocumentOutcome]) -> None:
+    """Each strategy series as MLflow steps, per document and as the mean over the documents
+    that reached each step, so the UI draws e.g. SummIt's score curve."""
+    names = sorted({name for o in outcomes for name in o.result.series})
+    for name in names:
+        by_step: dict[int, list[float]] = {}
+        for o in outcomes:
+            values = o.result.series.get(name, ())
+            for step, value in enumerate(values):
+                tracker.log_metrics({f"doc/{o.doc_id}/strategy/{name}": value}, step=step)
+                if not math.isnan(value):
+                    by_step.setdefault(step, []).append(value)
+        for step, values in sorted(by_step.items()):
+            tracker.log_metrics({f"strategy/{name}": sum(values) / len(values)}, step=step)
 
 
 def system_values(job: Job, outcomes: list[DocumentOutcome]) -> dict[str, float]:

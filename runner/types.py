@@ -6,9 +6,9 @@ described here as a Protocol: what ``runner.llm.Gateway`` offers a strategy or m
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
-from collections.abc import Sequence
 
 
 @dataclass(frozen=True)
@@ -137,6 +137,8 @@ class StrategyResult:
     """Every step taken, in order."""
     counters: dict[str, float] = field(default_factory=dict)
     """Numbers to log as metrics (levels, merges, truncated tokens, ...)."""
+    series: dict[str, tuple[float, ...]] = field(default_factory=dict)
+    """Values per step (e.g. SummIt's score per iteration), logged as MLflow step series."""
 
 
 @dataclass(frozen=True)

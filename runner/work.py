@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import contextlib
 import threading
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any
 
 from runner.chunking import split_into_chunks
 from runner.job import Job
@@ -42,7 +44,9 @@ def run_documents(job: Job, progress: Progress) -> list[DocumentOutcome]:
     return [f.result() for f in futures]
 
 
-def process(item: WorkItem, job: Job, locks: dict[str, contextlib.AbstractContextManager[object]]) -> DocumentOutcome:
+def process(
+    item: WorkItem, job: Job, locks: Mapping[str, contextlib.AbstractContextManager[Any]]
+) -> DocumentOutcome:
     """Summary (made or given) and scores of one document."""
     result = summarize(item, job)
     scores = {}

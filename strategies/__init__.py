@@ -12,13 +12,14 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from strategies import baseline, hier, incremental, none
+from strategies import baseline, hier, incremental, none, summit
 
 STRATEGIES: dict[str, ModuleType] = {
     "baseline": baseline,
     "hier": hier,
     "incremental": incremental,
     "none": none,
+    "summit": summit,
 }
 
 PROMPT_ROOT = Path(__file__).parent / "prompts"

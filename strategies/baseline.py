@@ -12,7 +12,6 @@ from runner.text import count_tokens, cut_to_sentence_end, decode, encode
 from runner.types import LLM, Chunk, StrategyResult, TraceStep
 from strategies.prompting import fill, load_prompt
 
-
 ROLES = ("model",)
 """The summarizer only."""
 

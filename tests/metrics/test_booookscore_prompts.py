@@ -9,8 +9,8 @@ import pytest
 
 from metrics.booookscore_parse import LABELS, parse_answer, parse_batch_answer
 from metrics.booookscore_prompt import BATCH_PROMPT, SENTENCE_PROMPT, load_template
-from tests.metrics.conftest import REPO
 from tests.conftest import missing_shared
+from tests.metrics.conftest import REPO
 
 SEED = REPO.parent / "shared" / "seeds" / "000_352ad2f06818d913.txt"
 

@@ -4,7 +4,13 @@ import random
 
 import pytest
 
-from runner.errors import AuthError, LLMError, ModelUnreachableError, RateLimitedError, TransientLLMError
+from runner.errors import (
+    AuthError,
+    LLMError,
+    ModelUnreachableError,
+    RateLimitedError,
+    TransientLLMError,
+)
 from runner.retry import RetryPolicy
 
 

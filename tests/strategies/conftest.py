@@ -9,14 +9,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from tests.conftest import missing_shared
 from runner.call_log import CallLog
 from runner.llm import Gateway, ModelSpec
 from runner.retry import RetryPolicy
 from runner.text import count_tokens, ends_with_sentence_end
 from runner.types import StrategyResult
+from tests.conftest import missing_shared
 
 BOOK = (
     Path(__file__).resolve().parents[2]

@@ -17,9 +17,9 @@ import yaml
 from runner.chunking import split_into_chunks
 from runner.documents import load_documents
 from runner.errors import ConfigError
+from runner.fake_server import FakeOpenAIServer
 from runner.llm import Gateway
 from runner.testing import calls_of, scripted_llm
-from runner.fake_server import FakeOpenAIServer
 from runner.text import count_tokens, ends_with_sentence_end
 from runner.types import Chunk, Message
 from strategies import STRATEGIES, hier, incremental

@@ -1,0 +1,258 @@
+"""SummIt: feedback parsing, every stopping rule, best/last, ablation, long documents, and
+the whole app against a loopback server."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from runner.config import build_run_config
+from runner.experiment import run_experiment
+from runner.fake_server import FakeOpenAIServer
+from runner.testing import calls_of, scripted_llm
+from runner.types import Chunk, Message
+from strategies import summit
+from strategies.summit_feedback import Operation, parse_feedback
+from tests.runner.test_app import all_runs
+from tests.runner.test_config import composed
+from tests.strategies.conftest import text_of
+
+DOC = "The keeper lit the lamp. A storm came in the night. The ship was saved at dawn.\n\n"
+
+
+def dist(best: int) -> str:
+    """A distribution whose expected value is exactly ``best`` (all mass on it)."""
+    return "Scores: " + ", ".join(f"{k}: {1.0 if k == best else 0.0}" for k in range(1, 6))
+
+
+# --- parsing -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("line", "expected"),
+    [
+        ("- Add the information of [the storm at night]", Operation("add", "the storm at night")),
+        ("2. Remove the information of \"the cat\" from the summary.", Operation("remove", "the cat")),
+        ("Rephrase the information of the ending in the summary", Operation("rephrase", "the ending")),
+        ("4. Shorten the summary.", Operation("simplify", "")),
+        ("Simplify the summary", Operation("simplify", "")),
+        ("5. Do nothing.", Operation("keep", "")),
+        ("Consider removing the specific hospitals mentioned.", Operation("remove", "the specific hospitals mentioned")),
+        ("* Include the information about the mill", Operation("add", "the mill")),
+    ],
+)
+def test_every_operation_kind_is_parsed(line: str, expected: Operation) -> None:
+    assert parse_feedback(f"{dist(3)}\nSuggestions:\n{line}").operations == (expected,)
+
+
+def test_distribution_gives_the_expected_value() -> None:
+    feedback = parse_feedback("Scores: 1: 10%, 2: 10%, 3: 20%, 4: 40%, 5: 20%\nJustification: fine")
+    assert feedback.score == pytest.approx(1 * 0.1 + 2 * 0.1 + 3 * 0.2 + 4 * 0.4 + 5 * 0.2)
+    assert feedback.distribution == pytest.approx({1: 0.1, 2: 0.1, 3: 0.2, 4: 0.4, 5: 0.2})
+    assert feedback.justification == "fine"
+
+
+@pytest.mark.parametrize(("text", "score"), [("Score: 4", 4.0), ("I rate it 3/5.", 3.0), ("2 out of 5", 2.0)])
+def test_a_single_stated_score_is_the_fallback(text: str, score: float) -> None:
+    feedback = parse_feedback(text)
+    assert feedback.score == score and feedback.distribution is None
+
+
+def test_stop_token_and_disallowed_operations() -> None:
+    feedback = parse_feedback(f"{dist(5)}\n- Add the information of X\n- Shorten the summary.\n<stop>", ("simplify", "keep"))
+    assert feedback.stop and feedback.operations == (Operation("simplify", ""),)
+    assert feedback.dropped == (Operation("add", "X"),)
+
+
+def test_an_answer_with_nothing_usable_is_unparsed() -> None:
+    assert not parse_feedback("What a lovely story.").parsed
+
+
+# --- the loop, with a scripted summarizer and evaluator -----------------------------------
+
+Evaluations = Callable[[int, str], str]
+
+
+def run(evaluations: list[str] | Evaluations, revise: Callable[[int], str] | None = None, **params: Any):  # type: ignore[no-untyped-def]
+    """summit on one short document; the evaluator answers ``evaluations`` in turn."""
+    asked: list[int] = []
+
+    def evaluate(messages: list[Message], options: dict[str, Any]) -> str:
+        asked.append(1)
+        if callable(evaluations):
+            return evaluations(len(asked), messages[-1].content)
+        return evaluations[min(len(asked), len(evaluations)) - 1]
+
+    refined: list[int] = []
+
+    def summarize(messages: list[Message], options: dict[str, Any]) -> str:
+        if options["purpose"] == "summit/draft":
+            return "Summary one."
+        refined.append(1)
+        return revise(len(refined)) if revise else f"Summary {len(refined) + 1}."
+
+    model = scripted_llm(summarize, name="summarizer")
+    evaluator = scripted_llm(evaluate, name="evaluator")
+    result = summit.summarize([Chunk(0, DOC, 20)], model, evaluator, **params)
+    return result, model, evaluator
+
+
+def test_stops_on_the_stop_token() -> None:
+    result, model, evaluator = run([f"{dist(3)}\n- Add the information of the storm", f"{dist(5)}\nGreat.\n<STOP>"])
+    assert result.summary == "Summary 2."
+    assert result.counters["stop/stop_token"] == 1 and result.counters["iterations"] == 2
+    assert result.counters["refinements"] == 1 and result.series["score"] == (3.0, 5.0)
+    assert len(calls_of(model)) == 2 and len(calls_of(evaluator)) == 2
+    assert all(o["temperature"] == 0.0 for _, o in calls_of(model) + calls_of(evaluator))
+
+
+def test_stops_at_max_iterations() -> None:
+    result, model, evaluator = run([f"{dist(2)}\n- Add the information of the storm"], max_iterations=3)
+    assert result.counters["stop/max_iterations"] == 1 and result.counters["iterations"] == 3
+    assert result.summary == "Summary 3." and len(calls_of(model)) == 3 and len(calls_of(evaluator)) == 3
+    assert result.counters["ops/add"] == 3
+
+
+def test_patience_stops_a_loop_that_no_longer_improves() -> None:
+    answers = [f"{dist(s)}\n- Rephrase the information of the storm" for s in (3, 4, 2, 4, 5)]
+    result, _, _ = run(answers, patience=2)
+    # scores 3, 4, 2, 4: rounds 3 and 4 do not beat 4, so it stops after round 4
+    assert result.series["score"] == (3.0, 4.0, 2.0, 4.0) and result.counters["stop/patience"] == 1
+
+
+def test_malformed_feedback_is_asked_again_then_ends_the_loop() -> None:
+    result, _, evaluator = run(["Lovely."], max_reasks=2)
+    assert result.counters["stop/unparsed"] == 1 and result.counters["reasks"] == 2
+    assert [o["sample"] for _, o in calls_of(evaluator)] == [0, 1, 2]
+    assert result.summary == "Summary one." and math.isnan(result.series["score"][0])
+
+
+def test_a_readable_reask_goes_on() -> None:
+    result, _, evaluator = run(["Lovely.", f"{dist(4)}\n<STOP>"], max_reasks=2)
+    assert result.counters["stop/stop_token"] == 1 and result.counters["reasks"] == 1
+    assert [o["sample"] for _, o in calls_of(evaluator)] == [0, 1]
+
+
+@pytest.mark.parametrize(("final", "summary"), [("best", "Summary one."), ("last", "Summary 3.")])
+def test_final_best_or_last(final: str, summary: str) -> None:
+    answers = [f"{dist(s)}\n- Remove the information of the cat" for s in (4, 2)] + [f"{dist(3)}\n<STOP>"]
+    result, _, _ = run(answers, final=final)
+    assert result.summary == summary and result.series["score"] == (4.0, 2.0, 3.0)
+
+
+def test_an_unchanged_revision_stops() -> None:
+    result, _, _ = run([f"{dist(3)}\n- Rephrase the information of the lamp"], revise=lambda n: "Summary  one.")
+    assert result.counters["stop/unchanged"] == 1 and result.counters["iterations"] == 1
+
+
+def test_keep_only_feedback_stops() -> None:
+    result, _, _ = run([f"{dist(4)}\nSuggestions:\n5. Do nothing."])
+    assert result.counters["stop/keep"] == 1 and result.summary == "Summary one."
+
+
+def test_ablation_removes_the_operation_from_the_prompt_and_the_parse() -> None:
+    def evaluate(n: int, prompt: str) -> str:
+        return f"{dist(3)}\n- Add the information of the storm"
+
+    result, _, evaluator = run(evaluate, operations=["remove", "rephrase", "simplify", "keep"])
+    system = calls_of(evaluator)[0][0][0]
+    assert system.role == "system" and "Remove the information of []" in system.content
+    assert "Add the information" not in system.content
+    assert result.counters["ops_dropped"] == 1 and result.counters["stop/no_operations"] == 1
+
+
+def test_refine_continues_the_summarizers_conversation() -> None:
+    _, model, _ = run([f"{dist(3)}\n- Add the information of the storm", f"{dist(5)}\n<STOP>"])
+    draft, refine = (m for m, _ in calls_of(model))
+    assert [m.role for m in refine] == ["system", "user", "assistant", "user"]
+    assert refine[:2] == draft and refine[2].content == "Summary one."
+    assert refine[3].content.startswith("Refine: Add the information of the storm")
+    assert "Revise the summary. Follow all the suggestions" in refine[3].content
+
+
+def test_the_trace_records_each_iteration_with_its_diff() -> None:
+    result, _, _ = run([f"{dist(3)}\n- Add the information of the storm", f"{dist(5)}\n<STOP>"])
+    rounds = [s.detail for s in result.trace if s.kind == "iteration"]
+    assert [r["score"] for r in rounds] == [3.0, 5.0]
+    assert rounds[0]["operations"] == [{"kind": "add", "target": "the storm"}]
+    assert rounds[1]["diff_from_previous"] == [{"op": "replace", "old": "one.", "new": "2."}]
+    assert result.trace[-1].detail == {"reason": "stop_token", "final": "last", "chosen_iteration": 2}
+
+
+def test_bad_settings_are_config_errors() -> None:
+    from runner.errors import ConfigError
+
+    for params, key in [({"draft": "x"}, "draft"), ({"final": "first"}, "final"), ({"operations": ["fly"]}, "operations"),
+                        ({"max_iterations": 0}, "max_iterations"), ({"knowledge": True, "topic": "war"}, "knowledge")]:
+        with pytest.raises(ConfigError, match=f"strategy.{key}"):
+            run([f"{dist(3)}\n<STOP>"], **params)
+
+
+def test_a_long_document_is_drafted_by_hier_and_seen_through_level0_summaries() -> None:
+    chunks = [Chunk(i, text_of(700) + f" Marker{i}.\n\n", 705) for i in range(8)]
+
+    def summarize(messages: list[Message], options: dict[str, Any]) -> str:
+        prompt = messages[-1].content
+        if "Your task is to edit the book summary" in prompt:
+            return prompt.split("---\n", 1)[1].rsplit("\n---", 1)[0]
+        if "Below is a part of a story" in prompt:
+            marker = prompt.split("Marker", 1)[1].split(".", 1)[0]
+            return f"Part {marker} tells of the mill."
+        return text_of(int(options["max_tokens"] * 0.5))
+
+    model = scripted_llm(summarize, context_window=4096, name="summarizer")
+    evaluator = scripted_llm(lambda m, o: f"{dist(5)}\n<STOP>", context_window=4096, name="evaluator")
+    result = summit.summarize(chunks, model, evaluator, max_summary_len=400)
+    assert result.counters["long_document"] == 1 and result.counters["draft_calls"] > 8
+    assert any(s.kind == "merge" for s in result.trace), "the draft did not come from hier"
+    evaluated = calls_of(evaluator)[0][0][-1].content
+    assert "Part 0 tells of the mill." in evaluated and "Part 7 tells of the mill." in evaluated
+    assert "Marker3" not in evaluated  # the raw chunks never reach the evaluator
+
+
+# --- the app ---------------------------------------------------------------------------
+
+
+def _responder(request: dict[str, Any]) -> str:
+    system = str(request["messages"][0]["content"])
+    if system.startswith("You are a summary evaluator"):
+        summary = str(request["messages"][-1]["content"]).split("Summary:\n", 1)[1]
+        return f"{dist(5)}\n<STOP>" if "revised" in summary else f"{dist(3)}\n- Add the information of the storm"
+    if str(request["messages"][-1]["content"]).startswith("Refine:"):
+        return "A revised summary about the storm."
+    return "A first summary."
+
+
+def test_the_app_logs_roles_and_the_score_curve(stores: dict[str, str]) -> None:
+    with FakeOpenAIServer(_responder) as server:
+        items = ["strategy=summit", "model=openai_compatible", f"model.api_base={server.url}", "metrics=stats",
+                 "data.limit=2", *[f"{k}={v}" for k, v in stores.items()]]
+        result = run_experiment(build_run_config(composed(*items), tuple(items)))
+    assert set(result.summaries.values()) == {"A revised summary about the storm."}
+    client = MlflowClient(stores["tracking.uri"])
+    run_data = client.get_run(result.run_id).data
+    assert run_data.params["evaluator"] == "openai_compatible" and run_data.params["evaluator.temperature"] == "0.0"
+    assert run_data.params["roles"] == "model,evaluator"
+    curve = client.get_metric_history(result.run_id, "strategy/score")
+    assert [(m.step, m.value) for m in sorted(curve, key=lambda m: m.step)] == [(0, 3.0), (1, 5.0)]
+    assert run_data.metrics["strategy/stop/stop_token"] == 1.0 and run_data.metrics["strategy/ops/add"] == 1.0
+
+
+def test_an_ablation_sweep_from_the_command_line(stores: dict[str, str], tmp_path: Path) -> None:
+    from tests.runner.test_app import cli
+
+    with FakeOpenAIServer(_responder) as server:
+        done = cli("-m", "strategy=summit", "strategy.operations=[add,remove,rephrase,simplify,keep],[remove,rephrase,simplify,keep]",
+                   "model=openai_compatible", f"model.api_base={server.url}", "metrics=stats", "data.limit=1",
+                   f"hydra.sweep.dir={tmp_path / 'sweep'}", *[f"{k}={v}" for k, v in stores.items()])
+    assert done.returncode == 0, done.stderr[-2000:]
+    runs = all_runs(stores["tracking.uri"])
+    ops = sorted(r.data.params["strategy.operations"] for r in runs)
+    assert ops == ["['add', 'remove', 'rephrase', 'simplify', 'keep']", "['remove', 'rephrase', 'simplify', 'keep']"]
+    without_add = next(r for r in runs if "add" not in r.data.params["strategy.operations"])
+    assert without_add.data.metrics["strategy/stop/no_operations"] == 1.0  # its only suggestion was an Add
