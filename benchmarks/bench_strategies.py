@@ -65,21 +65,23 @@ def answer(request: dict[str, Any]) -> str:
     return prose(int((request.get("max_tokens") or 900) * 0.6))
 
 
-def _serve(latency: float, urls: Any, stop: Any) -> None:
+def _serve(latency: float, urls: Any, stop: Any, responder: Callable[[dict[str, Any]], str]) -> None:
     from runner.fake_server import FakeOpenAIServer
 
-    with FakeOpenAIServer(answer, latency_s=latency) as server:
+    with FakeOpenAIServer(responder, latency_s=latency) as server:
         urls.put(server.url)
         stop.wait()
 
 
 @contextmanager
-def loopback_server(latency: float) -> Iterator[str]:
+def loopback_server(
+    latency: float, responder: Callable[[dict[str, Any]], str] = answer
+) -> Iterator[str]:
     """The fake server in its own process, as a real server would be: in-process, its token
     counting and JSON work would compete with the client for the GIL and inflate wall time."""
     urls: Any = multiprocessing.Queue()
     stop = multiprocessing.Event()
-    process = multiprocessing.Process(target=_serve, args=(latency, urls, stop), daemon=True)
+    process = multiprocessing.Process(target=_serve, args=(latency, urls, stop, responder), daemon=True)
     process.start()
     try:
         yield str(urls.get(timeout=60))

@@ -56,13 +56,22 @@ def test_metrics_yaml_names_registered_metrics_with_their_parameters(option: str
         assert set(params or {}) <= keyword_params(METRICS[metric].setup)
 
 
-@pytest.mark.parametrize("group", ["model", "judge"])
+@pytest.mark.parametrize("group", ["model", "judge", "evaluator"])
 def test_model_yamls_are_model_specs(group: str) -> None:
     known = {f.name for f in fields(ModelSpec)}
     for option in options(group):
         block = composed(f"{group}={option}")[group]
         assert set(block) <= known, option
-        assert block["name"] == option
+        assert block["name"] == (option if option != "same" else "local")
+
+
+@pytest.mark.parametrize("model", ["local", "claude", "openai_compatible"])
+def test_the_default_evaluator_is_the_summarizers_model_at_temperature_0(model: str) -> None:
+    raw = composed(f"model={model}", "strategy=summit", "model.concurrency=3")
+    config = build_run_config(raw)
+    evaluator, summarizer = config.roles["evaluator"], config.roles["model"]
+    assert evaluator.model == summarizer.model and evaluator.api_base == summarizer.api_base
+    assert evaluator.concurrency == 3 and evaluator.temperature == 0.0
 
 
 @pytest.mark.parametrize("option", options("data"))

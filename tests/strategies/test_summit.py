@@ -256,3 +256,87 @@ def test_an_ablation_sweep_from_the_command_line(stores: dict[str, str], tmp_pat
     assert ops == ["['add', 'remove', 'rephrase', 'simplify', 'keep']", "['remove', 'rephrase', 'simplify', 'keep']"]
     without_add = next(r for r in runs if "add" not in r.data.params["strategy.operations"])
     assert without_add.data.metrics["strategy/stop/no_operations"] == 1.0  # its only suggestion was an Add
+
+
+# --- the paper's prompts and options ---------------------------------------------------
+
+SEED = Path(__file__).resolve().parents[2].parent / "shared" / "seeds" / "002_04160f7092c98cdf.txt"
+
+
+def test_prompts_keep_the_papers_words() -> None:
+    """Every sentence of Tables 8 and 9 that our files use appears verbatim in the seed."""
+    from tests.conftest import missing_shared
+
+    if not SEED.exists():
+        missing_shared("SummIt seed verbatim-prompt")
+    seed = " ".join(SEED.read_text(encoding="utf-8").split())
+    folder = Path(summit.__file__).parent / "prompts" / "summit"
+    verbatim = {
+        "summarizer_system.txt": None,
+        "evaluator_system.txt": ("{operations}",),
+        "summarize.txt": ("{examples}", "{document}", "{format}"),
+        "summarize_topic.txt": ("{examples}", "{document}", "{extra}", "{format}"),
+        "summarize_knowledge.txt": ("{examples}", "{document}", "{extra}", "{format}"),
+        "refine.txt": ("{suggestions}", "{format}"),
+        "evaluate.txt": ("{examples}", "{document}", "{summary}", "{format}"),
+        "evaluate_topic.txt": ("{examples}", "{document}", "{summary}", "{extra}", "{format}"),
+        "evaluate_knowledge.txt": ("{examples}", "{document}", "{summary}", "{extra}", "{format}"),
+    }
+    for name, slots in verbatim.items():
+        text = (folder / name).read_text(encoding="utf-8")
+        pieces = [text]
+        for slot in slots or ():
+            pieces = [p for piece in pieces for p in piece.split(slot)]
+        for piece in pieces:
+            words = " ".join(piece.split())
+            if words:
+                assert words in seed, f"{name}: {words!r} is not the paper's text"
+    for line in (folder / "operations.txt").read_text(encoding="utf-8").splitlines():
+        assert " ".join(line.split("\t", 1)[1].split()) in seed
+
+
+def test_knowledge_triples_reach_both_roles() -> None:
+    def summarize(messages: list[Message], options: dict[str, Any]) -> str:
+        if options["purpose"] == "summit/extract_knowledge":
+            return "(keeper; lit; lamp)\n(storm; came in; night)"
+        return "Summary one."
+
+    model = scripted_llm(summarize)
+    evaluator = scripted_llm(lambda m, o: f"{dist(5)}\n<STOP>")
+    summit.summarize([Chunk(0, DOC, 20)], model, evaluator, knowledge=True)
+    (extract, _), (draft, _) = calls_of(model)
+    assert "(subject, relation, object) triples" in extract[-1].content and DOC.strip() in extract[-1].content
+    assert "based on the given relationships" in draft[-1].content and "(keeper; lit; lamp)" in draft[-1].content
+    evaluated = calls_of(evaluator)[0][0][-1].content
+    assert "follows the given relationships" in evaluated and "(storm; came in; night)" in evaluated
+
+
+def test_topic_snippets_are_extracted_by_each_role() -> None:
+    def answer(prefix: str) -> Callable[[list[Message], dict[str, Any]], str]:
+        def script(messages: list[Message], options: dict[str, Any]) -> str:
+            if options["purpose"] == "summit/extract_topic":
+                return f"{prefix} snippet"
+            return f"{dist(5)}\n<STOP>" if prefix == "evaluator" else "Summary one."
+        return script
+
+    model, evaluator = scripted_llm(answer("summarizer")), scripted_llm(answer("evaluator"))
+    summit.summarize([Chunk(0, DOC, 20)], model, evaluator, topic="the storm")
+    (extract, _), (draft, _) = calls_of(model)
+    assert "relevant to this topic: the storm" in extract[-1].content
+    assert "Topic sentence: the storm" in draft[-1].content and "summarizer snippet" in draft[-1].content
+    evaluated = [m for m, o in calls_of(evaluator) if o["purpose"] == "summit/evaluate"][0][-1].content
+    assert "evaluator snippet" in evaluated and "summarizer snippet" not in evaluated
+
+
+def test_in_context_examples(tmp_path: Path) -> None:
+    import json
+
+    path = tmp_path / "examples.json"
+    path.write_text(json.dumps([{"document": "Doc A.", "summary": "Sum A.", "explanation": "Why A."}]))
+    model = scripted_llm(lambda m, o: "Summary one.")
+    evaluator = scripted_llm(lambda m, o: f"{dist(5)}\n<STOP>")
+    summit.summarize([Chunk(0, DOC, 20)], model, evaluator, in_context=str(path))
+    draft = calls_of(model)[0][0][-1].content
+    evaluated = calls_of(evaluator)[0][0][-1].content
+    assert "Example summary:\nSum A." in draft and "Why A." not in draft
+    assert "Example evaluation:\nWhy A." in evaluated
