@@ -1,4 +1,4 @@
-"""Entry point: ``python -m runner [overrides] [-m]``.
+"""Entry point: ``python -m runner [overrides] [-m]``, or the ``summarization-runner`` command.
 
 Thin on purpose: Hydra composes the config, we turn it into a validated ``RunConfig``,
 run the job, and print a one-screen summary. A ``RunnerError`` ends the process with one
@@ -6,6 +6,10 @@ line naming the problem and the fix, and exit status 2. Ctrl-C and SIGTERM end t
 KILLED in MLflow and exit at once (130 and 143), without waiting for calls in flight.
 Nothing heavy is imported before Hydra has decided that a job will run, so ``--help``
 and ``--cfg job`` import neither litellm nor MLflow.
+
+The configs are the package ``runner.conf`` (the repo's top-level ``conf/``, mapped in
+pyproject.toml), so a clone and an installed wheel compose the same config from any
+folder; ``--config-dir DIR`` adds a user's own folder of options.
 """
 
 from __future__ import annotations
@@ -38,7 +42,7 @@ def _terminate(signum: int, frame: Any) -> None:
     raise Terminated(f"signal {signum}")
 
 
-@hydra.main(config_path="../conf", config_name="config", version_base="1.3")
+@hydra.main(config_path="pkg://runner.conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float | None:
     """Compose, validate, run, report."""
     from runner.config import build_run_config

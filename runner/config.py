@@ -23,6 +23,8 @@ from runner.retry import RetryPolicy
 from strategies import STRATEGIES
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+"""The folder above the packages: a clone's root, or ``site-packages`` for an installed wheel.
+Only the git commit is looked up here; results go under the current folder."""
 ALL_ROLES: tuple[str, ...] = tuple(
     sorted({r for m in [*STRATEGIES.values(), *METRICS.values()] for r in m.ROLES})
 )
@@ -172,7 +174,7 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
         seed=raw.get("seed"),
         tracking_uri=tracking.get("uri") or default_tracking_uri(),
         experiment=str(tracking.get("experiment") or "summarization"),
-        cache_dir=(cache.get("dir") or str(PROJECT_ROOT / ".cache" / "llm"))
+        cache_dir=(cache.get("dir") or default_cache_dir())
         if cache.get("enabled", True)
         else None,
         progress=_progress_flag(raw.get("progress", "auto")),
@@ -188,5 +190,11 @@ def _progress_flag(value: Any) -> bool:
 
 
 def default_tracking_uri() -> str:
-    """sqlite store under the repo's mlruns/ (MLflow 3.13+ refuses a plain file store)."""
-    return f"sqlite:///{PROJECT_ROOT / 'mlruns' / 'mlflow.db'}"
+    """sqlite store in ./mlruns of the current folder, where MLflow users look (MLflow 3.13+
+    refuses a plain file store); the artifacts go beside it, in ./mlruns/artifacts."""
+    return f"sqlite:///{Path.cwd() / 'mlruns' / 'mlflow.db'}"
+
+
+def default_cache_dir() -> str:
+    """The gateway's response cache: ./.cache/llm of the current folder."""
+    return str(Path.cwd() / ".cache" / "llm")

@@ -20,22 +20,31 @@ from runner.job import Job
 from runner.tracking import Tracker
 from runner.types import DocumentOutcome
 
-VERSIONED = ("litellm", "mlflow", "hydra-core", "tiktoken", "nltk", "llama-cpp-python")
+VERSIONED = (
+    "summarization-runner", "litellm", "mlflow", "hydra-core", "tiktoken", "nltk", "llama-cpp-python",
+)
 
 
 def git_commit() -> str | None:
-    """The checkout's commit, with '-dirty' when it has uncommitted changes; None outside git."""
+    """The checkout's commit, with '-dirty' when it has uncommitted changes; None outside git.
+
+    Only when this package's own source is tracked by the repository around it: an
+    installed wheel (whose site-packages may sit inside some other repository, say a
+    project's .venv) has no commit, and neither does the folder the run is started from.
+    """
     try:
-        sha = subprocess.run(
-            ["git", "rev-parse", "HEAD"], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
-        ).stdout.strip()
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=PROJECT_ROOT, capture_output=True, text=True, check=True,
-        ).stdout.strip()
+        _git("ls-files", "--error-unmatch", "--", "runner/__init__.py")
+        sha = _git("rev-parse", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
         return f"{sha}-dirty" if dirty else sha
     except (OSError, subprocess.CalledProcessError):
         return None
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
 
 
 def role_params(job: Job) -> dict[str, Any]:
@@ -158,8 +167,8 @@ def log_series(tracker: Tracker, outcomes: list[DocumentOutcome]) -> None:
                 tracker.log_metrics({f"doc/{o.doc_id}/strategy/{name}": value}, step=step)
                 if not math.isnan(value):
                     by_step.setdefault(step, []).append(value)
-        for step, values in sorted(by_step.items()):
-            tracker.log_metrics({f"strategy/{name}": sum(values) / len(values)}, step=step)
+        for step, finite in sorted(by_step.items()):
+            tracker.log_metrics({f"strategy/{name}": sum(finite) / len(finite)}, step=step)
 
 
 def system_values(job: Job, outcomes: list[DocumentOutcome]) -> dict[str, float]:

@@ -53,8 +53,11 @@ def run_loop(loop: Loop, first: str | None, max_iterations: int, patience: int, 
         calls.append(done)
         first = done.text.strip()
         steps.append(TraceStep("draft", done.call_id, {"text": first, "tokens": done.completion_tokens}))
-    summaries, scores, feedbacks = [first], [], []
-    reason, reasks = "max_iterations", 0
+    summaries: list[str] = [first]
+    scores: list[float] = []
+    feedbacks: list[Feedback] = []
+    reason: str | None = None
+    reasks = 0
     for index in range(max_iterations):
         feedback, answer, asked = _evaluate(loop, summaries[-1])
         calls += asked
@@ -62,7 +65,7 @@ def run_loop(loop: Loop, first: str | None, max_iterations: int, patience: int, 
         feedbacks.append(feedback)
         scores.append(feedback.score if feedback.score is not None else math.nan)
         reason = _stop_reason(feedback, scores, patience, index + 1 == max_iterations)
-        revised = None
+        revised: str | None = None
         if reason is None:
             revised, call = _refine(loop, summaries[-1], feedback)
             calls.append(call)
@@ -71,7 +74,8 @@ def run_loop(loop: Loop, first: str | None, max_iterations: int, patience: int, 
         steps.append(_round_step(index, summaries, feedback, answer, asked, revised, reason))
         if reason is not None:
             break
-        summaries.append(revised or "")
+        summaries.append(revised or "")  # reason is None here, so a revision was made
+    reason = reason or "max_iterations"  # the last round always names a reason
     chosen = _choose(summaries, scores, final)
     steps.append(TraceStep("stop", "", {"reason": reason, "final": final, "chosen_iteration": chosen + 1}))
     refined = sum(1 for step in steps if step.detail.get("revised") is not None)
