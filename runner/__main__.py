@@ -27,8 +27,11 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm 
 
 from runner import cli_errors  # noqa: E402
 from runner.errors import RunnerError, Terminated  # noqa: E402
+from runner.sweep import current_sweep  # noqa: E402
 
 cli_errors.install()
+FAILED_JOBS: list[str] = []
+"""Errors of sweep jobs: a failed cell does not stop the others; the exit status says so."""
 
 
 def _overrides() -> tuple[str, ...]:
@@ -57,14 +60,36 @@ def main(cfg: DictConfig) -> float | None:
         result = run_experiment(config)
     except RunnerError as err:
         print(f"error: {err}", file=sys.stderr)
-        sys.exit(2)
+        if current_sweep() is None:
+            sys.exit(2)
+        FAILED_JOBS.append(str(err))
+        return None
     except (KeyboardInterrupt, Terminated) as err:
         print(f"stopped ({type(err).__name__}); the run is marked KILLED", file=sys.stderr)
+        _kill_sweep(cfg)
         sys.stderr.flush()
         os._exit(143 if isinstance(err, Terminated) else 130)  # don't wait for calls in flight
     print(format_summary(result))
     return None
 
 
-if __name__ == "__main__":
+def _kill_sweep(cfg: DictConfig) -> None:
+    """An interrupted sweep ends KILLED too (its remaining cells never start)."""
+    sweep = current_sweep()
+    if sweep is not None:
+        from runner.config import default_tracking_uri
+        from runner.tracking import Tracker
+
+        Tracker.for_run(cfg.tracking.uri or default_tracking_uri(), sweep.run_id).finish("KILLED")
+
+
+def cli() -> None:
+    """The ``summarization-runner`` command: exit status 1 when a sweep had failed jobs."""
     main()
+    if FAILED_JOBS:
+        print(f"{len(FAILED_JOBS)} job(s) of the sweep failed; see their runs' failure tags", file=sys.stderr)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    cli()

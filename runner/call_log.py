@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner.budget import Budget
 from runner.types import Completion
 
 
@@ -44,6 +45,7 @@ class CallLog:
         path: Path | None = None,
         on_call: Callable[[CallTotals], None] | None = None,
         keep: bool = False,
+        budget: Budget | None = None,
     ):
         self.path = path
         self.totals = CallTotals()
@@ -51,6 +53,8 @@ class CallLog:
         self.entries: list[dict[str, Any]] = []
         """Every call's line, in order, when ``keep`` (tests read them back)."""
         self._keep = keep
+        self.budget = budget
+        """Spending limits, charged for every real call (``runner/budget.py``)."""
         self._lock = threading.Lock()
         if path is not None:
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -86,6 +90,8 @@ class CallLog:
                 t.model_seconds += c.latency_s
             if self._keep:
                 self.entries.append(line)
+            if self.budget is not None and not c.cached:
+                self.budget.charge(c.cost_usd)
             if self.path is not None:
                 with open(self.path, "a", encoding="utf-8") as handle:
                     handle.write(json.dumps(line, ensure_ascii=False) + "\n")

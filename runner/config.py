@@ -73,6 +73,12 @@ class RunConfig:
     """Response cache folder (None = disabled)."""
     progress: bool
     """Show progress bars."""
+    budget_usd: float | None = None
+    """Stop the job's model calls at this spending (USD)."""
+    sweep_budget_usd: float | None = None
+    """Stop the sweep's model calls at this spending (USD), shared by its jobs."""
+    force: bool = False
+    """Rerun a sweep cell that already has a FINISHED run with the same fingerprint."""
     resolved: dict[str, Any] = field(default_factory=dict)
     """The full resolved config, logged as config.yaml."""
     overrides: tuple[str, ...] = ()
@@ -162,6 +168,7 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
     if temperature is not None and not (0.0 <= float(temperature) <= 2.0):
         raise ConfigError(f"temperature={temperature} is outside 0..2; try temperature=0.5")
     tracking = raw.get("tracking") or {}
+    budget = raw.get("budget") or {}
     cache = raw.get("cache") or {}
     return RunConfig(
         strategy=str(name),
@@ -178,9 +185,21 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
         if cache.get("enabled", True)
         else None,
         progress=_progress_flag(raw.get("progress", "auto")),
+        budget_usd=_usd(budget, "usd"),
+        sweep_budget_usd=_usd(budget, "sweep_usd"),
+        force=bool(raw.get("force", False)),
         resolved=raw,
         overrides=tuple(overrides),
     )
+
+
+def _usd(budget: dict[str, Any], key: str) -> float | None:
+    value = budget.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+        raise ConfigError(f"budget.{key}={value} must be a number of US dollars >= 0, e.g. budget.{key}=5")
+    return float(value)
 
 
 def _progress_flag(value: Any) -> bool:

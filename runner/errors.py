@@ -75,3 +75,7 @@ class Cancelled(RunnerError):
 
 class Terminated(BaseException):
     """SIGTERM arrived: like KeyboardInterrupt, not caught by ``except Exception``."""
+
+
+class BudgetExceeded(RunnerError):
+    """``budget.usd`` or ``budget.sweep_usd`` was reached; no further model call is made."""

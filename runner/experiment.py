@@ -2,9 +2,13 @@
 
 Everything that can be checked before work starts (config, roles, keys, servers, chunk
 vs context, metric setup, documents) is checked in ``runner/job.py`` before the MLflow
-run exists. Once it exists, the run ends FINISHED, FAILED with the first cause, or KILLED
-when the user interrupts (Ctrl-C, SIGTERM): never RUNNING forever, so a report never
-counts a half-finished job.
+run exists. Once it exists, the run ends FINISHED, FAILED with the first cause (a reached
+budget included, tagged ``runner.stopped=budget``), or KILLED when the user interrupts
+(Ctrl-C, SIGTERM): never RUNNING forever, so a report never counts a half-finished job.
+
+In a ``-m`` sweep (``runner/sweep.py``) the run is a child of the sweep's parent run, is
+named by the values the sweep varies, and is skipped when the same sweep already has a
+FINISHED run with the same fingerprint (``force=true`` reruns it).
 """
 
 from __future__ import annotations
@@ -15,13 +19,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runner.budget import Budget
 from runner.call_log import CallLog, CallTotals
 from runner.config import RunConfig
-from runner.errors import Terminated
-from runner.job import prepare
+from runner.errors import BudgetExceeded, Terminated
+from runner.job import Job, prepare
 from runner.progress import Progress
 from runner.run_logging import log_outcomes, log_setup
-from runner.tracking import Tracker
+from runner.sweep import Sweep, current_sweep, job_run_name
+from runner.tracking import Tracker, artifact_root
 from runner.work import run_documents
 
 
@@ -43,12 +49,19 @@ class RunResult:
     """Where the run is stored."""
     timings: dict[str, float] = field(default_factory=dict)
     """Seconds spent in each phase: setup, tracking start, documents, logging."""
+    skipped: bool = False
+    """True when a sweep cell was already done: ``run_id`` is the earlier run."""
 
 
-def run_name(overrides: tuple[str, ...]) -> str:
-    """'strategy=hier,chunk=1024', or 'defaults' when nothing was overridden."""
+def run_name(overrides: tuple[str, ...], sweep: Sweep | None = None) -> str:
+    """In a sweep, the values it varies ('strategy=hier,chunk=2048'); else the overrides
+    ('strategy=hier,chunk=1024'), or 'defaults HH:MM:SS' when nothing was overridden."""
+    if sweep is not None and sweep.keys:
+        named = job_run_name(overrides, sweep.keys)
+        if named:
+            return named
     kept = [o for o in overrides if not o.startswith(("hydra.", "tracking.", "cache.", "progress"))]
-    return ",".join(kept) or "defaults"
+    return ",".join(kept) or time.strftime("defaults %H:%M:%S")
 
 
 def end_status(err: BaseException) -> str:
@@ -57,19 +70,25 @@ def end_status(err: BaseException) -> str:
 
 
 def run_experiment(config: RunConfig) -> RunResult:
-    """Run one job end to end and log it as one MLflow run."""
+    """Run one job end to end and log it as one MLflow run (or skip a finished sweep cell)."""
     timings: dict[str, float] = {}
     clock = time.perf_counter()
+    sweep = current_sweep()
     progress = Progress(config.progress, label=config.strategy)
     cancel = threading.Event()
     with tempfile.TemporaryDirectory(prefix="runner-") as tmp:
         calls_file = Path(tmp) / "calls.jsonl"
-        calls = CallLog(calls_file, on_call=progress.on_call)
+        budget = Budget(config.budget_usd, config.sweep_budget_usd, sweep.ledger if sweep else None)
+        calls = CallLog(calls_file, on_call=progress.on_call, budget=budget)
         job = prepare(config, calls, cancel)
         timings["setup_s"], clock = _lap(clock)
-        tracker = Tracker(config.tracking_uri, config.experiment, _artifact_root(config))
-        name = run_name(config.overrides)
-        tracker.start(name, tags={"fingerprint": job.fingerprint})
+        tracker = Tracker(config.tracking_uri, config.experiment, artifact_root(config.tracking_uri))
+        name = run_name(config.overrides, sweep)
+        done = _finished_cell(tracker, job, sweep)
+        if done:
+            progress.close()
+            return RunResult(done, name, {}, {}, calls.totals, config.tracking_uri, timings, skipped=True)
+        tracker.start(name, tags=_tags(job, sweep))
         timings["tracking_start_s"], clock = _lap(clock)
         try:
             log_setup(tracker, job)
@@ -83,6 +102,8 @@ def run_experiment(config: RunConfig) -> RunResult:
         except BaseException as err:
             cancel.set()
             tracker.log_file(calls_file)
+            if isinstance(err, BudgetExceeded):
+                tracker.set_tags({"runner.stopped": "budget"})
             tracker.finish(end_status(err), reason=f"{type(err).__name__}: {err}")
             raise
         finally:
@@ -98,13 +119,29 @@ def run_experiment(config: RunConfig) -> RunResult:
     )
 
 
+def _finished_cell(tracker: Tracker, job: Job, sweep: Sweep | None) -> str | None:
+    """The earlier FINISHED run of this cell in this sweep, unless ``force``."""
+    if sweep is None or job.config.force:
+        return None
+    return tracker.finished_run(job.fingerprint, sweep.run_id)
+
+
+def _tags(job: Job, sweep: Sweep | None) -> dict[str, str]:
+    """Fingerprint, a one-line description for the UI, and the parent when in a sweep."""
+    config = job.config
+    who = ", ".join(f"{role}={g.name}" for role, g in job.roles.items()) or "no model"
+    tags = {
+        "fingerprint": job.fingerprint,
+        "mlflow.note.content": (
+            f"{config.strategy} ({who}) on {len(job.items)} document(s) from data={config.data.source}, "
+            f"chunk={config.chunk}; overrides: {' '.join(config.overrides) or '(none)'}"
+        ),
+    }
+    if sweep is not None:
+        tags.update({"mlflow.parentRunId": sweep.run_id, "runner.sweep": sweep.run_id})
+    return tags
+
+
 def _lap(since: float) -> tuple[float, float]:
     now = time.perf_counter()
     return now - since, now
-
-
-def _artifact_root(config: RunConfig) -> Path | None:
-    """Artifacts beside the default sqlite store, in mlruns/artifacts/."""
-    if config.tracking_uri.startswith("sqlite:///"):
-        return Path(config.tracking_uri[len("sqlite:///") :]).parent / "artifacts"
-    return None

@@ -214,6 +214,8 @@ class Gateway:
         kwargs.pop("model_file", None)
         if self.spec.in_process:  # a scripted model answers per sample and purpose
             kwargs["metadata"] = {"sample": sample, "purpose": purpose}
+        if self.call_log.budget is not None:
+            self.call_log.budget.check()
         if self.spec.is_local:
             self._register_local()
         if self.spec.api_key_env and os.environ.get(self.spec.api_key_env):

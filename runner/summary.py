@@ -9,6 +9,11 @@ _SHOWN = 12
 
 def format_summary(result: RunResult) -> str:
     """Run id, main scores, cost and where to look."""
+    if result.skipped:
+        return (
+            f"skipped {result.run_name}: this sweep already has it FINISHED as MLflow run "
+            f"{result.run_id} (force=true runs it again)"
+        )
     t = result.totals
     scores = {
         k: v

@@ -1,0 +1,75 @@
+"""Spending limits: ``budget.usd`` per job and ``budget.sweep_usd`` per sweep.
+
+The gateway asks ``check()`` before every call that would reach a model (cache hits are
+free) and the call log ``charge()``s what each real call cost. A sweep's jobs may run in
+several processes, so their spending is added up in one small file (the sweep's ledger,
+``<sweep dir>/spend.json``) under an exclusive ``flock``: read, add, write back. A limit
+stops new calls only; calls already in flight finish, so a job can overshoot by at most
+what its in-flight calls cost.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import json
+import os
+import threading
+from pathlib import Path
+
+from runner.errors import BudgetExceeded
+
+
+class Budget:
+    """The limits of one job, and what it has spent so far."""
+
+    def __init__(self, job_usd: float | None, sweep_usd: float | None, ledger: str | None) -> None:
+        self.job_usd = job_usd
+        self.sweep_usd = sweep_usd
+        self.ledger = Path(ledger) if ledger and sweep_usd is not None else None
+        self.spent = 0.0
+        self._lock = threading.Lock()
+
+    def check(self) -> None:
+        """Raise ``BudgetExceeded`` when a limit has been reached."""
+        if self.job_usd is not None and self.spent >= self.job_usd:
+            raise BudgetExceeded(
+                f"budget.usd={self.job_usd} reached (${self.spent:.4f} spent by this job); raise "
+                "budget.usd and rerun: calls already made are served from the cache"
+            )
+        if self.sweep_usd is not None:
+            total = self._sweep_total(0.0) if self.ledger else self.spent
+            if total >= self.sweep_usd:
+                raise BudgetExceeded(
+                    f"budget.sweep_usd={self.sweep_usd} reached (${total:.4f} spent by the sweep); "
+                    "raise it and rerun the sweep: finished cells are skipped"
+                )
+
+    def charge(self, cost_usd: float) -> None:
+        """Add one real call's cost to the job and, in a sweep, to the sweep's ledger."""
+        if cost_usd <= 0:
+            return
+        with self._lock:
+            self.spent += cost_usd
+        if self.ledger:
+            self._sweep_total(cost_usd)
+
+    def _sweep_total(self, add: float) -> float:
+        """The sweep's spending after adding ``add``, read and written under the file lock."""
+        assert self.ledger is not None
+        self.ledger.parent.mkdir(parents=True, exist_ok=True)
+        with open(self.ledger, "a+", encoding="utf-8") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                handle.seek(0)
+                text = handle.read().strip()
+                total = float(json.loads(text)["usd"]) if text else 0.0
+                if add:
+                    total += add
+                    handle.seek(0)
+                    handle.truncate()
+                    handle.write(json.dumps({"usd": total}))
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                return total
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
