@@ -6,10 +6,12 @@ shapes of params, metrics and artifacts, and ``Tracker`` is the only thing it ta
 
 from __future__ import annotations
 
+import hashlib
 import math
 import platform
 import subprocess
 from importlib import metadata
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -85,6 +87,7 @@ def log_setup(tracker: Tracker, job: Job) -> None:
     tags.update({f"version.{name}": _version(name) for name in VERSIONED})
     tracker.set_tags(tags)
     tracker.log_text(yaml.safe_dump(config.resolved, sort_keys=False), "config.yaml")
+    log_dataset(tracker, job)
     for artifact, path in job.prompts.items():
         tracker.log_file(path, artifact.rsplit("/", 1)[0])
 
@@ -140,8 +143,7 @@ def log_outcomes(
         }
     )
     tracker.log_metrics(system)
-    for doc_id, values in per_doc.items():
-        tracker.log_metrics({f"doc/{doc_id}/{k}": v for k, v in values.items()})
+    tracker.log_table(_score_table(per_doc), "scores_table.json")
     log_series(tracker, outcomes)
     tracker.log_json({o.doc_id: o.result.summary for o in outcomes}, "summaries.json")
     tracker.log_json(per_doc, "scores.json")
@@ -153,6 +155,32 @@ def log_outcomes(
     if any(notes.values()):
         tracker.log_json({k: v for k, v in notes.items() if v}, "notes.json")
     return system
+
+
+def _score_table(per_doc: dict[str, dict[str, float]]) -> dict[str, list[Any]]:
+    """One row per document, one column per value (None where a document has none): the
+    per-document view, instead of thousands of ``doc/...`` metric keys."""
+    keys = sorted({k for values in per_doc.values() for k in values})
+    table: dict[str, list[Any]] = {"doc_id": list(per_doc)}
+    for key in keys:
+        table[key] = [_finite(values.get(key)) for values in per_doc.values()]
+    return table
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or math.isnan(value) else value
+
+
+def log_dataset(tracker: Tracker, job: Job) -> None:
+    """The documents as the run's MLflow dataset: name, source and a digest of the texts."""
+    data = job.config.data
+    digest = hashlib.sha256()
+    for item in job.items:
+        for part in (item.doc_id, item.source.text if item.source else "", item.summary or ""):
+            digest.update(part.encode("utf-8") + b"\0")
+    source = data.path or ("runner/sample_data" if data.source == "sample" else data.source)
+    name = data.source if data.source == "sample" else f"{data.source}:{Path(str(source)).name}"
+    tracker.log_dataset(name, digest.hexdigest()[:16], str(source), len(job.items))
 
 
 def log_series(tracker: Tracker, outcomes: list[DocumentOutcome]) -> None:

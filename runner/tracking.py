@@ -156,6 +156,19 @@ class Tracker:
         items = [RunTag(k, str(v)) for k, v in tags.items()]
         _retrying(lambda: self.client.log_batch(self.run_id, tags=items))
 
+    def log_table(self, columns: dict[str, list[Any]], artifact_file: str) -> None:
+        """A table artifact (MLflow's table format: the UI shows it as a table)."""
+        self.client.log_table(self.run_id, columns, artifact_file)
+
+    def log_dataset(self, name: str, digest: str, source: str, rows: int) -> None:
+        """The run's input documents, shown in the UI's Dataset column."""
+        from mlflow.entities import Dataset, DatasetInput, InputTag
+
+        dataset = Dataset(name=name, digest=digest, source_type="local", source=json.dumps({"uri": source}),
+                          profile=json.dumps({"num_rows": rows}))
+        tags = [InputTag("mlflow.data.context", "summarize")]
+        _retrying(lambda: self.client.log_inputs(self.run_id, datasets=[DatasetInput(dataset, tags)]))
+
     def log_json(self, obj: Any, artifact_file: str) -> None:
         """A JSON artifact."""
         self.client.log_text(self.run_id, json.dumps(obj, indent=2, ensure_ascii=False), artifact_file)

@@ -61,7 +61,14 @@ def test_run_logs_params_metrics_and_artifacts(server: FakeOpenAIServer, stores:
     metrics = logged.data.metrics
     assert metrics["calls"] == 3 and metrics["cache_hits"] == 0 and metrics["documents"] == 3
     assert metrics["prompt_tokens"] > 9000 and "stats/words" in metrics
-    assert "doc/salt-and-copper/stats/words" in metrics
+    assert not [k for k in metrics if k.startswith("doc/")]  # per-document values: the table
+    table = json.loads(artifact(client, result.run_id, "scores_table.json"))
+    rows = {row[table["columns"].index("doc_id")]: row for row in table["data"]}
+    words = table["columns"].index("stats/words")
+    scores = json.loads(artifact(client, result.run_id, "scores.json"))
+    assert {d: r[words] for d, r in rows.items()} == {d: v["stats/words"] for d, v in scores.items()}
+    (dataset,) = logged.inputs.dataset_inputs
+    assert dataset.dataset.name == "sample" and json.loads(dataset.dataset.profile)["num_rows"] == 3
     tags = logged.data.tags
     assert tags["mlflow.source.git.commit"] and len(tags["fingerprint"]) == 16
     summaries = json.loads(artifact(client, result.run_id, "summaries.json"))
@@ -162,7 +169,9 @@ def test_summaries_made_elsewhere_are_scored_without_sources(stores: dict[str, s
     assert result.summaries == {"book-1": "Anna sails north. She finds the island.", "book-2": "Ben stays home."}
     assert result.totals.calls == 0
     logged = MlflowClient(stores["tracking.uri"]).get_run(result.run_id).data
-    assert logged.metrics["doc/book-1/stats/sentences"] == 2 and "stats/novel_trigrams_pct" not in logged.metrics
+    client = MlflowClient(stores["tracking.uri"])
+    scores = json.loads(artifact(client, result.run_id, "scores.json"))
+    assert scores["book-1"]["stats/sentences"] == 2 and "stats/novel_trigrams_pct" not in logged.metrics
     assert logged.params["roles"] == "none"
 
 
@@ -174,11 +183,12 @@ def test_summaries_with_their_sources_get_source_metrics(stores: dict[str, str],
     path.write_text(json.dumps({"book-1": "Anna sails north. She finds the island.", "book-2": "Ben stays home."}))
     items = ["strategy=none", "data=summaries", f"data.path={path}", f"data.sources={sources}",
              "metrics=stats", *[f"{k}={v}" for k, v in stores.items()]]
-    metrics = MlflowClient(stores["tracking.uri"]).get_run(run(items).run_id).data.metrics
+    client = MlflowClient(stores["tracking.uri"])
+    metrics = json.loads(artifact(client, run(items).run_id, "scores.json"))
     # book-1: trigrams "anna sails north", "sails north she", "north she finds", "she finds the",
     # "finds the island": 2 of 5 ("sails north she", "north she finds") are absent from the source.
-    assert metrics["doc/book-1/stats/novel_trigrams_pct"] == pytest.approx(40.0)
-    assert "doc/book-2/stats/novel_trigrams_pct" not in metrics
+    assert metrics["book-1"]["stats/novel_trigrams_pct"] == pytest.approx(40.0)
+    assert "stats/novel_trigrams_pct" not in metrics["book-2"]
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
