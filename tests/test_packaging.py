@@ -131,7 +131,7 @@ def test_wheel_ships_every_config_prompt_and_sample(wheel: Path) -> None:
     assert top_level == {"runner", "strategies", "metrics"}  # no tests/, benchmarks/, conf/
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     scripts = zipfile.ZipFile(wheel).read(entry_points).decode()
-    assert "summarization-runner = runner.__main__:main" in scripts
+    assert "summarization-runner = runner.__main__:cli" in scripts
 
 
 def test_installed_command_composes_the_shipped_config_from_any_folder(installed: Installed) -> None:
@@ -208,7 +208,9 @@ def test_user_config_folder_adds_a_model_alias(installed: Installed, server: Fak
         (conf / file).parent.mkdir(parents=True, exist_ok=True)
         (conf / file).write_text(text, encoding="utf-8")
     helped = run([installed.command, "--config-dir", "my_conf", "--help"], cwd=work).stdout
-    assert "experiment: quick" in helped and "my_server" in helped and "model: claude" in helped
+    (experiments,) = [line for line in helped.splitlines() if line.startswith("experiment:")]
+    assert "quick" in experiments and "local_demo" in experiments  # the user's beside the shipped ones
+    assert "my_server" in helped and "model: claude" in helped
     judged = run([installed.command, f"hydra.searchpath=[file://{conf}]", "judge=my_server",
                   "--cfg", "job"], cwd=work).stdout
     assert "model: openai/my-served-model" in judged and "temperature: 0.0" in judged

@@ -42,10 +42,12 @@ def artifact(client: MlflowClient, run_id: str, path: str) -> str:
     return Path(local).read_text(encoding="utf-8")
 
 
-def all_runs(uri: str) -> list[Any]:
+def all_runs(uri: str, parents: bool = False) -> list[Any]:
+    """Every run of the experiment; a sweep's parent run only when ``parents``."""
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name("summarization")
-    return client.search_runs([experiment.experiment_id]) if experiment else []
+    runs = client.search_runs([experiment.experiment_id]) if experiment else []
+    return [r for r in runs if parents or r.data.tags.get("runner.kind") != "sweep"]
 
 
 def test_run_logs_params_metrics_and_artifacts(server: FakeOpenAIServer, stores: dict[str, str]) -> None:
@@ -204,7 +206,7 @@ def test_cli_multirun_creates_one_run_per_job(
     done = cli("-m", "strategy=baseline", "chunk=512,1024", "data.limit=1",
                f"hydra.sweep.dir={tmp_path / 'sweep'}", *overrides(server.url, stores))
     assert done.returncode == 0, done.stderr[-2000:]
-    runs = [r for r in all_runs(stores["tracking.uri"]) if r.data.tags.get("runner.kind") != "sweep"]
+    runs = all_runs(stores["tracking.uri"])
     assert sorted(r.data.params["chunk"] for r in runs) == ["1024", "512"]
     assert all(r.info.status == "FINISHED" for r in runs)
     assert {r.info.run_name for r in runs} == {

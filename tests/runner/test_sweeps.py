@@ -41,7 +41,7 @@ def _children(uri: str, parent: str) -> list[Any]:
 
 
 def _parents(uri: str) -> list[Any]:
-    return [r for r in all_runs(uri) if r.data.tags.get("runner.kind") == "sweep"]
+    return [r for r in all_runs(uri, parents=True) if r.data.tags.get("runner.kind") == "sweep"]
 
 
 @pytest.mark.parametrize(
@@ -181,8 +181,9 @@ def test_the_mlflow_ui_shows_the_sweep_as_parent_and_children(stores: dict[str, 
     port = _free_port()
     mlflow = subprocess.Popen(
         [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", stores["tracking.uri"],
+         "--artifacts-destination", str(tmp_path / "served-artifacts"),
          "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
     )
     base = f"http://127.0.0.1:{port}"
     try:

@@ -1,0 +1,300 @@
+"""``python -m runner.report``: the paper's Table 2 and figures from the MLflow runs of a sweep.
+
+    python -m runner.report                                   # the latest sweep of 'summarization'
+    python -m runner.report tracking.experiment=NAME sweep=PARENT_RUN_ID out=DIR
+    python -m runner.report 'metric_keys=[booookscore/score,cost_usd]' 'rows=[model]'
+
+It reads the runs back through ``runner.results`` (FINISHED only, newest per fingerprint;
+``runner.report_runs``), estimates every cell with a bootstrap CI over documents
+(``runner.report_table``), writes Markdown, LaTeX and CSV (``runner.report_format``) and the
+figures (``runner.report_plots``) to ``out``, logs them to the sweep's parent run under
+``report/``, and prints the Markdown. ``make_report`` does all of it from a ``ReportConfig``
+without Hydra; ``main`` is the Hydra entry, the only place that sees a ``DictConfig``.
+
+The list of metrics is ``metric_keys``, not ``metrics``: ``report.yaml`` lives beside the
+runner's config groups, where ``metrics=`` already picks the runner's metric plugins.
+Heavy imports (MLflow, pandas, matplotlib) wait until the config is valid, so ``--help`` and
+config errors stay quick.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import hydra
+from hydra._internal import utils as hydra_utils
+from hydra.errors import HydraException
+from omegaconf import DictConfig, OmegaConf
+from omegaconf.errors import OmegaConfBaseException
+
+from runner import cli_errors
+from runner.errors import ConfigError, DataError, RunnerError
+from runner.report_config import SETTINGS, ReportConfig, build_report_config
+
+if TYPE_CHECKING:
+    from runner.report_plots import History, Plot
+    from runner.report_runs import Layout, Selection
+    from runner.report_table import Scores, Table
+    from runner.results import RunRecord
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+TABLE_FILES = {"md": "table.md", "tex": "table.tex", "csv": "table.csv"}
+PLOT_FILES = ("score_vs_length.png", "error_types.png", "summit_iterations.png")
+
+
+@dataclass(frozen=True)
+class Report:
+    """What ``make_report`` produced."""
+
+    header: str
+    """Which runs were read and how they were laid out."""
+    markdown: str
+    """The table, its caption and footnote."""
+    table: Table
+    """The numbers."""
+    selection: Selection
+    """The runs averaged and those left out."""
+    out: Path
+    """The output folder."""
+    files: tuple[Path, ...]
+    """Every file written."""
+    notes: tuple[str, ...]
+    """Skipped metrics and figures."""
+    logged_to: str | None
+    """The sweep parent run the files were logged to (None: no sweep)."""
+
+    def text(self) -> str:
+        """What the command prints."""
+        lines = [self.header, "", self.markdown.rstrip(), "", *self.notes]
+        lines.append(f"wrote {len(self.files)} files to {self.out}")
+        if self.logged_to:
+            lines.append(f"logged them to the sweep's parent run {self.logged_to} under report/")
+        return "\n".join(lines)
+
+
+def _check_store(uri: str) -> None:
+    """A sqlite URI must name an existing file: MLflow would create an empty store instead."""
+    if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///") :]).exists():
+        raise ConfigError(
+            f"tracking.uri={uri} names no database file; give the store the runs were written to "
+            "(the runner's default is sqlite:///<its folder>/mlruns/mlflow.db)"
+        )
+
+
+def _scores(uri: str, runs: list[RunRecord]) -> Scores:
+    """Each run's ``scores.json`` through ``runner.results.scores_frame``."""
+    from runner.results import SCORE_COLUMNS, scores_frame
+
+    frame = scores_frame(uri, runs=runs)
+    names = [c for c in frame.columns if c not in SCORE_COLUMNS and not c.startswith("param.")]
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for rec in frame.to_dict("records"):
+        values = {n: float(rec[n]) for n in names if rec[n] == rec[n]}  # NaN: absent or undecided
+        out.setdefault(str(rec["run_id"]), {})[str(rec["doc_id"])] = values
+    return out
+
+
+def _histories(uri: str, runs: tuple[RunRecord, ...]) -> dict[str, History]:
+    """SummIt's score series of every run that has one (its steps are the iterations).
+
+    ``runner.results`` reads only each metric's latest value; the whole series comes through
+    the MLflow door's ``Tracker``, bound to each run (the only two modules importing mlflow).
+    """
+    from runner.report_plots import SUMMIT_SERIES
+    from runner.tracking import Tracker
+
+    out: dict[str, History] = {}
+    for run in runs:
+        if SUMMIT_SERIES in run.metrics:
+            history = Tracker.for_run(uri, run.run_id).client.get_metric_history(
+                run.run_id, SUMMIT_SERIES
+            )
+            out[run.run_id] = sorted((m.step, m.value) for m in history)
+    return out
+
+
+def _log_to_parent(uri: str, run_id: str, files: list[Path]) -> None:
+    """The report's files as artifacts ``report/<name>`` of the sweep's parent run."""
+    from runner.tracking import Tracker
+
+    parent = Tracker.for_run(uri, run_id)
+    for path in files:
+        parent.log_file(path, "report")
+
+
+def _default_out(experiment: str, sweep_id: str | None) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", experiment)
+    return Path.cwd() / "reports" / f"{safe}-{sweep_id or 'all'}"
+
+
+def _read(config: ReportConfig) -> tuple[Selection, Scores]:
+    """The selected runs and their per-document scores; a clear error when there are none."""
+    from runner.report_runs import select_runs
+    from runner.results import find_runs
+
+    _check_store(config.uri)
+    records = find_runs(config.uri, config.experiment)
+    if not records:
+        raise DataError(
+            f"experiment '{config.experiment}' has no runs in {config.uri}; "
+            "check tracking.experiment and tracking.uri"
+        )
+    selection = select_runs(records, config.experiment, config.sweep)
+    if not selection.runs:
+        raise DataError(
+            f"{selection.scope} has no FINISHED run to report "
+            f"({len(selection.excluded)} not finished); rerun the failed jobs"
+        )
+    return selection, _scores(config.uri, list(selection.runs))
+
+
+def _present(wanted: tuple[str, ...], runs: tuple[RunRecord, ...], scores: Scores) -> list[str]:
+    """The metrics of ``wanted`` that some run has, run-level or per document."""
+    have = {k for r in runs for k in r.metrics}
+    have |= {k for docs in scores.values() for values in docs.values() for k in values}
+    present = [m for m in wanted if m in have]
+    if not present:
+        raise DataError(
+            f"none of metric_keys={list(wanted)} is in the selected runs; "
+            f"they have e.g.: {', '.join(sorted(have)[:12])}"
+        )
+    return present
+
+
+def _header(config: ReportConfig, selection: Selection, grid: Layout) -> str:
+    """What was read and how it is laid out, for the printout and ``table.md``."""
+    keys = f"Rows: {', '.join(grid.rows) or '—'}; columns: {', '.join(grid.columns) or '—'}"
+    if grid.implied:
+        keys += f"; implied by them: {', '.join(grid.implied)}"
+    if grid.pooled:
+        keys += f"; pooled over: {', '.join(grid.pooled)}"
+    counts = f"{len(selection.runs)} runs averaged, {len(selection.excluded)} not"
+    return f"# Report: {selection.scope}\nStore: {config.uri}. {counts}.\n{keys}."
+
+
+def _figures(
+    config: ReportConfig, selection: Selection, scores: Scores, grid: Layout, out: Path
+) -> list[Plot]:
+    """The three figures (each written, or skipped with a note)."""
+    from runner import report_plots as plots
+    from runner.report_table import build_table
+
+    needed = [plots.SCORE, plots.LENGTH, *plots.TYPE_METRICS]
+    cells = build_table(
+        selection.runs,
+        scores,
+        grid,
+        needed,
+        resamples=config.resamples,
+        confidence=config.confidence,
+        seed=config.seed,
+    )
+    histories = _histories(config.uri, selection.runs)
+    return [
+        plots.score_vs_length(cells, out / PLOT_FILES[0]),
+        plots.error_types(cells, out / PLOT_FILES[1]),
+        plots.summit_curves(selection.runs, grid, histories, out / PLOT_FILES[2]),
+    ]
+
+
+def make_report(config: ReportConfig) -> Report:
+    """Select the runs, build the table, write every output and log it to the sweep's parent."""
+    from runner import report_format
+    from runner.report_runs import layout
+    from runner.report_table import build_table
+
+    selection, scores = _read(config)
+    metrics = _present(config.metrics, selection.runs, scores)
+    notes = [
+        f"skipped metric {m}: no selected run has it" for m in config.metrics if m not in metrics
+    ]
+    grid = layout(selection.runs, config.rows, config.columns)
+    table = build_table(
+        selection.runs,
+        scores,
+        grid,
+        metrics,
+        resamples=config.resamples,
+        confidence=config.confidence,
+        seed=config.seed,
+    )
+    header = _header(config, selection, grid)
+    md = report_format.markdown(table, selection.excluded)
+    texts = {
+        TABLE_FILES["md"]: header + "\n\n" + md,
+        TABLE_FILES["tex"]: report_format.latex(table, selection.excluded),
+        TABLE_FILES["csv"]: report_format.csv_text(table),
+    }
+    out = config.out or _default_out(config.experiment, selection.sweep_id)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in texts.items():
+        (out / name).write_text(text, encoding="utf-8")
+    files = [out / name for name in texts]
+    for name in PLOT_FILES:
+        (out / name).unlink(missing_ok=True)  # a figure skipped now must not survive from before
+    if config.plots:
+        drawn = _figures(config, selection, scores, grid, out)
+        files += [p.path for p in drawn if p.path]
+        notes += [p.note for p in drawn if not p.path]
+    if selection.sweep_id:
+        _log_to_parent(config.uri, selection.sweep_id, files)
+    return Report(header, md, table, selection, out, tuple(files), tuple(notes), selection.sweep_id)
+
+
+def _one_line(err: BaseException) -> str:
+    """Hydra's error as one line, with the report's own settings in the hint."""
+    found = re.search(r"Could not override '([^']+)'", str(err))
+    if not found:
+        return cli_errors.one_line(err)
+    key = found.group(1)
+    if key.split(".")[0] == "metrics":
+        return (
+            "metrics= picks the runner's metric plugins; the report's list of metrics is "
+            "metric_keys=[booookscore/score,stats/length_tokens]"
+        )
+    return f"{key} is not a report setting; valid: {', '.join(SETTINGS)}"
+
+
+def _install_errors() -> None:
+    """As ``cli_errors.install``: Hydra's errors become ``error: <problem>; <fix>``, exit 2."""
+    original = hydra_utils.run_and_report
+
+    def run_and_report(func: Callable[[], Any]) -> Any:
+        def reported() -> Any:
+            try:
+                return func()
+            except (HydraException, OmegaConfBaseException) as err:
+                if os.environ.get("HYDRA_FULL_ERROR") == "1":
+                    raise
+                print(f"error: {_one_line(err)}", file=sys.stderr)
+                sys.exit(2)
+
+        return original(reported)
+
+    hydra_utils.run_and_report = run_and_report
+
+
+@hydra.main(config_path="pkg://runner.conf", config_name="report", version_base="1.3")
+def main(cfg: DictConfig) -> None:
+    """Validate, report, print."""
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # keep stdout the table
+    try:
+        raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+        assert isinstance(raw, dict)
+        report = make_report(build_report_config({str(k): v for k, v in raw.items()}))
+    except RunnerError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+    print(report.text())
+
+
+if __name__ == "__main__":
+    _install_errors()
+    main()

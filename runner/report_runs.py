@@ -1,0 +1,199 @@
+"""Which runs a report averages, and how their params lay out as rows and columns.
+
+A report reads one sweep (the children of a parent run tagged ``runner.kind=sweep``) or, when
+the experiment has no sweep, all of its runs. Only FINISHED runs are averaged, and of several
+FINISHED runs with one fingerprint only the newest: the older ones are the same experiment
+run again (a rerun after a code or cache fix), so counting both would double its documents.
+Everything left out is returned with its reason, because a table that silently drops a
+failed cell reads as a complete one.
+
+Rows and columns are the params that vary across the averaged runs. The column key is
+``strategy`` when it varies (the paper's Table 2); the row keys are the smallest set of the
+other varying params that still tells every configuration apart, so ``model.model`` (which
+follows ``model``) or ``strategy.levels`` (which follows ``strategy``) do not widen the table.
+This module is plain Python over ``RunRecord``s: no MLflow, no pandas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from runner.config import ALL_ROLES
+from runner.errors import ConfigError, DataError
+from runner.fingerprint import NON_EXPERIMENT_KEYS
+from runner.model_spec import NOT_IN_FINGERPRINT
+from runner.results import RunRecord
+
+SWEEP_TAG = "runner.kind"
+"""Tag of a sweep's parent run; its value is ``SWEEP_KIND``."""
+SWEEP_KIND = "sweep"
+STOPPED_TAG = "runner.stopped"
+"""Set by the runner on a run it stopped itself (``budget`` when a cost budget was reached)."""
+PREFERRED_KEYS = ("strategy", "model", "judge", "evaluator", "chunk", "data", "temperature", "seed")
+"""Row keys tried first, so a label reads ``model=gpt4`` rather than ``model.model=openai/...``."""
+MISSING = "—"
+"""Shown for a param a run does not have (e.g. ``strategy.levels`` of a non-hier run)."""
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """A run listed in the footnote instead of being averaged."""
+
+    run_id: str
+    """MLflow run id."""
+    run_name: str
+    """The run's name, as the MLflow UI shows it."""
+    status: str
+    """FAILED, 'FAILED (budget)', KILLED, RUNNING, ... or 'superseded'."""
+    reason: str
+    """The run's ``failure`` tag, or which newer run supersedes it ('' when untagged)."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The runs of one report."""
+
+    scope: str
+    """One line saying what was read, for the printed header."""
+    sweep_id: str | None
+    """The sweep's parent run id, or None when all runs of the experiment were read."""
+    runs: tuple[RunRecord, ...]
+    """FINISHED runs, newest per fingerprint, newest first: the ones averaged."""
+    excluded: tuple[Excluded, ...]
+    """Everything else, newest first."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which params name the rows and the columns of the table."""
+
+    rows: tuple[str, ...]
+    """Row keys, in label order."""
+    columns: tuple[str, ...]
+    """Column keys (usually just ``strategy``; empty for a single column group)."""
+    implied: tuple[str, ...]
+    """Varying params left out because the row and column keys determine them."""
+    pooled: tuple[str, ...]
+    """Varying params left out that the keys do not determine: cells pool over them."""
+
+
+def select_runs(records: Sequence[RunRecord], experiment: str, sweep: str | None) -> Selection:
+    """The sweep ``sweep`` (a parent run id or name; None = the newest sweep) or all runs.
+
+    ``records`` are all runs of the experiment, newest first (``find_runs`` order).
+    """
+    sweeps = [r for r in records if r.tags.get(SWEEP_TAG) == SWEEP_KIND]
+    if sweep is None and not sweeps:
+        scope = f"all {len(records)} runs of experiment '{experiment}' (it has no sweep)"
+        return _finished(scope, None, records)
+    parent = sweeps[0] if sweep is None else _find_parent(records, sweeps, sweep, experiment)
+    children = [r for r in records if r.parent_run_id == parent.run_id]
+    which = "the latest sweep" if sweep is None else "sweep"
+    scope = f"{which} {parent.run_id} ('{parent.run_name}') of experiment '{experiment}'"
+    if not children:
+        raise DataError(f"{scope} has no child runs; give another sweep= (a parent run id)")
+    return _finished(f"{scope}: {len(children)} runs", parent.run_id, children)
+
+
+def _find_parent(
+    records: Sequence[RunRecord], sweeps: Sequence[RunRecord], wanted: str, experiment: str
+) -> RunRecord:
+    """The run named by id, or by name when one run has it."""
+    by_id = [r for r in records if r.run_id == wanted]
+    by_name = [r for r in sweeps if r.run_name == wanted]
+    if by_id or len(by_name) == 1:
+        return (by_id or by_name)[0]
+    known = ", ".join(f"{r.run_id} ({r.run_name})" for r in sweeps[:5]) or "none"
+    problem = "names several sweeps" if by_name else "is not a run"
+    raise ConfigError(
+        f"sweep={wanted} {problem} of experiment '{experiment}'; give a parent run id "
+        f"(sweeps there, newest first: {known}) or leave sweep unset for the latest"
+    )
+
+
+def _finished(scope: str, sweep_id: str | None, runs: Iterable[RunRecord]) -> Selection:
+    """Keep FINISHED runs, newest per fingerprint; list the rest with their reason."""
+    kept: list[RunRecord] = []
+    excluded: list[Excluded] = []
+    newest: dict[str, RunRecord] = {}
+    for run in sorted(runs, key=lambda r: (r.start_time, r.run_id), reverse=True):
+        if run.tags.get(SWEEP_TAG) == SWEEP_KIND:
+            continue  # a parent holds no results of its own
+        if run.status != "FINISHED":
+            stopped = run.tags.get(STOPPED_TAG)  # why the runner stopped it, e.g. 'budget'
+            status = f"{run.status} ({stopped})" if stopped else run.status
+            excluded.append(Excluded(run.run_id, run.run_name, status, run.tags.get("failure", "")))
+        elif run.fingerprint and run.fingerprint in newest:
+            newer = newest[run.fingerprint]
+            reason = f"same fingerprint as the newer {newer.run_name} ({newer.run_id[:8]})"
+            excluded.append(Excluded(run.run_id, run.run_name, "superseded", reason))
+        else:
+            if run.fingerprint:
+                newest[run.fingerprint] = run
+            kept.append(run)
+    return Selection(scope, sweep_id, tuple(kept), tuple(excluded))
+
+
+def param(run: RunRecord, key: str) -> str:
+    """The run's value of ``key`` (``MISSING`` when it has none)."""
+    return run.params.get(key, MISSING)
+
+
+def varying_keys(runs: Sequence[RunRecord]) -> list[str]:
+    """Params with more than one value across ``runs`` (absent counts as a value)."""
+    keys = sorted({k for r in runs for k in r.params})
+    return [k for k in keys if len({param(r, k) for r in runs}) > 1]
+
+
+def _is_setting(key: str) -> bool:
+    """True for params that say how a job ran, not what it computed (as in the fingerprint)."""
+    parts = key.split(".")
+    if parts[0] in NON_EXPERIMENT_KEYS:
+        return True
+    return parts[0] in ALL_ROLES and len(parts) > 1 and parts[1] in NOT_IN_FINGERPRINT
+
+
+def _priority(key: str) -> tuple[int, int, str]:
+    preferred = PREFERRED_KEYS.index(key) if key in PREFERRED_KEYS else len(PREFERRED_KEYS)
+    return (key.count("."), preferred, key)
+
+
+def _determined(runs: Sequence[RunRecord], by: Sequence[str], key: str) -> bool:
+    """True when runs that agree on every ``by`` key also agree on ``key``."""
+    seen: dict[tuple[str, ...], str] = {}
+    for run in runs:
+        value = seen.setdefault(tuple(param(run, k) for k in by), param(run, key))
+        if value != param(run, key):
+            return False
+    return True
+
+
+def layout(
+    runs: Sequence[RunRecord], rows: Sequence[str] | None, columns: Sequence[str] | None
+) -> Layout:
+    """Row and column keys: the given ones (checked), or chosen as the module docstring says."""
+    known = {k for r in runs for k in r.params}
+    for what, keys in (("rows", rows), ("columns", columns)):
+        unknown = [k for k in keys or () if k not in known]
+        if unknown:
+            raise ConfigError(
+                f"{what}: '{unknown[0]}' is not a param of the selected runs; "
+                f"params that vary: {', '.join(varying_keys(runs)) or 'none'}"
+            )
+    both = set(rows or ()) & set(columns or ())
+    if both:
+        raise ConfigError(f"'{sorted(both)[0]}' is in both rows and columns; keep it in one")
+    varying = [k for k in varying_keys(runs) if not _is_setting(k)]
+    if columns is None:
+        columns = ["strategy"] if "strategy" in varying and "strategy" not in (rows or ()) else []
+    if rows is None:
+        rows = []
+        for key in sorted((k for k in varying if k not in columns), key=_priority):
+            if not _determined(runs, [*columns, *rows], key):
+                rows.append(key)
+    keys = [*columns, *rows]
+    rest = [k for k in varying if k not in keys]
+    implied = [k for k in rest if _determined(runs, keys, k)]
+    pooled = [k for k in rest if k not in implied]
+    return Layout(tuple(rows), tuple(columns), tuple(implied), tuple(pooled))
