@@ -116,3 +116,37 @@ def test_hydra_app_reproduces_released_scores(
         metrics["booookscore/sentences"], abs=0.5
     )
     assert metrics["booookscore/type/entity_omission"] > metrics["booookscore/type/language"]
+
+
+def test_a_sweep_over_the_released_files_reports_the_papers_table2_cells(tmp_path: Path) -> None:
+    """-m over both claude-88000 files (joblib, two processes), then python -m runner.report:
+    the BooookScore cells read the paper's Table 2 values (hier 90.3, incremental 90.9)."""
+    import csv
+
+    files = {name: released(name) for name in sorted(EXPECTED)}
+    everything = {f"{n}/{b}": s for n, (_, sums, _) in files.items() for b, s in sums.items()}
+    labels = {f"{n}/{b}": a for n, (_, _, anns) in files.items() for b, a in anns.items()}
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    paths = ",".join(str(file) for file, _, _ in files.values())
+    with FakeOpenAIServer(annotation_responder(everything, labels)) as server:
+        sweep = subprocess.run(
+            [sys.executable, "-m", "runner", "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+             "strategy=none", "data=summaries", f"data.path={paths}", "metrics=booookscore",
+             "judge=openai_compatible", f"judge.api_base={server.url}", "judge.model=openai/fake",
+             "judge.concurrency=16", f"tracking.uri={uri}", f"cache.dir={tmp_path / 'cache'}",
+             "progress=false", f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+            cwd=REPO, capture_output=True, text=True, timeout=900,
+        )
+    assert sweep.returncode == 0, sweep.stderr[-3000:]
+    report = subprocess.run(
+        [sys.executable, "-m", "runner.report", f"tracking.uri={uri}", f"out={tmp_path / 'report'}",
+         "resamples=200"],
+        cwd=REPO, capture_output=True, text=True, timeout=300,
+    )
+    assert report.returncode == 0, report.stderr[-3000:]
+    rows = list(csv.DictReader((tmp_path / "report" / "table.csv").read_text().splitlines()))
+    cells = {r["data.path"]: float(r["mean"]) for r in rows if r["metric"] == "booookscore/score"}
+    assert len(cells) == 2
+    for path, mean in cells.items():
+        name = next(n for n in EXPECTED if n in path)
+        assert mean == pytest.approx(EXPECTED[name], abs=0.3), path
