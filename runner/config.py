@@ -79,6 +79,8 @@ class RunConfig:
     """Stop the sweep's model calls at this spending (USD), shared by its jobs."""
     force: bool = False
     """Rerun a sweep cell that already has a FINISHED run with the same fingerprint."""
+    repeat: int = 0
+    """Repeat index: seeds become seed + repeat and responses get their own cache slots."""
     resolved: dict[str, Any] = field(default_factory=dict)
     """The full resolved config, logged as config.yaml."""
     overrides: tuple[str, ...] = ()
@@ -188,9 +190,16 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
         budget_usd=_usd(budget, "usd"),
         sweep_budget_usd=_usd(budget, "sweep_usd"),
         force=bool(raw.get("force", False)),
+        repeat=_repeat(raw.get("repeat", 0)),
         resolved=raw,
         overrides=tuple(overrides),
     )
+
+
+def _repeat(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"repeat={value} must be a whole number >= 0; sweep it with -m repeat='range(3)'")
+    return value
 
 
 def _usd(budget: dict[str, Any], key: str) -> float | None:

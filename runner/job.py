@@ -80,11 +80,12 @@ def build_roles(config: RunConfig, calls: CallLog, cancel: threading.Event) -> d
             spec,
             calls,
             cache,
-            config.seed,
+            None if config.seed is None else config.seed + config.repeat,
             config.temperature if role == "model" else None,
             role=role,
             limits=limits,
             cancel=cancel,
+            repeat=config.repeat,
         )
         for role, spec in config.roles.items()
     }

@@ -78,6 +78,7 @@ class Gateway:
         role: str = "model",
         limits: EndpointLimits | None = None,
         cancel: threading.Event | None = None,
+        repeat: int = 0,
     ) -> None:
         self.spec = spec
         self.name = spec.name
@@ -87,6 +88,7 @@ class Gateway:
         self.temperature = temperature if temperature is not None else spec.temperature
         self.role = role
         self.cancel = cancel or threading.Event()
+        self.repeat = repeat
         limits = limits or EndpointLimits([spec])
         self._semaphore = limits.semaphore(spec)
         self.concurrency = limits.limit(spec)
@@ -187,7 +189,7 @@ class Gateway:
     ) -> dict[str, Any]:
         if isinstance(messages, str):
             messages = [Message("user", messages)]
-        return {
+        request = {
             "model": self.spec.model,
             "model_file": self._model_path,
             "api_base": self.spec.api_base,
@@ -200,6 +202,9 @@ class Gateway:
             "response_format": response_format,
             "sample": sample,
         }
+        if self.repeat:  # only then, so the cache keys of unrepeated runs stay as they were
+            request["repeat"] = self.repeat
+        return request
 
     def _message(self, m: Message) -> dict[str, Any]:
         """litellm's message form; a cache mark becomes Anthropic's cache_control block."""
@@ -211,6 +216,7 @@ class Gateway:
     def _call(self, request: dict[str, Any], purpose: str) -> Completion:
         kwargs = {k: v for k, v in request.items() if v is not None}
         sample = kwargs.pop("sample", 0)
+        kwargs.pop("repeat", None)
         kwargs.pop("model_file", None)
         if self.spec.in_process:  # a scripted model answers per sample and purpose
             kwargs["metadata"] = {"sample": sample, "purpose": purpose}

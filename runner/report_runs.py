@@ -189,7 +189,7 @@ def layout(
         columns = ["strategy"] if "strategy" in varying and "strategy" not in (rows or ()) else []
     if rows is None:
         rows = []
-        for key in sorted((k for k in varying if k not in columns), key=_priority):
+        for key in sorted((k for k in varying if k not in columns and k != "repeat"), key=_priority):
             if not _determined(runs, [*columns, *rows], key):
                 rows.append(key)
     keys = [*columns, *rows]

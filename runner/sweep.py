@@ -140,7 +140,7 @@ class SweepCallback(Callback):
         task = list(config.hydra.overrides.task)
         raw_params = config.hydra.sweeper.get("params")
         params = OmegaConf.to_container(raw_params, resolve=False) if raw_params is not None else None
-        keys = swept_keys(task, params if isinstance(params, dict) else None)
+        keys = swept_keys(task, {str(k): v for k, v in params.items()} if isinstance(params, dict) else None)
         uri = config.tracking.uri or default_tracking_uri()
         tracker = Tracker(uri, str(config.tracking.experiment or "summarization"), artifact_root(uri))
         key = sweep_key(config, task, [STRATEGY_PROMPTS, METRIC_PROMPTS])

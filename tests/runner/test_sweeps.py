@@ -158,6 +158,18 @@ def test_the_sweep_budget_is_shared_by_its_jobs(stores: dict[str, str], tmp_path
     assert json.loads((tmp_path / "sweep" / "spend.json").read_text())["usd"] > 1
 
 
+def composed_report(*overrides: str) -> dict[str, Any]:
+    """conf/report.yaml composed as ``python -m runner.report`` would."""
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        cfg = compose("report", overrides=list(overrides))
+    raw = OmegaConf.to_container(cfg, resolve=True)
+    assert isinstance(raw, dict)
+    return {str(k): v for k, v in raw.items()}
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -208,3 +220,24 @@ def test_the_mlflow_ui_shows_the_sweep_as_parent_and_children(stores: dict[str, 
         metrics = {m["key"]: m["value"] for m in child["data"]["metrics"]}
         assert params["strategy"] == "baseline" and params["chunk"] in ("1024", "2048")
         assert metrics["documents"] == 1 and "stats/length_tokens" in metrics
+
+
+def test_repeats_get_their_own_seeds_and_cache_slots_and_reports_pool_them(stores: dict[str, str], tmp_path: Path) -> None:
+    with FakeOpenAIServer(responder()) as server:
+        proc = _cli(["-m", "repeat=range(3)", "data.limit=1", f"hydra.sweep.dir={tmp_path / 'sweep'}",
+                     *overrides(server.url, stores)])
+        _, stderr = proc.communicate(timeout=600)
+        seeds = sorted(r["seed"] for r in server.requests)
+    assert proc.returncode == 0, stderr[-2000:]
+    assert seeds == [0, 1, 2]  # one call per repeat: none served from another repeat's cache slot
+    (parent,) = _parents(stores["tracking.uri"])
+    assert sorted(c.info.run_name for c in _children(stores["tracking.uri"], parent.info.run_id)) == [
+        "repeat=0", "repeat=1", "repeat=2"]
+    from runner.report import make_report
+    from runner.report_config import build_report_config
+
+    raw = composed_report(f"tracking.uri={stores['tracking.uri']}", f"out={tmp_path / 'r'}", "plots=false")
+    report = make_report(build_report_config(raw))
+    csv_text = (tmp_path / "r" / "table.csv").read_text()
+    assert "repeat" not in csv_text.splitlines()[0] and ",3," in csv_text  # one cell of 3 pooled runs
+    assert report is not None
