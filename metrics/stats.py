@@ -14,22 +14,13 @@ counted in tiktoken cl100k_base tokens, the paper's measure.
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 
 from metrics.base import Metric
-from runner.text import count_tokens, split_sentences
+from runner.text import count_tokens, split_sentences, words
 from runner.types import Document, MetricResult
 
 ROLES: tuple[str, ...] = ()
-
-_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
-_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
-
-
-def words(text: str) -> list[str]:
-    """Lowercased word tokens with punctuation removed."""
-    return _WORD.findall(text.lower().translate(_APOSTROPHES))
 
 
 def trigrams(tokens: list[str]) -> list[tuple[str, str, str]]:

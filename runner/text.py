@@ -13,6 +13,7 @@ import functools
 import importlib
 import importlib.util
 import os
+import re
 import sys
 import threading
 import types
@@ -136,3 +137,13 @@ _TERMINALS = (".", "!", "?", '."', '!"', '?"', ".'", "!'", "?'", ".\u201d", "!\u
 def ends_with_sentence_end(text: str) -> bool:
     """True when ``text`` ends with terminal punctuation (optionally closed by a quote)."""
     return text.rstrip().endswith(_TERMINALS)
+
+
+_WORD = re.compile(r"[^\W_]+(?:'[^\W_]+)*")
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
+
+
+def words(text: str) -> list[str]:
+    """Lowercased word tokens, punctuation removed (runs of Unicode letters and digits, an
+    inner apostrophe kept): the n-gram unit of the Table 2 statistics."""
+    return _WORD.findall(text.lower().translate(_APOSTROPHES))

@@ -321,3 +321,23 @@ def test_app_runs_hier_and_incremental_and_logs_traces(tmp_path: Path) -> None:
         trace = json.loads(Path(local).read_text())
         assert trace[0]["kind"] == "plan" and trace[-1]["kind"] == "postprocess"
     assert by_strategy["hier"].data.metrics["strategy/levels"] >= 1
+
+
+@pytest.mark.parametrize(
+    ("answer", "kept"),
+    [
+        ("The settlers raised a mill. A steamboat brought news.", "cleaned"),
+        ("---\nThe settlers raised a mill.", "raw"),
+        ("In this segment, the settlers raised a mill. A steamboat brought news. "
+         "This summary reads as if it was written all at once, not in stages.", "raw"),
+    ],
+)
+def test_artifact_removal_keeps_only_plausible_edits(answer: str, kept: str) -> None:
+    """M.3 may delete and reword; an answer that adds text (a small model echoing the
+    prompt) is rejected and the summary kept as it was, counted in the trace."""
+    from strategies.postprocess import remove_artifacts
+
+    raw = "In this segment, the settlers raised a mill. A steamboat brought news."
+    text, step, _ = remove_artifacts(raw, scripted(lambda kind, prompt, opts: answer), budget=200)
+    assert text == (answer if kept == "cleaned" else raw)
+    assert step.detail["rejected"] == (kept == "raw")
