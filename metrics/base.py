@@ -25,6 +25,8 @@ class Metric:
 
     thread_safe: bool = True
     """False when ``score`` must not run for two documents at once (the runner then serializes it)."""
+    headline: tuple[str, ...] = ()
+    """The values a researcher reads first, shown in the end-of-run summary."""
 
     def score(self, document: Document | None, summary: str) -> MetricResult:
         """Numbers (NaN with a note when undecidable) and artifacts for one summary."""
@@ -33,6 +35,10 @@ class Metric:
     def reduce(self, per_document: Mapping[str, MetricResult]) -> dict[str, float]:
         """System values from the per-document results: the mean of each finite value."""
         return mean_values(per_document)
+
+    def warnings(self, per_document: Mapping[str, MetricResult]) -> list[str]:
+        """Signs across the whole run that the numbers cannot be trusted (printed and tagged)."""
+        return []
 
 
 def mean_values(per_document: Mapping[str, MetricResult]) -> dict[str, float]:

@@ -28,6 +28,7 @@ alone would read as "no confusion" to the authors' scorer; the flag says otherwi
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Any
 
 from metrics.base import Metric
@@ -52,12 +53,18 @@ ROLES = ("judge",)
 class BooookScore(Metric):
     """BooookScore with one judge and one prompt, both bound once per job."""
 
+    headline = ("score",)
+
     def __init__(self, judge: LLM, template: Template, batch_size: int, max_attempts: int, max_tokens: int):
         self.judge = judge
         self.template = template
         self.batch_size = batch_size
         self.max_attempts = max_attempts
         self.max_tokens = max_tokens
+
+    def warnings(self, per_document: Mapping[str, MetricResult]) -> list[str]:
+        """The constant-judge warning (``constant_judge``)."""
+        return constant_judge(self.judge.name, per_document)
 
     def score(self, document: Document | None, summary: str) -> MetricResult:
         """Judge every distinct sentence of ``summary``; score, rates and annotations."""
@@ -72,6 +79,20 @@ class BooookScore(Metric):
             artifacts={ARTIFACT: {s: annotation(verdicts[s]) for s in unique}},
             notes=_notes(unique, verdicts, self.max_attempts),
         )
+
+
+def constant_judge(judge: str, per_document: Mapping[str, MetricResult]) -> list[str]:
+    """A judge that flags no sentence, or every one, across a whole run is more likely
+    broken (or its answers misread) than right."""
+    judged = sum(r.values.get("judged_sentences", 0.0) for r in per_document.values())
+    confused = sum(r.values.get("confused_sentences", 0.0) for r in per_document.values())
+    if judged >= 5 and confused in (0, judged):
+        which = "no sentence" if confused == 0 else "every sentence"
+        return [
+            f"judge={judge} flagged {which} of {judged:.0f} judged sentences: a constant answer is "
+            "a sign of a broken judge or parser; read annotations.json before trusting the score"
+        ]
+    return []
 
 
 def setup(

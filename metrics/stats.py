@@ -31,6 +31,8 @@ def trigrams(tokens: list[str]) -> list[tuple[str, str, str]]:
 class Stats(Metric):
     """No parameters, no model: the Table 2 statistics."""
 
+    headline = ("length_tokens", "novel_trigrams_pct", "repeated_trigrams_pct")
+
     def score(self, document: Document | None, summary: str) -> MetricResult:
         """See ``score``."""
         return score(document, summary)

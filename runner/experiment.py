@@ -13,6 +13,7 @@ FINISHED run with the same fingerprint (``force=true`` reruns it).
 
 from __future__ import annotations
 
+import sys
 import tempfile
 import threading
 import time
@@ -51,6 +52,12 @@ class RunResult:
     """Seconds spent in each phase: setup, tracking start, documents, logging."""
     skipped: bool = False
     """True when a sweep cell was already done: ``run_id`` is the earlier run."""
+    per_document: dict[str, dict[str, float]] = field(default_factory=dict)
+    """doc_id -> its values."""
+    headline: tuple[str, ...] = ()
+    """The values to show first."""
+    warnings: tuple[str, ...] = ()
+    """Why the numbers may not mean what they seem."""
 
 
 def run_name(overrides: tuple[str, ...], sweep: Sweep | None = None) -> str:
@@ -69,8 +76,17 @@ def end_status(err: BaseException) -> str:
     return "KILLED" if isinstance(err, (KeyboardInterrupt, Terminated)) else "FAILED"
 
 
+def ignored_keys(config: RunConfig) -> list[str]:
+    """One line per set or swept key the strategy does not use (e.g. chunk with baseline)."""
+    ignores: dict[str, str] = getattr(config.strategy_module, "IGNORES", {})
+    given = {o.lstrip("+~").split("=", 1)[0] for o in config.overrides}
+    return [f"{key}= has no effect with strategy={config.strategy}: {why}" for key, why in ignores.items() if key in given]
+
+
 def run_experiment(config: RunConfig) -> RunResult:
     """Run one job end to end and log it as one MLflow run (or skip a finished sweep cell)."""
+    for line in ignored_keys(config):
+        print(f"note: {line}", file=sys.stderr)
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     sweep = current_sweep()
@@ -95,7 +111,7 @@ def run_experiment(config: RunConfig) -> RunResult:
             progress.set_total(len(job.items))
             outcomes = run_documents(job, progress)
             timings["documents_s"], clock = _lap(clock)
-            system = log_outcomes(tracker, job, outcomes, calls.totals, timings)
+            logged = log_outcomes(tracker, job, outcomes, calls.totals, timings)
             tracker.log_file(calls_file)
             tracker.finish("FINISHED")
             timings["logging_s"], clock = _lap(clock)
@@ -112,10 +128,13 @@ def run_experiment(config: RunConfig) -> RunResult:
         run_id=tracker.run_id,
         run_name=name,
         summaries={o.doc_id: o.result.summary for o in outcomes},
-        system_metrics=system,
+        system_metrics=logged.system,
         totals=calls.totals,
         tracking_uri=config.tracking_uri,
         timings=timings,
+        per_document=logged.per_document,
+        headline=logged.headline,
+        warnings=logged.warnings,
     )
 
 

@@ -10,11 +10,14 @@ import hashlib
 import math
 import platform
 import subprocess
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 import yaml
+
+from metrics import METRICS
 
 from runner.call_log import CallTotals
 from runner.config import PROJECT_ROOT
@@ -109,14 +112,43 @@ def _version(name: str) -> str:
         return "not installed"
 
 
+@dataclass(frozen=True)
+class Logged:
+    """What the end-of-run summary shows, as logged."""
+
+    system: dict[str, float]
+    """System values and totals."""
+    per_document: dict[str, dict[str, float]]
+    """doc_id -> its values."""
+    headline: tuple[str, ...]
+    """The values to show first (``<metric>/<value>`` names)."""
+    warnings: tuple[str, ...]
+    """Why the numbers may not mean what they seem (also the run's ``runner.warnings`` tag)."""
+
+
+def run_warnings(job: Job, outcomes: list[DocumentOutcome]) -> list[str]:
+    """Each metric's own warnings, and a note when a judging role is the embedded model."""
+    found = []
+    for name, metric in job.metrics.items():
+        found += metric.warnings({o.doc_id: o.scores[name] for o in outcomes})
+        for role in METRICS[name].ROLES:
+            gateway = job.roles[role]
+            if gateway.spec.is_local:
+                found.append(
+                    f"{role}={gateway.name} is the embedded 0.5B model: its {name} scores check the "
+                    "pipeline, not the summaries; use an API model to judge"
+                )
+    return list(dict.fromkeys(found))
+
+
 def log_outcomes(
     tracker: Tracker,
     job: Job,
     outcomes: list[DocumentOutcome],
     totals: CallTotals,
     timings: dict[str, float],
-) -> dict[str, float]:
-    """Per-document and system values, summaries, traces and metric artifacts."""
+) -> Logged:
+    """Per-document and system values, summaries, traces, metric artifacts and warnings."""
     per_doc: dict[str, dict[str, float]] = {}
     merged: dict[str, dict[str, Any]] = {}
     notes: dict[str, list[str]] = {}
@@ -154,7 +186,11 @@ def log_outcomes(
         tracker.log_json(content, file)
     if any(notes.values()):
         tracker.log_json({k: v for k, v in notes.items() if v}, "notes.json")
-    return system
+    warnings = run_warnings(job, outcomes)
+    if warnings:
+        tracker.set_tags({"runner.warnings": " | ".join(warnings)})
+    headline = tuple(f"{name}/{v}" for name, m in job.metrics.items() for v in m.headline)
+    return Logged(system, per_doc, headline, tuple(warnings))
 
 
 def _score_table(per_doc: dict[str, dict[str, float]]) -> dict[str, list[Any]]:

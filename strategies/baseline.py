@@ -14,6 +14,8 @@ from strategies.prompting import fill, load_prompt
 
 ROLES = ("model",)
 """The summarizer only."""
+IGNORES = {"chunk": "baseline reads the whole document in one call, cut to the model's context"}
+"""Run-level keys this strategy does not use, and why (the runner says so when they are set)."""
 
 
 def summarize(

@@ -14,6 +14,8 @@ from runner.types import Chunk, StrategyResult
 
 ROLES: tuple[str, ...] = ()
 """No model: nothing is generated."""
+IGNORES = {"chunk": "strategy=none scores summaries made elsewhere", "temperature": "strategy=none calls no summarizer"}
+"""Run-level keys this strategy does not use, and why."""
 
 
 def summarize(chunks: list[Chunk]) -> StrategyResult:

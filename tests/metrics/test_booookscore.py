@@ -300,3 +300,18 @@ def test_batched_mode_gives_up_after_max_attempts() -> None:
     assert len(calls_of(judge)) == 4
     assert result.values["unparsed_sentences"] == 4 and math.isnan(result.values["score"])
     assert "no JSON list" in result.artifacts["annotations.json"][SENTENCES[0]]["error"]
+
+
+def test_a_judge_that_never_or_always_flags_is_warned_about() -> None:
+    from metrics.booookscore import constant_judge
+    from runner.types import MetricResult
+
+    def docs(*pairs: tuple[float, float]) -> dict[str, MetricResult]:
+        return {f"d{i}": MetricResult({"judged_sentences": j, "confused_sentences": c}) for i, (j, c) in enumerate(pairs)}
+
+    (never,) = constant_judge("local", docs((4, 0), (3, 0)))
+    assert never.startswith("judge=local flagged no sentence of 7 judged sentences")
+    (always,) = constant_judge("gpt4", docs((4, 4), (3, 3)))
+    assert "flagged every sentence of 7" in always
+    assert constant_judge("gpt4", docs((4, 1), (3, 0))) == []
+    assert constant_judge("gpt4", docs((2, 0), (2, 0))) == []  # too few sentences to tell

@@ -228,3 +228,29 @@ def test_cli_bad_input_is_one_line_and_exit_2(args: list[str], message: str, tmp
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert lines[-1].startswith(message), done.stderr
     assert sum(line.startswith("error:") for line in lines) == 1
+
+
+def test_a_constant_judge_is_warned_about_in_the_run_and_its_summary(stores: dict[str, str]) -> None:
+    from runner.summary import format_summary
+
+    def answer(request: dict[str, Any]) -> str:
+        if "[Your sentence]" in str(request["messages"][-1]["content"]):
+            return "Questions: no confusion\nTypes: no confusion"
+        return "The keeper lit the lamp. A storm came in the night. The ship was saved at dawn."
+
+    with FakeOpenAIServer(answer) as server:
+        items = overrides(server.url, stores, "metrics=paper", "judge=openai_compatible", f"judge.api_base={server.url}")
+        result = run(items)
+    printed = format_summary(result)
+    assert "warning: judge=openai_compatible flagged no sentence of 9 judged sentences" in printed
+    assert printed.splitlines()[1].split()[0] == "booookscore/score"  # the headline leads
+    tags = MlflowClient(stores["tracking.uri"]).get_run(result.run_id).data.tags
+    assert "flagged no sentence" in tags["runner.warnings"]
+
+
+def test_a_key_the_strategy_ignores_is_named() -> None:
+    from runner.experiment import ignored_keys
+
+    (line,) = ignored_keys(build_run_config(composed("chunk=512"), ("chunk=512",)))
+    assert line.startswith("chunk= has no effect with strategy=baseline")
+    assert ignored_keys(build_run_config(composed("strategy=hier", "chunk=512"), ("strategy=hier", "chunk=512"))) == []
