@@ -62,12 +62,31 @@ def test_a_job_is_named_by_what_its_sweep_varies() -> None:
 
 
 @pytest.mark.parametrize("preset", sorted(p.stem for p in (CONF / "experiment").glob("*.yaml")))
-def test_every_preset_composes_and_validates(preset: str) -> None:
-    raw = composed(f"+experiment={preset}")
-    sweeps = raw["hydra"]["sweeper"]["params"] if "hydra" in raw else None
-    config = build_run_config(raw)
-    assert config.experiment == preset
-    assert sweeps is None or sweeps  # the preset is a sweep
+def test_every_preset_composes_and_validates_in_every_cell(preset: str) -> None:
+    """Each cell of the preset's grid (every value of each swept key, others at their first)."""
+    import yaml
+
+    params = yaml.safe_load((CONF / "experiment" / f"{preset}.yaml").read_text())["hydra"]["sweeper"]["params"]
+    values = {key: _options(str(value)) for key, value in params.items()}
+    for key, options in values.items():
+        for option in options:
+            cell = [f"{k}={option if k == key else v[0]}" for k, v in values.items()]
+            config = build_run_config(composed(f"+experiment={preset}", *cell))
+            assert config.experiment == preset
+
+
+def _options(value: str) -> list[str]:
+    """'a,b' -> ['a', 'b']; '[x,y],[z]' -> ['[x,y]', '[z]']."""
+    out, depth, current = [], 0, ""
+    for char in value:
+        depth += char == "["
+        depth -= char == "]"
+        if char == "," and depth == 0:
+            out.append(current)
+            current = ""
+        else:
+            current += char
+    return [*out, current]
 
 
 def test_a_joblib_sweep_is_one_parent_with_its_children(stores: dict[str, str], tmp_path: Path) -> None:
