@@ -29,6 +29,7 @@ from runner.progress import Progress
 from runner.run_logging import log_outcomes, log_setup
 from runner.sweep import Sweep, current_sweep, job_run_name
 from runner.tracking import Tracker, artifact_root
+from runner.view import log_viewer
 from runner.work import run_documents
 
 
@@ -113,6 +114,7 @@ def run_experiment(config: RunConfig) -> RunResult:
             timings["documents_s"], clock = _lap(clock)
             logged = log_outcomes(tracker, job, outcomes, calls.totals, timings)
             tracker.log_file(calls_file)
+            log_viewer(tracker.client, tracker.run_id)  # viewer.html; never fails the run
             tracker.finish("FINISHED")
             timings["logging_s"], clock = _lap(clock)
         except BaseException as err:
