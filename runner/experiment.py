@@ -24,6 +24,7 @@ from runner.budget import Budget
 from runner.call_log import CallLog, CallTotals
 from runner.config import RunConfig
 from runner.errors import BudgetExceeded, Terminated
+from runner.fingerprint import fingerprint, prompt_files
 from runner.job import Job, prepare
 from runner.progress import Progress
 from runner.run_logging import log_outcomes, log_setup
@@ -93,6 +94,11 @@ def run_experiment(config: RunConfig) -> RunResult:
     sweep = current_sweep()
     progress = Progress(config.progress, label=config.strategy)
     cancel = threading.Event()
+    name = run_name(config.overrides, sweep)
+    done = _finished_cell(config, sweep)  # before any setup: a resumed sweep skips fast
+    if done:
+        progress.close()
+        return RunResult(done, name, {}, {}, CallTotals(), config.tracking_uri, timings, skipped=True)
     with tempfile.TemporaryDirectory(prefix="runner-") as tmp:
         calls_file = Path(tmp) / "calls.jsonl"
         budget = Budget(config.budget_usd, config.sweep_budget_usd, sweep.ledger if sweep else None)
@@ -100,11 +106,6 @@ def run_experiment(config: RunConfig) -> RunResult:
         job = prepare(config, calls, cancel)
         timings["setup_s"], clock = _lap(clock)
         tracker = Tracker(config.tracking_uri, config.experiment, artifact_root(config.tracking_uri))
-        name = run_name(config.overrides, sweep)
-        done = _finished_cell(tracker, job, sweep)
-        if done:
-            progress.close()
-            return RunResult(done, name, {}, {}, calls.totals, config.tracking_uri, timings, skipped=True)
         tracker.start(name, tags=_tags(job, sweep))
         timings["tracking_start_s"], clock = _lap(clock)
         try:
@@ -140,11 +141,12 @@ def run_experiment(config: RunConfig) -> RunResult:
     )
 
 
-def _finished_cell(tracker: Tracker, job: Job, sweep: Sweep | None) -> str | None:
+def _finished_cell(config: RunConfig, sweep: Sweep | None) -> str | None:
     """The earlier FINISHED run of this cell in this sweep, unless ``force``."""
-    if sweep is None or job.config.force:
+    if sweep is None or config.force:
         return None
-    return tracker.finished_run(job.fingerprint, sweep.run_id)
+    tracker = Tracker(config.tracking_uri, config.experiment, artifact_root(config.tracking_uri))
+    return tracker.finished_run(fingerprint(config, prompt_files(config)), sweep.run_id)
 
 
 def _tags(job: Job, sweep: Sweep | None) -> dict[str, str]:
