@@ -83,6 +83,11 @@ class RunRecord:
         )
 
 
+def client(uri: str) -> MlflowClient:
+    """A client of the store at ``uri``, for readers that need more than rows (artifacts)."""
+    return MlflowClient(tracking_uri=uri)
+
+
 def run_filter(
     *, sweep: str | None = None, fingerprint: str | None = None, status: str | None = None
 ) -> str:

@@ -374,7 +374,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     uri = options.get("tracking.uri") or default_tracking_uri()
     experiment = options.get("tracking.experiment") or "summarization"
-    client = results.MlflowClient(tracking_uri=uri)  # the read side's client, not a new door
+    client = results.client(uri)  # the read side's client: mlflow stays behind its door
     if run_id == "latest":
         runs = results.find_runs(uri, experiment, status="FINISHED")
         if not runs:
