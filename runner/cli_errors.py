@@ -40,21 +40,22 @@ def one_line(err: BaseException) -> str:
     return " ".join(text.split())
 
 
-def _report(func: Callable[[], Any]) -> Any:
+def _report(func: Callable[[], Any], describe: Callable[[BaseException], str]) -> Any:
     try:
         return func()
     except (HydraException, OmegaConfBaseException) as err:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise
-        print(f"error: {one_line(err)}", file=sys.stderr)
+        print(f"error: {describe(err)}", file=sys.stderr)
         sys.exit(2)
 
 
-def install() -> None:
-    """Route Hydra's error reporting through ``one_line``; other errors keep Hydra's path."""
+def install(describe: Callable[[BaseException], str] = one_line) -> None:
+    """Route Hydra's error reporting through ``describe`` (default ``one_line``; an app with
+    its own settings, such as the report, passes its own); other errors keep Hydra's path."""
     original = hydra_utils.run_and_report
 
     def run_and_report(func: Callable[[], Any]) -> Any:
-        return original(lambda: _report(func))
+        return original(lambda: _report(func, describe))
 
     hydra_utils.run_and_report = run_and_report

@@ -49,7 +49,7 @@ class ScriptedProvider(CustomLLM):
             "sample": int(meta.get("sample", 0)),
             "purpose": str(meta.get("purpose", "")),
         }
-        msgs = [Message(str(m["role"]), _text(m["content"])) for m in messages]
+        msgs = [Message(str(m["role"]), message_text(m["content"])) for m in messages]
         with self._lock:
             script = self._scripts[model.split("/", 1)[-1]]
         text = script(msgs, options)
@@ -77,7 +77,8 @@ def _metadata(kwargs: dict[str, Any]) -> dict[str, Any]:
     return dict(litellm_params.get("metadata") or kwargs.get("metadata") or {})
 
 
-def _text(content: Any) -> str:
+def message_text(content: Any) -> str:
+    """A message's text, whether a string or a list of content blocks (Anthropic's form)."""
     if isinstance(content, list):  # content blocks
         return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
     return str(content)

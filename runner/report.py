@@ -22,16 +22,12 @@ from __future__ import annotations
 import os
 import re
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import hydra
-from hydra._internal import utils as hydra_utils
-from hydra.errors import HydraException
 from omegaconf import DictConfig, OmegaConf
-from omegaconf.errors import OmegaConfBaseException
 
 from runner import cli_errors
 from runner.errors import ConfigError, DataError, RunnerError
@@ -262,25 +258,6 @@ def _one_line(err: BaseException) -> str:
     return f"{key} is not a report setting; valid: {', '.join(SETTINGS)}"
 
 
-def _install_errors() -> None:
-    """As ``cli_errors.install``: Hydra's errors become ``error: <problem>; <fix>``, exit 2."""
-    original = hydra_utils.run_and_report
-
-    def run_and_report(func: Callable[[], Any]) -> Any:
-        def reported() -> Any:
-            try:
-                return func()
-            except (HydraException, OmegaConfBaseException) as err:
-                if os.environ.get("HYDRA_FULL_ERROR") == "1":
-                    raise
-                print(f"error: {_one_line(err)}", file=sys.stderr)
-                sys.exit(2)
-
-        return original(reported)
-
-    hydra_utils.run_and_report = run_and_report
-
-
 @hydra.main(config_path="pkg://runner.conf", config_name="report", version_base="1.3")
 def main(cfg: DictConfig) -> None:
     """Validate, report, print."""
@@ -296,5 +273,5 @@ def main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":
-    _install_errors()
+    cli_errors.install(_one_line)
     main()

@@ -46,7 +46,7 @@ def calls_of(llm: Gateway) -> list[tuple[list[Message], dict[str, Any]]]:
     for entry in llm.call_log.entries:
         request = entry["request"]
         messages = [
-            Message(m["role"], _text(m["content"]), cache=_marked(m["content"]))
+            Message(m["role"], fake_llm.message_text(m["content"]), cache=_marked(m["content"]))
             for m in request["messages"]
         ]
         options = {
@@ -58,12 +58,6 @@ def calls_of(llm: Gateway) -> list[tuple[list[Message], dict[str, Any]]]:
         }
         out.append((messages, options))
     return out
-
-
-def _text(content: Any) -> str:
-    if isinstance(content, list):
-        return "".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
-    return str(content)
 
 
 def _marked(content: Any) -> bool:
