@@ -18,7 +18,6 @@ from typing import Any
 import yaml
 
 from metrics import METRICS
-
 from runner.call_log import CallTotals
 from runner.config import PROJECT_ROOT
 from runner.job import Job

@@ -147,3 +147,16 @@ def words(text: str) -> list[str]:
     """Lowercased word tokens, punctuation removed (runs of Unicode letters and digits, an
     inner apostrophe kept): the n-gram unit of the Table 2 statistics."""
     return _WORD.findall(text.lower().translate(_APOSTROPHES))
+
+
+def word_opcodes(before: str, after: str) -> list[tuple[str, str, str]]:
+    """(op, old words, new words) runs turning ``before`` into ``after``, word by word
+    (difflib's opcodes: equal, replace, delete, insert). SummIt's trace keeps the edits,
+    the viewer shows them in context."""
+    import difflib
+
+    a, b = before.split(), after.split()
+    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
+    return [
+        (tag, " ".join(a[i1:i2]), " ".join(b[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+    ]

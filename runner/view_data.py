@@ -10,7 +10,6 @@ module does not know is shown as plain facts rather than refused.
 
 from __future__ import annotations
 
-import difflib
 import json
 import math
 from collections.abc import Iterable
@@ -18,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from metrics.booookscore_parse import LABELS
-from runner.text import sentence_spans
+from runner.text import sentence_spans, word_opcodes
 
 COLORS = {
     "entity omission": "#ffb870",
@@ -311,13 +310,12 @@ def pick(step: Step, *keys: str) -> list[Fact]:
 
 def word_diff(before: str, after: str) -> list[tuple[str, str]]:
     """Word-level diff as runs of (op, words); 'replace' becomes a delete and an insert."""
-    a, b = before.split(), after.split()
     out: list[tuple[str, str]] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if tag in ("equal", "delete", "replace") and i2 > i1:
-            out.append(("equal" if tag == "equal" else "delete", " ".join(a[i1:i2])))
-        if tag in ("insert", "replace") and j2 > j1:
-            out.append(("insert", " ".join(b[j1:j2])))
+    for tag, old, new in word_opcodes(before, after):
+        if old:
+            out.append(("equal" if tag == "equal" else "delete", old))
+        if new and tag != "equal":
+            out.append(("insert", new))
     return out
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from runner.text import word_opcodes
 from runner.types import LLM, Completion, TraceStep
 from strategies.summit_feedback import OPERATIONS, Feedback, parse_feedback
 from strategies.summit_prompts import Prompts
@@ -137,13 +137,7 @@ def _same(a: str, b: str) -> bool:
 
 def word_diff(before: str, after: str) -> list[dict[str, str]]:
     """The word-level edits from ``before`` to ``after`` (difflib opcodes, equal runs left out)."""
-    a, b = before.split(), after.split()
-    matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
-    return [
-        {"op": tag, "old": " ".join(a[i1:i2]), "new": " ".join(b[j1:j2])}
-        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
-        if tag != "equal"
-    ]
+    return [{"op": op, "old": old, "new": new} for op, old, new in word_opcodes(before, after) if op != "equal"]
 
 
 def _round_step(
