@@ -37,18 +37,8 @@ from urllib.request import url2pathname
 from metrics.booookscore_parse import LABELS
 from runner import results
 from runner.results import RunRecord
-from runner.view_data import (
-    COLORS,
-    Column,
-    Fact,
-    Marked,
-    Section,
-    headline_columns,
-    mark_summary,
-    number,
-    slug,
-    trace_sections,
-)
+from runner.view_data import COLORS, Column, Marked, headline_columns, mark_summary, number, slug
+from runner.view_trace import Fact, Section, trace_sections
 
 ARTIFACT = "viewer.html"
 ERROR_TAG = "viewer.error"
