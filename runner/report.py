@@ -24,7 +24,7 @@ import re
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
@@ -180,18 +180,9 @@ def _figures(
 ) -> list[Plot]:
     """The three figures (each written, or skipped with a note)."""
     from runner import report_plots as plots
-    from runner.report_table import build_table
 
     needed = [plots.SCORE, plots.LENGTH, *plots.TYPE_METRICS]
-    cells = build_table(
-        selection.runs,
-        scores,
-        grid,
-        needed,
-        resamples=config.resamples,
-        confidence=config.confidence,
-        seed=config.seed,
-    )
+    cells = _cells(config, selection, scores, grid, needed)
     histories = _histories(config.uri, selection.runs)
     return [
         plots.score_vs_length(cells, out / PLOT_FILES[0]),
@@ -200,11 +191,20 @@ def _figures(
     ]
 
 
+def _cells(config: ReportConfig, selection: Any, scores: Scores, grid: Any, metrics: list[str]) -> Any:
+    """Cells of ``metrics`` with the configured bootstrap (one call shape for table and plots)."""
+    from runner.report_table import build_table
+
+    return build_table(
+        selection.runs, scores, grid, metrics,
+        resamples=config.resamples, confidence=config.confidence, seed=config.seed,
+    )
+
+
 def make_report(config: ReportConfig) -> Report:
     """Select the runs, build the table, write every output and log it to the sweep's parent."""
     from runner import report_format
     from runner.report_runs import layout
-    from runner.report_table import build_table
 
     selection, scores = _read(config)
     metrics = _present(config.metrics, selection.runs, scores)
@@ -212,15 +212,7 @@ def make_report(config: ReportConfig) -> Report:
         f"skipped metric {m}: no selected run has it" for m in config.metrics if m not in metrics
     ]
     grid = layout(selection.runs, config.rows, config.columns)
-    table = build_table(
-        selection.runs,
-        scores,
-        grid,
-        metrics,
-        resamples=config.resamples,
-        confidence=config.confidence,
-        seed=config.seed,
-    )
+    table = _cells(config, selection, scores, grid, metrics)
     header = _header(config, selection, grid)
     md = report_format.markdown(table, selection.excluded)
     texts = {
