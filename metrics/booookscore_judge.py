@@ -16,45 +16,17 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, fields
-from typing import TypeVar
+from dataclasses import dataclass
 
 from metrics.booookscore_parse import Verdict, parse_answer, parse_batch_answer, unparsed
 from metrics.booookscore_prompt import Template, numbered, reask_messages
+from metrics.judging import Usage, run_units
 from runner.errors import AuthError, LLMError
-from runner.types import LLM, Completion
+from runner.types import LLM
 
 PURPOSE = "booookscore"
 STOP = ("\n[", "\n---")
 """Where the paper's format ends; small models otherwise go on inventing examples."""
-
-T = TypeVar("T")
-
-
-@dataclass
-class Usage:
-    """Judge calls and tokens spent on one summary."""
-
-    calls: int = 0
-    reasks: int = 0
-    prompt_tokens: int = 0
-    cached_prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    def add(self, completion: Completion, reask: bool) -> None:
-        """Count one call."""
-        self.calls += 1
-        self.reasks += int(reask)
-        self.prompt_tokens += completion.prompt_tokens
-        self.cached_prompt_tokens += completion.cached_prompt_tokens
-        self.completion_tokens += completion.completion_tokens
-
-    def merge(self, other: Usage) -> None:
-        """Add another unit's counts."""
-        for name in (f.name for f in fields(self)):
-            setattr(self, name, getattr(self, name) + getattr(other, name))
-
 
 @dataclass(frozen=True)
 class Ask:
@@ -115,16 +87,6 @@ def judge_batch(ask: Ask, sentences: list[str]) -> tuple[dict[str, Verdict], Usa
             verdicts[sentence] = found.get(index) or unparsed(missing, completion.text)
         pending = [s for s in pending if not verdicts[s].parsed]
     return verdicts, usage
-
-
-def run_units(units: list[Callable[[], T]], concurrency: int) -> list[T]:
-    """Run the units in order (concurrency 1) or in a pool after a first, cache-warming one."""
-    if concurrency <= 1 or len(units) <= 1:
-        return [unit() for unit in units]
-    first = units[0]()
-    with ThreadPoolExecutor(max_workers=min(concurrency, len(units) - 1)) as pool:
-        rest = list(pool.map(lambda unit: unit(), units[1:]))
-    return [first, *rest]
 
 
 def judge_all(ask: Ask, sentences: list[str], batch_size: int) -> tuple[dict[str, Verdict], Usage]:

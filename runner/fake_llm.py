@@ -22,7 +22,7 @@ from runner.text import count_tokens
 from runner.types import Message
 
 Script = Callable[[list[Message], dict[str, Any]], str]
-"""(messages, options) -> answer; options: max_tokens, temperature, stop, sample, purpose."""
+"""(messages, options) -> answer; options: max_tokens, temperature, stop, sample, purpose, response_format."""
 
 
 class ScriptedProvider(CustomLLM):
@@ -48,6 +48,7 @@ class ScriptedProvider(CustomLLM):
             "stop": params.get("stop"),
             "sample": int(meta.get("sample", 0)),
             "purpose": str(meta.get("purpose", "")),
+            "response_format": params.get("response_format"),
         }
         msgs = [Message(str(m["role"]), message_text(m["content"])) for m in messages]
         with self._lock:

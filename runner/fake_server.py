@@ -1,6 +1,7 @@
 """An OpenAI-compatible chat server on 127.0.0.1 for tests and benchmarks.
 
-Speaks just enough of ``POST /v1/chat/completions`` for litellm's ``openai/`` provider, so
+Speaks just enough of ``POST /v1/chat/completions`` (with ``logprobs`` when a reply carries
+them) and ``POST /v1/embeddings`` for litellm's ``openai/`` provider, so
 the real gateway path (litellm, HTTP, retries, cache) is exercised without the internet.
 Answers come from a ``responder`` function; it may return a ``FakeReply`` to script
 errors (429 with Retry-After, 500, 401), over-long text or a 'length' finish.
@@ -32,9 +33,22 @@ class FakeReply:
     """Extra response headers (e.g. Retry-After)."""
     finish_reason: str = "stop"
     """'stop' or 'length'."""
+    top_logprobs: list[dict[str, float]] | None = None
+    """Per generated token, its alternatives' log-probabilities (OpenAI's logprobs.content)."""
 
 
 Responder = Callable[[dict[str, Any]], "str | FakeReply"]
+Embedder = Callable[[str], list[float]]
+"""text -> vector, for ``POST /v1/embeddings``."""
+
+
+def letter_embedder(text: str) -> list[float]:
+    """A deterministic 26-d vector of letter frequencies: similar texts, similar vectors."""
+    counts = [0.0] * 26
+    for ch in text.lower():
+        if "a" <= ch <= "z":
+            counts[ord(ch) - 97] += 1.0
+    return counts
 
 
 def echo_responder(request: dict[str, Any]) -> str:
@@ -47,8 +61,11 @@ def echo_responder(request: dict[str, Any]) -> str:
 class FakeOpenAIServer:
     """Context manager: ``with FakeOpenAIServer(responder) as s: s.url``."""
 
-    def __init__(self, responder: Responder = echo_responder, latency_s: float = 0.0) -> None:
+    def __init__(
+        self, responder: Responder = echo_responder, latency_s: float = 0.0, embedder: Embedder = letter_embedder
+    ) -> None:
         self.responder = responder
+        self.embedder = embedder
         self.latency_s = latency_s
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
@@ -85,7 +102,7 @@ class FakeOpenAIServer:
         try:
             if self.latency_s:
                 time.sleep(self.latency_s)
-            reply = self.responder(request)
+            reply = self.responder(request) if "messages" in request else FakeReply()
         finally:
             with self._lock:
                 self.in_flight -= 1
@@ -95,6 +112,8 @@ class FakeOpenAIServer:
         if reply.status != 200:
             error: dict[str, Any] = {"error": {"message": reply.text or f"scripted {reply.status}", "type": "fake"}}
             return reply.status, error, reply.headers
+        if "input" in request and "messages" not in request:
+            return 200, self._embeddings(request), reply.headers
         prompt = sum(count_tokens(str(m.get("content", ""))) for m in request["messages"])
         completion = count_tokens(reply.text)
         body: dict[str, Any] = {
@@ -107,6 +126,7 @@ class FakeOpenAIServer:
                     "index": 0,
                     "message": {"role": "assistant", "content": reply.text},
                     "finish_reason": reply.finish_reason,
+                    **({"logprobs": _logprobs(reply.top_logprobs)} if reply.top_logprobs else {}),
                 }
             ],
             "usage": {
@@ -116,6 +136,17 @@ class FakeOpenAIServer:
             },
         }
         return 200, body, reply.headers
+
+    def _embeddings(self, request: dict[str, Any]) -> dict[str, Any]:
+        texts = request["input"] if isinstance(request["input"], list) else [request["input"]]
+        return {
+            "object": "list",
+            "model": request.get("model", "fake"),
+            "data": [
+                {"object": "embedding", "index": i, "embedding": self.embedder(str(t))} for i, t in enumerate(texts)
+            ],
+            "usage": {"prompt_tokens": sum(count_tokens(str(t)) for t in texts), "total_tokens": 0},
+        }
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -149,6 +180,15 @@ class FakeOpenAIServer:
                 return  # quiet
 
         return Handler
+
+
+def _logprobs(per_token: list[dict[str, float]]) -> dict[str, Any]:
+    content = []
+    for alternatives in per_token:
+        best = max(alternatives, key=lambda token: alternatives[token])
+        top = [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in alternatives.items()]
+        content.append({"token": best, "logprob": alternatives[best], "bytes": list(best.encode()), "top_logprobs": top})
+    return {"content": content}
 
 
 def max_overlap(intervals: list[tuple[float, float]]) -> int:

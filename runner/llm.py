@@ -27,6 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from runner.call_log import CallLog
+from runner.litellm_loader import load_litellm as _litellm
+from runner.litellm_loader import new_call_id
 from runner.errors import AuthError, Cancelled, ConfigError, LLMError, ModelUnreachableError
 from runner.limits import EndpointLimits
 from runner.llm_cache import ResponseCache, cache_key
@@ -36,33 +38,6 @@ from runner.text import count_tokens
 from runner.types import Completion, Message
 
 DEFAULT_SCRIPTED_WINDOW = 8192
-
-
-@functools.cache
-def _litellm() -> Any:
-    """litellm, imported and configured once, with the in-process providers registered."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
-    import litellm
-
-    from runner import fake_llm, local_model
-
-    litellm.suppress_debug_info = True
-    logging.getLogger("LiteLLM").setLevel(logging.WARNING)  # one INFO line per call otherwise
-    litellm.custom_provider_map = [
-        *[p for p in litellm.custom_provider_map if p.get("provider") not in ("local", "scripted")],
-        {"provider": "local", "custom_handler": local_model.PROVIDER},
-        {"provider": "scripted", "custom_handler": fake_llm.PROVIDER},
-    ]
-    return litellm
-
-
-_CALL_PREFIX = uuid.uuid4().hex[:12]  # one random draw per process; uuid4 per call costs ~0.5 ms here
-_CALL_COUNTER = itertools.count(1)
-
-
-def new_call_id() -> str:
-    """Unique call id: a per-process random prefix and a counter."""
-    return f"{_CALL_PREFIX}-{next(_CALL_COUNTER):06d}"
 
 
 class Gateway:
@@ -162,11 +137,14 @@ class Gateway:
         sample: int = 0,
         purpose: str = "",
         response_format: dict[str, Any] | None = None,
+        top_logprobs: int = 0,
     ) -> Completion:
         """One chat completion, served from the cache when the identical request was made."""
         if self.cancel.is_set():
             raise Cancelled(f"{self.role}={self.name}: the job was stopped before this call")
         request = self._request(messages, max_tokens, temperature, stop, sample, response_format)
+        if top_logprobs:  # only then, so other requests keep their cache keys
+            request.update(logprobs=True, top_logprobs=int(top_logprobs))
         key = cache_key(request)
         stored = self.cache.get(key) if self.cache else None
         if stored is not None:
@@ -224,10 +202,8 @@ class Gateway:
             self.call_log.budget.check()
         if self.spec.is_local:
             self._register_local()
-        if self.spec.api_key_env and os.environ.get(self.spec.api_key_env):
-            kwargs["api_key"] = os.environ[self.spec.api_key_env]
-        elif self.spec.api_base:
-            kwargs["api_key"] = "no-key"  # OpenAI-compatible servers often need none
+        if self.api_key() is not None:
+            kwargs["api_key"] = self.api_key()
         kwargs.update(timeout=self.spec.timeout_s, num_retries=0, max_retries=0, drop_params=True)
         start = time.perf_counter()
         with self._semaphore:
@@ -241,6 +217,7 @@ class Gateway:
         details = getattr(usage, "prompt_tokens_details", None)
         choice = response.choices[0]
         return Completion(
+            top_logprobs=_top_logprobs(choice),
             text=choice.message.content or "",
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
@@ -251,6 +228,18 @@ class Gateway:
             finish_reason=str(choice.finish_reason or "stop"),
             cached_prompt_tokens=int(getattr(details, "cached_tokens", 0) or 0),
         )
+
+    def api_key(self) -> str | None:
+        """The key from the environment; 'no-key' for a keyless OpenAI-compatible server."""
+        if self.spec.api_key_env and os.environ.get(self.spec.api_key_env):
+            return os.environ[self.spec.api_key_env]
+        return "no-key" if self.spec.api_base else None  # such servers often need none
+
+    def embed(self, texts: Sequence[str], *, purpose: str = "") -> list[list[float]]:
+        """One embedding per text (the ``embedder`` role), cached per text."""
+        from runner.llm_embed import embed
+
+        return embed(self, texts, purpose)
 
     def _register_local(self) -> None:
         _litellm()
@@ -284,6 +273,22 @@ class Gateway:
             return 0.0
 
 
+def _top_logprobs(choice: Any) -> tuple[dict[str, float], ...]:
+    """Per generated token, its alternatives and their log-probabilities (when returned)."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if content is None and isinstance(getattr(choice, "logprobs", None), dict):
+        content = choice.logprobs.get("content")
+    out = []
+    for token in content or ():
+        alternatives = _get(token, "top_logprobs") or []
+        out.append({str(_get(a, "token")): float(_get(a, "logprob")) for a in alternatives})
+    return tuple(out)
+
+
+def _get(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+
+
 def _existing(path: str) -> str:
     expanded = os.path.expanduser(path)
     if not os.path.isfile(expanded):
@@ -299,6 +304,7 @@ def _stored(c: Completion) -> dict[str, Any]:
         "finish_reason": c.finish_reason,
         "cached_prompt_tokens": c.cached_prompt_tokens,
         "cost_usd": c.cost_usd,
+        **({"top_logprobs": list(c.top_logprobs)} if c.top_logprobs else {}),
     }
 
 
@@ -313,6 +319,7 @@ def _completion(stored: dict[str, Any], cost: float, latency: float, cached: boo
         call_id=new_call_id(),
         finish_reason=stored.get("finish_reason", "stop"),
         cached_prompt_tokens=stored.get("cached_prompt_tokens", 0),
+        top_logprobs=tuple(stored.get("top_logprobs") or ()),
     )
 
 

@@ -74,6 +74,8 @@ class LocalProvider(CustomLLM):
         options = {
             k: params[k] for k in ("temperature", "top_p", "max_tokens", "stop", "seed") if k in params
         }
+        if (params.get("response_format") or {}).get("type") == "json_object":
+            options["response_format"] = {"type": "json_object"}  # llama.cpp: a JSON grammar
         with loaded.lock:
             before = list(loaded.llama._input_ids)
             out: dict[str, Any] = loaded.llama.create_chat_completion(  # type: ignore[assignment]

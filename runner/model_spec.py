@@ -14,6 +14,8 @@ LOCAL_PREFIX = "local/"
 """The embedded llama.cpp model (``runner/local_model.py``)."""
 SCRIPTED_PREFIX = "scripted/"
 """A scripted in-process model for tests (``runner/fake_llm.py``)."""
+LOCAL_EMBED_PREFIX = "local-embed/"
+"""The embedded sentence embedder (``runner/local_embedder.py``), for the ``embedder`` role."""
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,12 @@ class ModelSpec:
     @property
     def in_process(self) -> bool:
         """True for models answered inside this process (no key, no server, no price)."""
-        return self.is_local or self.model.startswith(SCRIPTED_PREFIX)
+        return self.is_local or self.model.startswith((SCRIPTED_PREFIX, LOCAL_EMBED_PREFIX))
+
+    @property
+    def is_local_embedder(self) -> bool:
+        """True for the in-process sentence embedder."""
+        return self.model.startswith(LOCAL_EMBED_PREFIX)
 
     @property
     def endpoint(self) -> tuple[str, str]:

@@ -81,6 +81,9 @@ class Completion:
     """'stop', 'length', ... as reported by the provider."""
     cached_prompt_tokens: int = 0
     """Prompt tokens the provider served from its own prefix cache, when reported."""
+    top_logprobs: tuple[dict[str, float], ...] = ()
+    """Per generated token, the top alternatives' log-probabilities (only when asked for
+    with ``top_logprobs=k`` and the provider returns them; G-Eval's weighted score)."""
 
 
 class LLM(Protocol):
@@ -101,17 +104,29 @@ class LLM(Protocol):
         sample: int = 0,
         purpose: str = "",
         response_format: dict[str, Any] | None = None,
+        top_logprobs: int = 0,
     ) -> Completion:
         """Send one chat request and return the answer.
 
         ``sample`` gives a repeated request its own cache slot (a re-ask, a regeneration);
         ``purpose`` labels the call in calls.jsonl; ``response_format`` asks for JSON where
-        the provider supports it.
+        the provider supports it; ``top_logprobs=k`` asks for each generated token's k most
+        likely alternatives (``Completion.top_logprobs``, empty when the provider has none).
         """
         ...
 
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` in the project's tokenizer (cl100k_base)."""
+        ...
+
+
+class Embedder(Protocol):
+    """What metrics need from the ``embedder`` role: vectors for texts."""
+
+    name: str
+
+    def embed(self, texts: Sequence[str], *, purpose: str = "") -> list[list[float]]:
+        """One vector per text, in order (cached per text by the gateway)."""
         ...
 
 

@@ -1,0 +1,52 @@
+"""The gateway's embeddings and top_logprobs, against the loopback OpenAI server."""
+
+from __future__ import annotations
+
+import math
+
+from runner.call_log import CallLog
+from runner.fake_server import FakeOpenAIServer, FakeReply, letter_embedder
+from runner.llm import Gateway
+from runner.llm_cache import ResponseCache
+from runner.model_spec import ModelSpec
+from runner.retry import RetryPolicy
+
+
+def _gateway(url: str, cache: ResponseCache | None, model: str = "openai/fake", role: str = "embedder") -> Gateway:
+    spec = ModelSpec(name="fake", model=model, api_base=url, context_window=8192, retry=RetryPolicy(max_attempts=1))
+    return Gateway(spec, CallLog(None, keep=True), cache, role=role)
+
+
+def test_embeddings_come_back_in_order_and_are_cached_per_text(tmp_path) -> None:
+    with FakeOpenAIServer() as server:
+        gateway = _gateway(server.url, ResponseCache(tmp_path))
+        texts = ["Alpha beta.", "Zebra zoo.", "Alpha beta."]
+        vectors = gateway.embed(texts, purpose="coherence")
+        assert vectors == [letter_embedder(t) for t in texts]
+        assert len(server.requests) == 1 and server.requests[0]["input"] == ["Alpha beta.", "Zebra zoo."]
+        again = gateway.embed(["Zebra zoo.", "New text."])
+        assert again == [letter_embedder("Zebra zoo."), letter_embedder("New text.")]
+        assert server.requests[-1]["input"] == ["New text."]  # the cached text is not sent again
+        assert len(server.requests) == 2
+    purposes = [e["purpose"] for e in gateway.call_log.entries]
+    assert "coherence" in purposes
+    assert all("embedding" not in str(e["response"]) or e["response"].startswith("<") for e in gateway.call_log.entries)
+
+
+def test_top_logprobs_are_returned_and_cached(tmp_path) -> None:
+    alternatives = [{"4": math.log(0.6), "5": math.log(0.3), "3": math.log(0.1)}]
+    with FakeOpenAIServer(lambda request: FakeReply(text="4", top_logprobs=alternatives)) as server:
+        gateway = _gateway(server.url, ResponseCache(tmp_path), role="judge")
+        first = gateway.complete("Rate it.", top_logprobs=5, max_tokens=2)
+        assert server.requests[0]["logprobs"] is True and server.requests[0]["top_logprobs"] == 5
+        second = gateway.complete("Rate it.", top_logprobs=5, max_tokens=2)
+        assert len(server.requests) == 1 and second.cached
+    for completion in (first, second):
+        assert completion.text == "4"
+        assert completion.top_logprobs[0] == {k: v for k, v in alternatives[0].items()}
+
+
+def test_a_request_without_top_logprobs_does_not_ask_for_them(tmp_path) -> None:
+    with FakeOpenAIServer() as server:
+        _gateway(server.url, None, role="judge").complete("Hello there.", max_tokens=5)
+        assert "logprobs" not in server.requests[0]
