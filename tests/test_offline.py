@@ -1,0 +1,113 @@
+"""No network traffic at import or start-up, whichever way the package is entered.
+
+A ``sitecustomize`` in a fresh interpreter records every attempt to resolve or connect to
+a host other than the loopback and refuses it; the test then fails on any attempt. Before
+the fix, ``import runner.local_model`` from a notebook made litellm fetch its price map
+from GitHub (three tries).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runner.fake_server import FakeOpenAIServer
+
+REPO = Path(__file__).resolve().parents[1]
+
+GUARD = r'''
+import json, os, socket
+
+_LOG = os.environ["NET_GUARD_LOG"]
+_LOOPBACK = {"127.0.0.1", "localhost", "::1", None, ""}
+
+
+def _note(kind, host):
+    with open(_LOG, "a", encoding="utf-8") as handle:
+        handle.write(json.dumps({"kind": kind, "host": str(host)}) + "\n")
+    raise OSError(f"network blocked by the test: {kind} {host}")
+
+
+_getaddrinfo = socket.getaddrinfo
+
+
+def getaddrinfo(host, *args, **kwargs):
+    name = host.decode() if isinstance(host, bytes) else host
+    if name not in _LOOPBACK:
+        _note("resolve", name)
+    return _getaddrinfo(host, *args, **kwargs)
+
+
+_connect = socket.socket.connect
+
+
+def connect(self, address):
+    host = address[0] if isinstance(address, tuple) else None
+    if self.family in (socket.AF_INET, socket.AF_INET6) and host not in _LOOPBACK:
+        _note("connect", host)
+    return _connect(self, address)
+
+
+socket.getaddrinfo = getaddrinfo
+socket.socket.connect = connect
+'''
+
+
+def _guarded(tmp_path: Path) -> tuple[dict[str, str], Path]:
+    guard = tmp_path / "guard"
+    guard.mkdir()
+    (guard / "sitecustomize.py").write_text(GUARD, encoding="utf-8")
+    log = tmp_path / "net.jsonl"
+    env = {k: v for k, v in os.environ.items() if k not in ("LITELLM_LOCAL_MODEL_COST_MAP", "MLFLOW_DISABLE_TELEMETRY")}
+    env.update(PYTHONPATH=os.pathsep.join([str(guard), str(REPO)]), NET_GUARD_LOG=str(log))
+    return env, log
+
+
+def _attempts(log: Path) -> list[dict[str, str]]:
+    if not log.exists():
+        return []
+    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_guard_catches_an_outbound_connection(tmp_path: Path) -> None:
+    env, log = _guarded(tmp_path)
+    code = "import socket\ntry:\n    socket.create_connection(('example.org', 80), timeout=1)\nexcept OSError:\n    pass"
+    subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=60)
+    assert _attempts(log) and _attempts(log)[0]["host"] == "example.org"
+
+
+def test_importing_every_module_opens_no_connection(tmp_path: Path) -> None:
+    env, log = _guarded(tmp_path)
+    modules = sorted(
+        ".".join(p.relative_to(REPO).with_suffix("").parts).removesuffix(".__init__")
+        for package in ("runner", "strategies", "metrics")
+        for p in (REPO / package).rglob("*.py")
+    )
+    # runner.local_model first, as a notebook would: it imports litellm directly.
+    code = "import importlib\nimport runner.local_model\n" + "".join(f"importlib.import_module({m!r})\n" for m in modules)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert _attempts(log) == []
+
+
+@pytest.mark.parametrize("entry", [["-m", "runner"], ["-c", "from runner.__main__ import cli; cli()"]])
+def test_a_whole_run_talks_only_to_its_loopback_model(tmp_path: Path, entry: list[str]) -> None:
+    env, log = _guarded(tmp_path)
+    with FakeOpenAIServer() as server:
+        args = [
+            "model=openai_compatible", f"model.api_base={server.url}", "judge=openai_compatible",
+            f"judge.api_base={server.url}", "metrics=paper", "data.limit=1",
+            f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", f"cache.dir={tmp_path / 'cache'}",
+            f"hydra.run.dir={tmp_path / 'out'}",
+        ]
+        done = subprocess.run(
+            [sys.executable, *entry, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert server.requests, "the run made no model call"
+    assert _attempts(log) == []
