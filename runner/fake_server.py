@@ -68,6 +68,8 @@ class FakeOpenAIServer:
         self.embedder = embedder
         self.latency_s = latency_s
         self.requests: list[dict[str, Any]] = []
+        self.authorizations: list[str] = []
+        """The Authorization header of every POST, in arrival order (secrets tests)."""
         self.in_flight = 0
         self.max_in_flight = 0
         self.intervals: list[tuple[float, float]] = []
@@ -158,6 +160,8 @@ class FakeOpenAIServer:
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("Content-Length", 0))
                 request = json.loads(self.rfile.read(length) or b"{}")
+                with server._lock:
+                    server.authorizations.append(self.headers.get("Authorization", ""))
                 status, body, headers = server._answer(request)
                 data = json.dumps(body).encode()
                 self.send_response(status)
