@@ -11,10 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from metrics import booookscore, stats
+from metrics import booookscore, entity_density, stats
 
 METRICS: dict[str, ModuleType] = {
     "booookscore": booookscore,
+    "entity_density": entity_density,
     "stats": stats,
 }
 
