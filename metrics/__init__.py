@@ -11,12 +11,15 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from metrics import booookscore, entity_density, stats
+from metrics import booookscore, entity_density, geval, repetitiveness, stats, vagueness
 
 METRICS: dict[str, ModuleType] = {
     "booookscore": booookscore,
     "entity_density": entity_density,
+    "geval": geval,
+    "repetitiveness": repetitiveness,
     "stats": stats,
+    "vagueness": vagueness,
 }
 
 PROMPT_ROOT = Path(__file__).parent / "prompts"

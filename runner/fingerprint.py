@@ -3,7 +3,7 @@
 The fingerprint hashes the resolved config minus what cannot change a result (where
 results go, progress display, and per-model concurrency, timeouts and retry policy), the
 blocks of the model roles the job actually uses, and the SHA-256 of every prompt file it
-can read: the strategy's and metrics' prompt folders, and any file a ``*prompt_path``
+can read: the strategy's and metrics' prompt folders, and any file a ``*prompt_path`` (or G-Eval's ``steps``)
 parameter names, wherever it lives. A changed prompt is a changed experiment.
 """
 
@@ -46,10 +46,15 @@ def prompt_files(config: RunConfig) -> dict[str, Path]:
 
 
 def _prompt_path_params(config: RunConfig) -> list[tuple[str, Any]]:
-    """(config key, value) of every set parameter named ``*prompt_path``."""
+    """(config key, value) of every set parameter naming a file the job reads: ``*prompt_path``,
+    and G-Eval's ``steps`` when it is a file rather than ``official``."""
     found = [(f"strategy.{k}", v) for k, v in config.strategy_params.items()]
     found += [(f"metrics.{m}.{k}", v) for m, params in config.metrics.items() for k, v in params.items()]
-    return [(k, v) for k, v in found if k.endswith("prompt_path") and v]
+    return [(k, v) for k, v in found if v and (k.endswith("prompt_path") or _steps_file(k, v))]
+
+
+def _steps_file(key: str, value: Any) -> bool:
+    return key.endswith(".steps") and str(value) != "official"
 
 
 def file_digest(path: Path) -> str:

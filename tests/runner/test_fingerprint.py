@@ -63,3 +63,13 @@ def test_a_missing_prompt_file_is_a_config_error(tmp_path: Path) -> None:
     config = build_run_config(composed(f"metrics.booookscore.prompt_path={tmp_path / 'nope.txt'}"))
     with pytest.raises(ConfigError, match="nope.txt does not exist"):
         prompt_files(config)
+
+
+def test_a_geval_steps_file_is_hashed_but_the_official_steps_name_is_not_a_file(tmp_path: Path) -> None:
+    steps = tmp_path / "steps.yaml"
+    steps.write_text("coherence: |\n  1. Read the article.\n", encoding="utf-8")
+    key = f"metrics.geval.steps={steps}"
+    before = fp("metrics=geval", key)
+    steps.write_text("coherence: |\n  1. Read the summary first.\n", encoding="utf-8")
+    assert fp("metrics=geval", key) != before
+    assert not any(name.startswith("prompts/metrics.geval.steps") for name in prompt_files(build_run_config(composed("metrics=geval", "metrics.geval.steps=official"))))
