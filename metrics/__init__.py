@@ -11,11 +11,14 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from metrics import booookscore, entity_density, geval, repetitiveness, stats, vagueness
+from metrics import alignment, booookscore, coverage, entity_density, f1, geval, repetitiveness, stats, vagueness
 
 METRICS: dict[str, ModuleType] = {
+    "alignment": alignment,
     "booookscore": booookscore,
+    "coverage": coverage,
     "entity_density": entity_density,
+    "f1": f1,
     "geval": geval,
     "repetitiveness": repetitiveness,
     "stats": stats,

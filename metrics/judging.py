@@ -48,6 +48,8 @@ class Usage:
     """Judge calls and tokens spent on one unit of work (a sentence, a summary, ...)."""
 
     calls: int = 0
+    cached_calls: int = 0
+    """Of ``calls``, those served from the response cache (free, e.g. f1 after alignment)."""
     reasks: int = 0
     unparsed: int = 0
     prompt_tokens: int = 0
@@ -57,6 +59,7 @@ class Usage:
     def add(self, completion: Completion, reask: bool) -> None:
         """Count one call."""
         self.calls += 1
+        self.cached_calls += int(completion.cached)
         self.reasks += int(reask)
         self.prompt_tokens += completion.prompt_tokens
         self.cached_prompt_tokens += completion.cached_prompt_tokens

@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from metrics import METRICS
 from metrics import PROMPT_ROOT as METRIC_PROMPTS
 from runner.config import ALL_ROLES, RunConfig
 from runner.errors import ConfigError
@@ -30,7 +31,13 @@ def prompt_files(config: RunConfig) -> dict[str, Path]:
         f"strategies/prompts/{config.strategy}": STRATEGY_PROMPTS / config.strategy,
         "strategies/prompts/common": STRATEGY_PROMPTS / "common",
     }
-    folders.update({f"metrics/prompts/{name}": METRIC_PROMPTS / name for name in config.metrics})
+    folders.update(  # a metric built from others (f1) names their folders in PROMPT_DIRS
+        {
+            f"metrics/prompts/{folder}": METRIC_PROMPTS / folder
+            for name in config.metrics
+            for folder in getattr(METRICS[name], "PROMPT_DIRS", (name,))
+        }
+    )
     files = {
         f"{label}/{p.relative_to(folder).as_posix()}": p
         for label, folder in folders.items()

@@ -73,3 +73,9 @@ def test_a_geval_steps_file_is_hashed_but_the_official_steps_name_is_not_a_file(
     steps.write_text("coherence: |\n  1. Read the summary first.\n", encoding="utf-8")
     assert fp("metrics=geval", key) != before
     assert not any(name.startswith("prompts/metrics.geval.steps") for name in prompt_files(build_run_config(composed("metrics=geval", "metrics.geval.steps=official"))))
+
+
+def test_f1_logs_and_hashes_the_prompts_of_the_metrics_it_builds() -> None:
+    files = prompt_files(build_run_config(composed("metrics=f1")))
+    assert "metrics/prompts/alignment/verdict.txt" in files
+    assert "metrics/prompts/coverage/questions.txt" in files
