@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from metrics import alignment, booookscore, coverage, entity_density, f1, geval, repetitiveness, stats, vagueness
+from metrics import alignment, booookscore, coverage, entity_density, f1, geval, repetitiveness, rouge, stats, vagueness
 
 METRICS: dict[str, ModuleType] = {
     "alignment": alignment,
@@ -21,6 +21,7 @@ METRICS: dict[str, ModuleType] = {
     "f1": f1,
     "geval": geval,
     "repetitiveness": repetitiveness,
+    "rouge": rouge,
     "stats": stats,
     "vagueness": vagueness,
 }

@@ -18,6 +18,7 @@ from typing import Any
 
 from metrics import METRICS
 from runner.errors import ConfigError
+from runner.hf_data import HFSpec, require_datasets
 from runner.model_spec import ModelSpec
 from runner.retry import RetryPolicy
 from strategies import STRATEGIES
@@ -36,13 +37,59 @@ class DataConfig:
     """Where the documents (or the summaries to score) come from."""
 
     source: str
-    """'sample', 'dir', 'booookscore_pickle', 'summaries' or 'none'."""
+    """'sample', 'dir', 'booookscore_pickle', 'summaries', 'hf' or 'none'."""
     path: str | None = None
-    """Folder or file for 'dir', 'booookscore_pickle' and 'summaries'."""
+    """Folder or file for 'dir', 'booookscore_pickle' and 'summaries'; a local copy for 'hf'."""
     limit: int | None = None
     """Use only the first N documents."""
     sources: str | None = None
     """'summaries' only: the source texts (a folder of .txt files or a pickle)."""
+    references: str | None = None
+    """'dir' only: a folder of reference summaries, <doc_id>.txt or <doc_id>.<n>.txt."""
+    name: str | None = None
+    """'hf' only: the dataset's hub id (needs internet unless ``path`` holds a local copy)."""
+    split: str | None = None
+    """'hf' only: the split to load."""
+    config: str | None = None
+    """'hf' only: the dataset's configuration name."""
+    text_field: str | None = None
+    """'hf' only: the column (or dotted path) holding the text."""
+    reference_field: str | None = None
+    """'hf' only: the column (or dotted path) holding a reference string or a list of them."""
+    id_field: str | None = None
+    """'hf' only: the column (or dotted path) holding the document id; None = row index."""
+
+    @property
+    def hf(self) -> HFSpec | None:
+        """The dataset settings of 'hf' (None for every other source)."""
+        if self.source != "hf":
+            return None
+        return HFSpec(
+            self.name, self.split, self.config, self.text_field, self.reference_field, self.id_field
+        )
+
+
+_HF_KEYS = ("name", "split", "config", "text_field", "reference_field", "id_field")
+
+
+def data_config(raw: dict[str, Any] | None) -> DataConfig:
+    """The ``data`` block, checked: known keys, and each key only with the source that reads it."""
+    raw = dict(raw or {"source": "none"})
+    known = [f.name for f in fields(DataConfig)]
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise ConfigError(f"data.{unknown[0]} is not a data setting; valid: {', '.join(known)}")
+    data = DataConfig(**raw)
+    if data.references and data.source != "dir":
+        raise ConfigError(f"data.references is for data=dir only; remove it from data={data.source}")
+    stray = [k for k in _HF_KEYS if getattr(data, k) is not None and data.source != "hf"]
+    if stray:
+        raise ConfigError(f"data.{stray[0]} is for data=hf only; remove it from data={data.source}")
+    if data.source == "hf":
+        require_datasets()
+        if not (data.name or data.path) or not data.text_field:
+            raise ConfigError("data=hf needs data.name=<hub id> (or data.path=<local copy>) and data.text_field")
+    return data
 
 
 @dataclass(frozen=True)
@@ -153,7 +200,7 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
     """Validate the composed config (a plain dict) into a RunConfig."""
     strategy_raw = dict(raw.get("strategy") or {})
     name = strategy_raw.pop("name", None)
-    data = DataConfig(**(raw.get("data") or {"source": "none"}))
+    data = data_config(raw.get("data"))
     _check_data_and_strategy(data, str(name), strategy_raw)
     strategy = _pick("strategy", STRATEGIES, name)
     _check_params("strategy", str(name), strategy.summarize, strategy_raw)

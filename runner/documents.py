@@ -1,5 +1,12 @@
-"""Load the documents of a run: the bundled sample, a folder of .txt files, a pickle, or
-summaries made elsewhere (``data=summaries``) with their sources when given.
+"""Load the documents of a run: the bundled sample, a folder of .txt files, a pickle, a
+Hugging Face dataset (``runner/hf_data.py``), or summaries made elsewhere (``data=summaries``)
+with their sources when given.
+
+Reference summaries (for ROUGE and other reference-based metrics) come with ``data=hf`` from a
+field of the rows, and with ``data=dir`` from a separate folder (``data.references``), so the
+folder of sources stays a plain folder of .txt files. Its layout: ``<doc_id>.txt`` is the one
+reference of a document; ``<doc_id>.<n>.txt`` (n = 1, 2, ...) are several, in the order of n.
+A file whose stem is itself a document id belongs to that document, so ids with dots work.
 
 The BooookScore authors distribute books as a pickled ``{book_id: text}`` dict. Unpickling
 runs code, so we use an unpickler that refuses every global: only dicts, lists and
@@ -11,26 +18,37 @@ from __future__ import annotations
 import io
 import json
 import pickle
+import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from runner.errors import ConfigError, DataError
+from runner.hf_data import HFSpec, load_hf
 from runner.types import Document, WorkItem
 
 SAMPLE_DIR = Path(__file__).parent / "sample_data"
 
 
-SOURCES = ("sample", "dir", "booookscore_pickle", "summaries", "none")
+SOURCES = ("sample", "dir", "booookscore_pickle", "summaries", "hf", "none")
+_NUMBERED = re.compile(r"(.+)\.(\d+)")
 
 
 def load_work(
-    source: str, path: str | None = None, limit: int | None = None, sources: str | None = None
+    source: str,
+    path: str | None = None,
+    limit: int | None = None,
+    sources: str | None = None,
+    *,
+    references: str | None = None,
+    hf: HFSpec | None = None,
 ) -> list[WorkItem]:
     """The job's documents: sources to summarize, or summaries (with optional sources) to score."""
     if source != "summaries":
         if sources:
             raise ConfigError(f"data.sources is for data=summaries only; remove it from data={source}")
-        return [WorkItem(d.doc_id, d) for d in load_documents(source, path, limit)]
+        docs = load_documents(source, path, limit, references=references, hf=hf)
+        return [WorkItem(d.doc_id, d) for d in docs]
     given = load_summaries(path)
     texts = {d.doc_id: d for d in _load_sources(sources)} if sources else {}
     items = [WorkItem(doc_id, texts.get(doc_id), summary) for doc_id, summary in given.items()]
@@ -65,14 +83,26 @@ def load_summaries(path: str | None) -> dict[str, str]:
     return dict(data)
 
 
-def load_documents(source: str, path: str | None = None, limit: int | None = None) -> list[Document]:
-    """Documents for ``data.source`` ('sample', 'dir', 'booookscore_pickle' or 'none')."""
+def load_documents(
+    source: str,
+    path: str | None = None,
+    limit: int | None = None,
+    *,
+    references: str | None = None,
+    hf: HFSpec | None = None,
+) -> list[Document]:
+    """Documents for ``data.source`` ('sample', 'dir', 'booookscore_pickle', 'hf' or 'none')."""
+    if references and source != "dir":
+        raise ConfigError(f"data.references is for data=dir only; remove it from data={source}")
     if source == "none":
         return []
     if source == "sample":
         docs = load_text_dir(SAMPLE_DIR)
     elif source == "dir":
         docs = load_text_dir(_required_path(path, "dir"))
+        docs = with_references(docs, Path(references).expanduser()) if references else docs
+    elif source == "hf":
+        docs = load_hf(hf or HFSpec(), path)
     elif source == "booookscore_pickle":
         docs = load_booookscore_pickle(_required_path(path, "booookscore_pickle"))
     else:
@@ -99,6 +129,42 @@ def load_text_dir(folder: Path) -> list[Document]:
     if not files:
         raise DataError(f"no .txt files in {folder}; add UTF-8 .txt files or fix data.path")
     return [_checked(file.stem, _read_utf8(file), str(file)) for file in files]
+
+
+def with_references(docs: list[Document], folder: Path) -> list[Document]:
+    """``docs`` with their references from ``folder`` (layout in the module docstring).
+
+    Every file must belong to a document: a reference with no document is most often a
+    misnamed file, and ignoring it would quietly score against fewer references.
+    """
+    if not folder.is_dir():
+        raise DataError(f"data.references={folder} is not a folder; give a folder of <doc_id>.txt files")
+    ids = {d.doc_id for d in docs}
+    found: dict[str, list[tuple[int, str]]] = {}
+    for file in sorted(folder.glob("*.txt")):
+        doc_id, number = _reference_owner(file, ids)
+        text = _read_utf8(file)
+        if not text.strip():
+            raise DataError(f"reference {file} is empty; remove it or give it text")
+        found.setdefault(doc_id, []).append((number, text))
+    if not found:
+        raise DataError(f"no .txt files in data.references={folder}; add <doc_id>.txt files")
+    return [
+        replace(d, references=tuple(t for _, t in sorted(found.get(d.doc_id, [])))) for d in docs
+    ]
+
+
+def _reference_owner(file: Path, ids: set[str]) -> tuple[str, int]:
+    """(document id, position) of a reference file; a file matching no document is an error."""
+    if file.stem in ids:
+        return file.stem, 0
+    numbered = _NUMBERED.fullmatch(file.stem)
+    if numbered and numbered.group(1) in ids:
+        return numbered.group(1), int(numbered.group(2))
+    raise ConfigError(
+        f"data.references: {file.name} matches no document of data.path "
+        "(name it <doc_id>.txt or <doc_id>.<n>.txt)"
+    )
 
 
 def _read_utf8(file: Path) -> str:

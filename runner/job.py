@@ -62,7 +62,9 @@ def prepare(config: RunConfig, calls: CallLog, cancel: threading.Event) -> Job:
         for name, params in config.metrics.items()
     }
     data = config.data
-    items = load_work(data.source, data.path, data.limit, data.sources)
+    items = load_work(
+        data.source, data.path, data.limit, data.sources, references=data.references, hf=data.hf
+    )
     if not items:
         raise DataError("no documents to summarize; choose data=sample or data=dir data.path=...")
     prompts = prompt_files(config)

@@ -213,7 +213,7 @@ def log_dataset(tracker: Tracker, job: Job) -> None:
     for item in job.items:
         for part in (item.doc_id, item.source.text if item.source else "", item.summary or ""):
             digest.update(part.encode("utf-8") + b"\0")
-    source = data.path or ("runner/sample_data" if data.source == "sample" else data.source)
+    source = data.path or data.name or ("runner/sample_data" if data.source == "sample" else data.source)
     name = data.source if data.source == "sample" else f"{data.source}:{Path(str(source)).name}"
     tracker.log_dataset(name, digest.hexdigest()[:16], str(source), len(job.items))
 
