@@ -13,24 +13,21 @@ name): an identical rerun served from the cache never imports it.
 
 from __future__ import annotations
 
-import functools
-import itertools
-import logging
+import hashlib
 import os
 import threading
 import time
 import urllib.error
 import urllib.request
-import uuid
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from runner.call_log import CallLog
-from runner.litellm_loader import load_litellm as _litellm
-from runner.litellm_loader import new_call_id
 from runner.errors import AuthError, Cancelled, ConfigError, LLMError, ModelUnreachableError
 from runner.limits import EndpointLimits
+from runner.litellm_loader import load_litellm as _litellm
+from runner.litellm_loader import new_call_id
 from runner.llm_cache import ResponseCache, cache_key
 from runner.llm_errors import translate
 from runner.model_spec import LOCAL_PREFIX, ModelSpec
@@ -175,7 +172,7 @@ class Gateway:
             "temperature": temperature if temperature is not None else self.temperature,
             "top_p": self.spec.top_p,
             "max_tokens": max_tokens or self.spec.max_tokens,
-            "seed": self.seed,
+            "seed": sample_seed(self.seed, sample),
             "stop": list(stop) if stop else None,
             "response_format": response_format,
             "sample": sample,
@@ -271,6 +268,19 @@ class Gateway:
             return float(_litellm().completion_cost(completion_response=response))
         except Exception:  # unmapped model: cost unknown, reported as 0 (see README)
             return 0.0
+
+
+def sample_seed(seed: int | None, sample: int) -> int | None:
+    """The seed of one sample: the run's seed for sample 0, a distinct one for each other.
+
+    With one seed for every sample, a seeded provider (llama.cpp, OpenAI) answers repeated
+    samples of the same prompt identically, and G-Eval's 20 samples or a regeneration at
+    temperature 1 would be one answer counted many times.
+    """
+    if seed is None or sample == 0:
+        return seed
+    digest = hashlib.sha256(f"{seed}:{sample}".encode()).hexdigest()
+    return int(digest[:8], 16) & 0x7FFFFFFF
 
 
 def _top_logprobs(choice: Any) -> tuple[dict[str, float], ...]:

@@ -50,3 +50,14 @@ def test_a_request_without_top_logprobs_does_not_ask_for_them(tmp_path) -> None:
     with FakeOpenAIServer() as server:
         _gateway(server.url, None, role="judge").complete("Hello there.", max_tokens=5)
         assert "logprobs" not in server.requests[0]
+
+
+def test_each_sample_gets_its_own_seed_so_samples_can_differ() -> None:
+    with FakeOpenAIServer() as server:
+        gateway = _gateway(server.url, None, role="judge")
+        gateway.seed = 0
+        for sample in range(4):
+            gateway.complete("Rate it.", sample=sample, max_tokens=2)
+    seeds = [r["seed"] for r in server.requests]
+    assert seeds[0] == 0  # sample 0 keeps the run's seed (earlier cache entries stay valid)
+    assert len(set(seeds)) == 4
