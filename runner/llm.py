@@ -232,6 +232,21 @@ class Gateway:
             return os.environ[self.spec.api_key_env]
         return "no-key" if self.spec.api_base else None  # such servers often need none
 
+    def missing_extra(self) -> str | None:
+        """Why this in-process embedder cannot run (its weights package is absent), else None.
+
+        Metrics ask before the run and skip with this notice instead of failing the run.
+        """
+        if not self.spec.is_local_embedder:
+            return None
+        from runner import local_embedder
+
+        try:
+            local_embedder.check_available()
+        except ConfigError as err:
+            return str(err)
+        return None
+
     def embed(self, texts: Sequence[str], *, purpose: str = "") -> list[list[float]]:
         """One embedding per text (the ``embedder`` role), cached per text."""
         from runner.llm_embed import embed

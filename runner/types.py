@@ -129,6 +129,10 @@ class Embedder(Protocol):
         """One vector per text, in order (cached per text by the gateway)."""
         ...
 
+    def missing_extra(self) -> str | None:
+        """Why the embedder cannot run here (an optional package is absent), else None."""
+        ...
+
 
 @dataclass(frozen=True)
 class TraceStep:
