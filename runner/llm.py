@@ -179,6 +179,8 @@ class Gateway:
         }
         if self.repeat:  # only then, so the cache keys of unrepeated runs stay as they were
             request["repeat"] = self.repeat
+        if self.spec.repeat_penalty is not None:  # likewise: only models that set one
+            request["repeat_penalty"] = self.spec.repeat_penalty
         return request
 
     def _message(self, m: Message) -> dict[str, Any]:

@@ -72,7 +72,7 @@ class LocalProvider(CustomLLM):
         params = dict(kwargs.get("optional_params") or {})
         loaded = self.model(model.split("/", 1)[-1])
         options = {
-            k: params[k] for k in ("temperature", "top_p", "max_tokens", "stop", "seed") if k in params
+            k: params[k] for k in ("temperature", "top_p", "max_tokens", "stop", "seed", "repeat_penalty") if k in params
         }
         if (params.get("response_format") or {}).get("type") == "json_object":
             options["response_format"] = {"type": "json_object"}  # llama.cpp: a JSON grammar

@@ -54,6 +54,9 @@ class ModelSpec:
     """Local only: llama.cpp context size."""
     n_threads: int | None = None
     """Local only: CPU threads (None = llama.cpp's choice)."""
+    repeat_penalty: float | None = None
+    """Local only: llama.cpp's penalty on tokens repeated within the last 64 (1.1 is its
+    command line's default; None = none). Small models otherwise loop at temperature 0."""
 
     @property
     def is_local(self) -> bool:

@@ -61,3 +61,14 @@ def test_each_sample_gets_its_own_seed_so_samples_can_differ() -> None:
     seeds = [r["seed"] for r in server.requests]
     assert seeds[0] == 0  # sample 0 keeps the run's seed (earlier cache entries stay valid)
     assert len(set(seeds)) == 4
+
+
+def test_repeat_penalty_enters_the_request_only_when_the_model_sets_one() -> None:
+    with FakeOpenAIServer() as server:
+        plain = _gateway(server.url, None, role="model")
+        plain.complete("Hello.", max_tokens=3)
+        spec = ModelSpec(name="p", model="openai/fake", api_base=server.url, context_window=8192, repeat_penalty=1.1)
+        penalized = Gateway(spec, CallLog(None, keep=True), None)
+        penalized.complete("Hello.", max_tokens=3)
+    assert "repeat_penalty" not in plain.call_log.entries[0]["request"]  # cache keys of other models unchanged
+    assert penalized.call_log.entries[0]["request"]["repeat_penalty"] == 1.1

@@ -1,0 +1,143 @@
+"""The article's LLM-judged metrics: judge calls, wall time against the critical path, and
+what prefix reuse saves with the local judge.
+
+Part 1 (always): alignment, coverage, vagueness and repetitiveness score one document with
+a scripted judge behind the real gateway that takes 250 ms per call (no cache), at judge
+concurrency 1 and 8. For each it prints the judge calls, the wall time, and the
+critical-path bound: the longest chain of calls that must wait for one another (e.g.
+coverage: questions -> answers -> scores), each chain step taking
+ceil(calls in that step / concurrency) x 250 ms. A ratio near 1 means the metric's calls
+overlap as much as their dependencies allow.
+
+Part 2 (unless --skip-local): the same four metrics with the embedded llama.cpp judge on
+the first sample story and a three-sentence summary of it: prompt tokens evaluated with
+prefix reuse (prompt - tokens llama.cpp kept in its KV cache) against without (every
+prompt evaluated whole), from llama.cpp's own counts, and the wall time.
+
+    python benchmarks/bench_article_metrics.py [--skip-local]
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import os
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+from metrics import alignment, coverage, repetitiveness, vagueness  # noqa: E402
+from runner.call_log import CallLog  # noqa: E402
+from runner.documents import load_documents  # noqa: E402
+from runner.llm import Gateway  # noqa: E402
+from runner.llm_cache import ResponseCache  # noqa: E402
+from runner.model_spec import ModelSpec  # noqa: E402
+from runner.testing import scripted_llm  # noqa: E402
+from runner.text import split_sentences  # noqa: E402
+from runner.types import Document, Message  # noqa: E402
+from tests.metrics import article_judge  # noqa: E402
+from tests.metrics.test_repetitiveness import duplicate_judge  # noqa: E402
+from tests.metrics.test_vagueness import rule_judge  # noqa: E402
+
+LATENCY_S = 0.25
+VAGUE = rule_judge()
+
+
+def script(messages: list[Message], options: dict[str, Any]) -> str:
+    """A reasonable judge for every metric here, 250 ms per answer."""
+    time.sleep(LATENCY_S)
+    purpose = options["purpose"]
+    if purpose.startswith(("alignment", "coverage")):
+        return article_judge.reasonable(messages, options)
+    if purpose == "vagueness":
+        return VAGUE(messages, options)
+    return duplicate_judge(messages, options)
+
+
+def chain_bound(steps: list[int], concurrency: int) -> float:
+    """Seconds for dependent steps of ``n`` independent calls each, ``concurrency`` at a time."""
+    return sum(math.ceil(n / concurrency) for n in steps if n) * LATENCY_S
+
+
+def steps_of(name: str, values: dict[str, float], concurrency: int) -> list[int]:
+    """The metric's dependent steps (calls per step), from its own counts.
+
+    run_units makes one first call alone (so a provider caches the shared prefix) before
+    the rest go in parallel; that first call is its own step.
+    """
+    def fanned(n: int) -> list[int]:
+        return [1, n - 1] if concurrency > 1 and n > 1 else [n]
+
+    if name == "alignment":
+        return [1, *fanned(int(values["claims"]))]
+    if name == "coverage":
+        answered = int(values["questions"] - values["idk_answers"])
+        return [*fanned(int(values["chunks"]) if "chunks" in values else 1), *fanned(int(values["questions"])), *fanned(answered)]
+    if name == "repetitiveness":
+        return fanned(int(values["samples"]))
+    return [int(values["judge_calls"])]  # vagueness: one batched call (re-asks follow it)
+
+
+def part_one(document: Document, summary: str) -> None:
+    print(f"Part 1: scripted judge, {LATENCY_S * 1000:.0f} ms per call, one document")
+    print(f"{'metric':<16}{'conc':>5}{'calls':>7}{'wall s':>9}{'bound s':>9}{'ratio':>7}")
+    builders: dict[str, Callable[[Gateway], Any]] = {
+        "alignment": lambda j: alignment.setup(j),
+        "coverage": lambda j: coverage.setup(j),
+        "vagueness": lambda j: vagueness.setup(j),
+        "repetitiveness": lambda j: repetitiveness.setup(j),
+    }
+    for name, build in builders.items():
+        for concurrency in (1, 8):
+            walls, result = [], None
+            for _ in range(3):
+                judge = scripted_llm(script, concurrency=concurrency, role="judge", temperature=0.0)
+                metric = build(judge)
+                start = time.perf_counter()
+                result = metric.score(document, summary)
+                walls.append(time.perf_counter() - start)
+            assert result is not None
+            calls = int(result.values["judge_calls"])
+            bound = chain_bound(steps_of(name, result.values, concurrency), concurrency)
+            wall = statistics.median(walls)
+            print(f"{name:<16}{concurrency:>5}{calls:>7}{wall:>9.2f}{bound:>9.2f}{wall / bound:>7.2f}")
+
+
+def part_two(document: Document, summary: str) -> None:
+    print("\nPart 2: embedded llama.cpp judge (Qwen2.5-Coder-0.5B, CPU), first sample story")
+    print(f"{'metric':<16}{'calls':>7}{'prompt tok':>12}{'evaluated':>11}{'saved':>7}{'wall s':>9}")
+    with tempfile.TemporaryDirectory() as cache:
+        spec = ModelSpec(name="local", model="local/qwen2.5-coder-0.5b-instruct", temperature=0.0, concurrency=1, max_tokens=512)
+        for name, module in (("alignment", alignment), ("coverage", coverage), ("vagueness", vagueness), ("repetitiveness", repetitiveness)):
+            judge = Gateway(spec, CallLog(None, keep=True), ResponseCache(cache), role="judge", temperature=0.0)
+            start = time.perf_counter()
+            module.setup(judge).score(document, summary)
+            wall = time.perf_counter() - start
+            entries = [e for e in judge.call_log.entries if not e["cached"]]
+            prompt = sum(e["prompt_tokens"] for e in entries)
+            evaluated = prompt - sum(e["cached_prompt_tokens"] for e in entries)
+            saved = prompt / evaluated if evaluated else math.nan
+            print(f"{name:<16}{len(entries):>7}{prompt:>12}{evaluated:>11}{saved:>6.1f}x{wall:>9.1f}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--skip-local", action="store_true", help="only the scripted-judge part")
+    args = parser.parse_args()
+    scripted = Document("bakery", article_judge.SOURCE)
+    part_one(scripted, " ".join(article_judge.SENTENCES[:4]))
+    if not args.skip_local:
+        story = load_documents("sample")[0]
+        part_two(story, " ".join(split_sentences(story.text)[:3]))
+
+
+if __name__ == "__main__":
+    main()
