@@ -128,6 +128,9 @@ class RunConfig:
     """Rerun a sweep cell that already has a FINISHED run with the same fingerprint."""
     repeat: int = 0
     """Repeat index: seeds become seed + repeat and responses get their own cache slots."""
+    on_error: str = "fail"
+    """'fail': the first failed document stops the job (the others are cancelled) and the run
+    ends FAILED; 'continue': the other documents finish, the failed ones are recorded."""
     resolved: dict[str, Any] = field(default_factory=dict)
     """The full resolved config, logged as config.yaml."""
     overrides: tuple[str, ...] = ()
@@ -238,9 +241,16 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
         sweep_budget_usd=_usd(budget, "sweep_usd"),
         force=bool(raw.get("force", False)),
         repeat=_repeat(raw.get("repeat", 0)),
+        on_error=_on_error(raw.get("on_error", "fail")),
         resolved=raw,
         overrides=tuple(overrides),
     )
+
+
+def _on_error(value: Any) -> str:
+    if value not in ("fail", "continue"):
+        raise ConfigError(f"on_error={value} must be fail (stop the job) or continue (finish the other documents)")
+    return str(value)
 
 
 def _repeat(value: Any) -> int:
