@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import traceback
 from typing import Any
 
 import hydra
@@ -25,9 +26,9 @@ from omegaconf import DictConfig, OmegaConf
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm is imported
 
-from runner import cli_errors  # noqa: E402
-from runner.errors import RunnerError, Terminated  # noqa: E402
-from runner.sweep import current_sweep  # noqa: E402
+from runner import cli_errors
+from runner.errors import RunnerError, Terminated
+from runner.sweep import current_sweep
 
 cli_errors.install()
 FAILED_JOBS: list[str] = []
@@ -48,17 +49,21 @@ def _terminate(signum: int, frame: Any) -> None:
 @hydra.main(config_path="pkg://runner.conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> float | None:
     """Compose, validate, run, report."""
+    from runner import preflight
     from runner.config import build_run_config
-    from runner.experiment import run_experiment
-    from runner.summary import format_summary
 
     signal.signal(signal.SIGTERM, _terminate)
     try:
         raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         assert isinstance(raw, dict)
         config = build_run_config({str(k): v for k, v in raw.items()}, _overrides())
+        preflight.check(config)  # before MLflow and litellm load: bad input answers in ~1 s
+        from runner.experiment import run_experiment
+
         result = run_experiment(config)
     except RunnerError as err:
+        if cfg.get("verbose"):
+            traceback.print_exc()
         print(f"error: {err}", file=sys.stderr)
         if current_sweep() is None:
             sys.exit(2)
@@ -69,6 +74,8 @@ def main(cfg: DictConfig) -> float | None:
         _kill_sweep(cfg)
         sys.stderr.flush()
         os._exit(143 if isinstance(err, Terminated) else 130)  # don't wait for calls in flight
+    from runner.summary import format_summary
+
     print(format_summary(result))
     return None
 

@@ -17,6 +17,7 @@ from types import ModuleType
 from typing import Any
 
 from metrics import METRICS
+from runner.config_types import check_fields, number, refuse_secret
 from runner.errors import ConfigError
 from runner.hf_data import HFSpec, require_datasets
 from runner.model_spec import ModelSpec
@@ -161,11 +162,19 @@ def model_spec(raw: dict[str, Any], role: str) -> ModelSpec:
     raw = dict(raw)
     known = {f.name for f in fields(ModelSpec)}
     unknown = sorted(set(raw) - known)
+    for key in unknown:
+        refuse_secret(role, key)
     if unknown:
         raise ConfigError(f"{role}.{unknown[0]} is not a model setting; valid: {', '.join(sorted(known))}")
     if not raw.get("model"):
         raise ConfigError(f"{role}.model is empty; give a litellm model string, e.g. openai/gpt-4o")
-    raw["retry"] = RetryPolicy(**(raw.get("retry") or {}))
+    check_fields(ModelSpec, raw, role)
+    retry = dict(raw.get("retry") or {})
+    stray = sorted(set(retry) - {f.name for f in fields(RetryPolicy)})
+    if stray:
+        raise ConfigError(f"{role}.retry.{stray[0]} is not a retry setting; valid: {', '.join(f.name for f in fields(RetryPolicy))}")
+    check_fields(RetryPolicy, retry, f"{role}.retry")
+    raw["retry"] = RetryPolicy(**retry)
     return ModelSpec(**{k: v for k, v in raw.items() if v is not None})
 
 
@@ -217,8 +226,11 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
     if not isinstance(chunk, int) or isinstance(chunk, bool) or chunk <= 0:
         raise ConfigError(f"chunk={chunk} must be a positive whole number of tokens; try chunk=2048")
     temperature = raw.get("temperature")
-    if temperature is not None and not (0.0 <= float(temperature) <= 2.0):
-        raise ConfigError(f"temperature={temperature} is outside 0..2; try temperature=0.5")
+    if temperature is not None:
+        temperature = number("temperature", temperature, 0.0, 2.0, "temperature=0.5")
+    seed = raw.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ConfigError(f"seed={seed} must be a whole number (or null); try seed=0")
     tracking = raw.get("tracking") or {}
     budget = raw.get("budget") or {}
     cache = raw.get("cache") or {}
@@ -230,7 +242,7 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
         metrics=metrics,
         chunk=chunk,
         temperature=None if temperature is None else float(temperature),
-        seed=raw.get("seed"),
+        seed=seed,
         tracking_uri=tracking.get("uri") or default_tracking_uri(),
         experiment=str(tracking.get("experiment") or "summarization"),
         cache_dir=(cache.get("dir") or default_cache_dir())
@@ -263,8 +275,11 @@ def _usd(budget: dict[str, Any], key: str) -> float | None:
     value = budget.get(key)
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
-        raise ConfigError(f"budget.{key}={value} must be a number of US dollars >= 0, e.g. budget.{key}=5")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ConfigError(
+            f"budget.{key}={value} must be a number of US dollars > 0 (a budget of 0 allows no call), "
+            f"e.g. budget.{key}=5; budget.{key}=null means no limit"
+        )
     return float(value)
 
 

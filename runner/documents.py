@@ -51,6 +51,13 @@ def load_work(
         return [WorkItem(d.doc_id, d) for d in docs]
     given = load_summaries(path)
     texts = {d.doc_id: d for d in _load_sources(sources)} if sources else {}
+    orphans = [doc_id for doc_id in given if texts and doc_id not in texts]
+    if orphans:
+        shown = ", ".join(orphans[:3]) + (f" and {len(orphans) - 3} more" if len(orphans) > 3 else "")
+        raise DataError(
+            f"{path}: {len(orphans)} summaries have no source in data.sources={sources} ({shown}); "
+            "fix their ids or drop data.sources to score without sources"
+        )
     items = [WorkItem(doc_id, texts.get(doc_id), summary) for doc_id, summary in given.items()]
     return items[:limit] if limit else items
 
@@ -128,7 +135,16 @@ def load_text_dir(folder: Path) -> list[Document]:
     files = sorted(folder.glob("*.txt"))
     if not files:
         raise DataError(f"no .txt files in {folder}; add UTF-8 .txt files or fix data.path")
-    return [_checked(file.stem, _read_utf8(file), str(file)) for file in files]
+    return [_checked(file.stem, _read_utf8(inside(file, folder)), str(file)) for file in files]
+
+
+def inside(file: Path, folder: Path) -> Path:
+    """``file``, refused when it (or a link it is) leads outside ``folder``: a data folder
+    must not be a way to read other files of the machine."""
+    target = file.resolve()
+    if not target.is_relative_to(folder.resolve()):
+        raise DataError(f"{file} links to {target}, outside {folder}; copy the file into the folder instead")
+    return target
 
 
 def with_references(docs: list[Document], folder: Path) -> list[Document]:
@@ -167,7 +183,18 @@ def _reference_owner(file: Path, ids: set[str]) -> tuple[str, int]:
     )
 
 
+MAX_FILE_MB = 32
+"""Largest document file read: ~8M tokens, over 100x the 57k-token book; a bigger file is
+almost always the wrong file, and reading it whole would cost its size several times in memory."""
+
+
 def _read_utf8(file: Path) -> str:
+    size_mb = file.stat().st_size / 1e6
+    if size_mb > MAX_FILE_MB:
+        raise DataError(
+            f"{file} is {size_mb:.0f} MB, over the {MAX_FILE_MB} MB limit for one document; "
+            "split it into several .txt files"
+        )
     try:
         return file.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:

@@ -12,6 +12,7 @@ remedy, so the hierarchy is shallow and each message is written for a researcher
     │   ├── AuthError            missing or rejected API key
     │   ├── ModelUnreachableError server could not be reached / timed out
     │   └── TransientLLMError    5xx and friends; retried by the gateway
+    │       └── InvalidAnswerError   200 with an empty answer or cut-off JSON
     ├── MetricError          a metric could not be computed at all
     └── Cancelled            the job stopped (another document failed, or Ctrl-C)
 
@@ -51,6 +52,14 @@ class TransientLLMError(LLMError):
     """A failure worth retrying: 5xx, timeout, dropped connection."""
 
     retryable = True
+
+
+class InvalidAnswerError(TransientLLMError):
+    """HTTP 200, but the answer is empty or JSON cut off mid-object: a provider glitch.
+
+    Retried like a 5xx (same request; never cached nor logged as a completed call), so a
+    run with such faults gives the answers of a run without them.
+    """
 
 
 class ModelUnreachableError(TransientLLMError):

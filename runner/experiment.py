@@ -2,9 +2,12 @@
 
 Everything that can be checked before work starts (config, roles, keys, servers, chunk
 vs context, metric setup, documents) is checked in ``runner/job.py`` before the MLflow
-run exists. Once it exists, the run ends FINISHED, FAILED with the first cause (a reached
+run exists. Once it exists, the run ends FINISHED (with ``on_error=continue``, possibly with
+failed documents recorded and tagged), FAILED with the first cause (a reached
 budget included, tagged ``runner.stopped=budget``), or KILLED when the user interrupts
 (Ctrl-C, SIGTERM): never RUNNING forever, so a report never counts a half-finished job.
+A process killed outright (SIGKILL, OOM) cannot end its run: the next run of the same cell
+marks it KILLED (``Tracker.close_stale``), and its calls are already in the response cache.
 
 In a ``-m`` sweep (``runner/sweep.py``) the run is a child of the sweep's parent run, is
 named by the values the sweep varies, and is skipped when the same sweep already has a
@@ -27,6 +30,7 @@ from runner.errors import BudgetExceeded, Terminated
 from runner.fingerprint import fingerprint, prompt_files
 from runner.job import Job, prepare
 from runner.progress import Progress
+from runner.results import FAILED_DOCUMENTS_TAG
 from runner.run_logging import log_outcomes, log_setup
 from runner.sweep import Sweep, current_sweep, job_run_name
 from runner.tracking import Tracker, artifact_root
@@ -60,6 +64,8 @@ class RunResult:
     """The values to show first."""
     warnings: tuple[str, ...] = ()
     """Why the numbers may not mean what they seem."""
+    failures: dict[str, str] = field(default_factory=dict)
+    """doc_id -> cause of the documents that failed under ``on_error=continue``."""
 
 
 def run_name(overrides: tuple[str, ...], sweep: Sweep | None = None) -> str:
@@ -106,14 +112,17 @@ def run_experiment(config: RunConfig) -> RunResult:
         job = prepare(config, calls, cancel)
         timings["setup_s"], clock = _lap(clock)
         tracker = Tracker(config.tracking_uri, config.experiment, artifact_root(config.tracking_uri))
+        _close_stale(tracker, job.fingerprint, sweep)
         tracker.start(name, tags=_tags(job, sweep))
         timings["tracking_start_s"], clock = _lap(clock)
         try:
             log_setup(tracker, job)
             progress.set_total(len(job.items))
-            outcomes = run_documents(job, progress)
+            worked = run_documents(job, progress)
             timings["documents_s"], clock = _lap(clock)
-            logged = log_outcomes(tracker, job, outcomes, calls.totals, timings)
+            logged = log_outcomes(
+                tracker, job, worked.outcomes, calls.totals, timings, worked.failures
+            )
             tracker.log_file(calls_file)
             log_viewer(tracker.client, tracker.run_id)  # viewer.html; never fails the run
             tracker.finish("FINISHED")
@@ -130,7 +139,7 @@ def run_experiment(config: RunConfig) -> RunResult:
     return RunResult(
         run_id=tracker.run_id,
         run_name=name,
-        summaries={o.doc_id: o.result.summary for o in outcomes},
+        summaries={o.doc_id: o.result.summary for o in worked.outcomes},
         system_metrics=logged.system,
         totals=calls.totals,
         tracking_uri=config.tracking_uri,
@@ -138,6 +147,7 @@ def run_experiment(config: RunConfig) -> RunResult:
         per_document=logged.per_document,
         headline=logged.headline,
         warnings=logged.warnings,
+        failures=worked.failures,
     )
 
 
@@ -146,7 +156,18 @@ def _finished_cell(config: RunConfig, sweep: Sweep | None) -> str | None:
     if sweep is None or config.force:
         return None
     tracker = Tracker(config.tracking_uri, config.experiment, artifact_root(config.tracking_uri))
-    return tracker.finished_run(fingerprint(config, prompt_files(config)), sweep.run_id)
+    done = tracker.finished_run(fingerprint(config, prompt_files(config)), sweep.run_id)
+    if done and tracker.client.get_run(done).data.tags.get(FAILED_DOCUMENTS_TAG):
+        return None  # it skipped failed documents: run it again (the cache keeps the rest free)
+    return done
+
+
+def _close_stale(tracker: Tracker, fingerprint: str, sweep: Sweep | None) -> None:
+    """Runs of this cell left RUNNING by a killed process end KILLED, and we say so."""
+    closed = tracker.close_stale(fingerprint, sweep.run_id if sweep else None)
+    if closed:
+        print(f"note: marked {len(closed)} run(s) of this cell KILLED, left RUNNING by a process that "
+              f"is gone: {', '.join(closed)}", file=sys.stderr)
 
 
 def _tags(job: Job, sweep: Sweep | None) -> dict[str, str]:

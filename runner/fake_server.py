@@ -5,14 +5,24 @@ them) and ``POST /v1/embeddings`` for litellm's ``openai/`` provider, so
 the real gateway path (litellm, HTTP, retries, cache) is exercised without the internet.
 Answers come from a ``responder`` function; it may return a ``FakeReply`` to script
 errors (429 with Retry-After, 500, 401), over-long text or a 'length' finish.
+
+``faults=FaultPlan(rate=0.3, seed=0)`` makes it an unreliable provider: a share of chat
+requests gets a 429 with Retry-After, a 500, a 503, no answer before the client's timeout,
+a dropped connection, an empty answer, or (JSON mode only) an answer cut in half. Which
+request gets which fault depends only on the request's content and how many times that
+content was sent before, never on thread timing, so a faulty run is reproducible.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
+import random
+import socket
 import threading
 import time
 import uuid
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,6 +45,51 @@ class FakeReply:
     """'stop' or 'length'."""
     top_logprobs: list[dict[str, float]] | None = None
     """Per generated token, its alternatives' log-probabilities (OpenAI's logprobs.content)."""
+
+
+FAULT_KINDS = ("429", "500", "503", "timeout", "drop", "empty", "truncated_json")
+"""Every fault the server can inject; 'truncated_json' only hits JSON-mode requests."""
+
+
+@dataclass(frozen=True)
+class FaultPlan:
+    """Which requests fail, and how: reproducible from ``seed`` and the request alone."""
+
+    rate: float = 0.3
+    """Share of attempts that get a fault (each attempt is drawn anew)."""
+    seed: int = 0
+    """Another seed, another fault sequence."""
+    kinds: tuple[str, ...] = FAULT_KINDS
+    """The faults to draw from, uniformly."""
+    retry_after_s: float = 0.2
+    """The Retry-After header of a 429, in seconds."""
+    hold_s: float = 2.0
+    """How long a 'timeout' fault keeps the client waiting: set it above the client's timeout."""
+
+    def draw(self, key: str, attempt: int, json_mode: bool) -> str | None:
+        """The fault for the ``attempt``-th (0-based) sending of the request ``key``, or None."""
+        rng = random.Random(f"{self.seed}:{key}:{attempt}")  # str seeds hash stably (SHA-512)
+        if rng.random() >= self.rate:
+            return None
+        kinds = [k for k in self.kinds if k != "truncated_json" or json_mode]
+        return rng.choice(kinds) if kinds else None
+
+
+@dataclass(frozen=True)
+class Event:
+    """One chat request as the faulty server saw it."""
+
+    at: float
+    """time.monotonic() when it arrived."""
+    key: str
+    """SHA-256 of the request body (its canonical JSON)."""
+    fault: str | None
+    """The fault injected, or None when it was answered normally."""
+
+
+def request_key(request: dict[str, Any]) -> str:
+    """SHA-256 of the request's canonical JSON: same content, same key."""
+    return hashlib.sha256(json.dumps(request, sort_keys=True).encode()).hexdigest()
 
 
 Responder = Callable[[dict[str, Any]], "str | FakeReply"]
@@ -62,12 +117,26 @@ class FakeOpenAIServer:
     """Context manager: ``with FakeOpenAIServer(responder) as s: s.url``."""
 
     def __init__(
-        self, responder: Responder = echo_responder, latency_s: float = 0.0, embedder: Embedder = letter_embedder
+        self,
+        responder: Responder = echo_responder,
+        latency_s: float = 0.0,
+        embedder: Embedder = letter_embedder,
+        faults: FaultPlan | None = None,
     ) -> None:
         self.responder = responder
+        self.faults = faults
+        self.events: list[Event] = []
+        """Every chat request when ``faults`` is set, in arrival order."""
+        self.injected: Counter[str] = Counter()
+        """Faults injected, by kind."""
+        self.served: Counter[str] = Counter()
+        """Normal 200 answers per request key: 1 each when no completed call is paid twice."""
+        self._sent: Counter[str] = Counter()
         self.embedder = embedder
         self.latency_s = latency_s
         self.requests: list[dict[str, Any]] = []
+        self.served_models: list[str] = []
+        """What ``GET /v1/models`` lists (empty: the server does not say, as many do not)."""
         self.authorizations: list[str] = []
         """The Authorization header of every POST, in arrival order (secrets tests)."""
         self.in_flight = 0
@@ -93,7 +162,34 @@ class FakeOpenAIServer:
         self._server.shutdown()
         self._server.server_close()
 
-    def _answer(self, request: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+    def _fault(self, request: dict[str, Any]) -> tuple[str, str | None]:
+        """The request's key and the fault it gets (None when answered normally)."""
+        key = request_key(request)
+        if self.faults is None or "messages" not in request:
+            return key, None
+        json_mode = (request.get("response_format") or {}).get("type") == "json_object"
+        with self._lock:
+            attempt = self._sent[key]
+            self._sent[key] += 1
+            fault = self.faults.draw(key, attempt, json_mode)
+            self.events.append(Event(time.monotonic(), key, fault))
+            if fault:
+                self.injected[fault] += 1
+        return key, fault
+
+    def _faulty(self, reply: FakeReply, fault: str) -> FakeReply:
+        """What the client gets instead of ``reply`` (faults that send an answer)."""
+        assert self.faults is not None
+        if fault == "429":
+            return FakeReply(status=429, headers={"Retry-After": f"{self.faults.retry_after_s:g}"})
+        if fault in ("500", "503"):
+            return FakeReply(status=int(fault))
+        text = "" if fault == "empty" else reply.text[: len(reply.text) // 2]
+        return FakeReply(text=text, finish_reason="stop")
+
+    def _answer(
+        self, request: dict[str, Any], key: str = "", fault: str | None = None
+    ) -> tuple[int, dict[str, Any], dict[str, str]]:
         start = time.monotonic()
         with self._lock:
             self.requests.append(request)
@@ -111,6 +207,11 @@ class FakeOpenAIServer:
                 self.intervals[index] = (start, time.monotonic())
         if isinstance(reply, str):
             reply = FakeReply(text=reply)
+        if fault:
+            reply = self._faulty(reply, fault)
+        elif reply.status == 200 and "messages" in request:
+            with self._lock:
+                self.served[key] += 1
         if reply.status != 200:
             error: dict[str, Any] = {"error": {"message": reply.text or f"scripted {reply.status}", "type": "fake"}}
             return reply.status, error, reply.headers
@@ -162,7 +263,12 @@ class FakeOpenAIServer:
                 request = json.loads(self.rfile.read(length) or b"{}")
                 with server._lock:
                     server.authorizations.append(self.headers.get("Authorization", ""))
-                status, body, headers = server._answer(request)
+                key, fault = server._fault(request)
+                if fault in ("timeout", "drop"):
+                    hold = server.faults.hold_s if fault == "timeout" and server.faults else 0.0
+                    self._hang_up(hold)
+                    return
+                status, body, headers = server._answer(request, key, fault)
                 data = json.dumps(body).encode()
                 self.send_response(status)
                 self.send_header("Content-Type", "application/json")
@@ -172,8 +278,18 @@ class FakeOpenAIServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _hang_up(self, after_s: float) -> None:
+                """Close the connection without an answer, at once or after ``after_s``."""
+                time.sleep(after_s)
+                self.close_connection = True
+                try:
+                    self.connection.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass  # the client gave up first
+
             def do_GET(self) -> None:  # noqa: N802
-                data = json.dumps({"object": "list", "data": [{"id": "fake", "object": "model"}]})
+                models = [{"id": name, "object": "model"} for name in server.served_models]
+                data = json.dumps({"object": "list", "data": models})
                 self.send_response(200)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))

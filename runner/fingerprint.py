@@ -21,7 +21,7 @@ from runner.errors import ConfigError
 from runner.model_spec import NOT_IN_FINGERPRINT
 from strategies import PROMPT_ROOT as STRATEGY_PROMPTS
 
-NON_EXPERIMENT_KEYS = ("tracking", "cache", "progress", "hydra", "budget", "force", "on_error")
+NON_EXPERIMENT_KEYS = ("tracking", "cache", "progress", "hydra", "budget", "force", "on_error", "verbose")
 """Top-level keys that say where results go or how they are shown, not what they are."""
 
 

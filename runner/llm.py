@@ -14,6 +14,7 @@ name): an identical rerun served from the cache never imports it.
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import threading
 import time
@@ -29,7 +30,7 @@ from runner.limits import EndpointLimits
 from runner.litellm_loader import load_litellm as _litellm
 from runner.litellm_loader import new_call_id
 from runner.llm_cache import ResponseCache, cache_key
-from runner.llm_errors import translate
+from runner.llm_errors import check_answer, translate
 from runner.model_spec import LOCAL_PREFIX, ModelSpec
 from runner.text import count_tokens
 from runner.types import Completion, Message
@@ -93,7 +94,7 @@ class Gateway:
         if self.spec.in_process:
             return
         if self.spec.api_base:
-            self._check_reachable(self.spec.api_base)
+            check_reachable(self.role, self.spec, self.spec.api_base)
             return
         if self.spec.api_key_env:
             missing = [] if os.environ.get(self.spec.api_key_env) else [self.spec.api_key_env]
@@ -104,21 +105,6 @@ class Gateway:
                 f"{self.role}={self.name} needs {', '.join(missing)} in the environment; "
                 f"export it, or use {self.role}=local"
             )
-
-    def _check_reachable(self, api_base: str) -> None:
-        """Any HTTP answer (even 404) means a server is there; only silence is an error."""
-        url = api_base.rstrip("/") + "/models"
-        try:
-            with urllib.request.urlopen(url, timeout=min(10.0, self.spec.timeout_s)):
-                return
-        except urllib.error.HTTPError:
-            return
-        except (urllib.error.URLError, OSError) as err:
-            reason = getattr(err, "reason", err)
-            raise ModelUnreachableError(
-                f"{self.role}={self.name}: cannot reach {api_base} ({reason}); "
-                f"start the server or fix {self.role}.api_base"
-            ) from err
 
     def count_tokens(self, text: str) -> int:
         """Tokens in the project's tokenizer (cl100k_base), used for all budgets."""
@@ -201,6 +187,7 @@ class Gateway:
             self.call_log.budget.check()
         if self.spec.is_local:
             self._register_local()
+        _litellm()  # its ~5 s import is no attempt's: keep it off the retry deadline
         if self.api_key() is not None:
             kwargs["api_key"] = self.api_key()
         kwargs.update(timeout=self.spec.timeout_s, num_retries=0, max_retries=0, drop_params=True)
@@ -265,10 +252,23 @@ class Gateway:
         )
 
     def _attempt(self, kwargs: dict[str, Any]) -> Any:
+        """One HTTP attempt (litellm's own retries are off: each attempt is counted here).
+
+        A 200 whose answer is empty or cut-off JSON raises ``InvalidAnswerError`` so the
+        retry policy asks again: such an answer is never cached nor logged as a call. An
+        in-process model is exempt: it answers the same request the same way every time.
+        A job stopped while this call was backing off makes no further attempt.
+        """
+        if self.cancel.is_set():  # Cancelled is no LLMError: the retry loop lets it through
+            raise Cancelled(f"{self.role}={self.name}: the job was stopped during retries")
         try:
-            return _litellm().completion(**kwargs)
+            response = _litellm().completion(**kwargs)
         except Exception as err:  # translated once, here, into runner.errors
             raise translate(err, self.role, self.spec.name, self.spec.api_base) from err
+        if not self.spec.in_process:
+            json_mode = (kwargs.get("response_format") or {}).get("type") == "json_object"
+            check_answer(response, json_mode, self.role, self.spec.name)
+        return response
 
     def _cost(self, response: Any, prompt_tokens: int, completion_tokens: int) -> float:
         spec = self.spec
@@ -285,6 +285,36 @@ class Gateway:
             return float(_litellm().completion_cost(completion_response=response))
         except Exception:  # unmapped model: cost unknown, reported as 0 (see README)
             return 0.0
+
+
+def check_reachable(role: str, spec: ModelSpec, api_base: str) -> None:
+    """Any HTTP answer (even 404) means a server is there; only silence is an error."""
+    url = api_base.rstrip("/") + "/models"
+    try:
+        with urllib.request.urlopen(url, timeout=min(10.0, spec.timeout_s)) as answer:
+            served = _served_models(answer.read())
+    except urllib.error.HTTPError:
+        return
+    except (urllib.error.URLError, OSError) as err:
+        reason = getattr(err, "reason", err)
+        raise ModelUnreachableError(
+            f"{role}={spec.name}: cannot reach {api_base} ({reason}); start the server or fix {role}.api_base"
+        ) from err
+    name = spec.model.split("/", 1)[-1]
+    if served and name not in served:
+        raise ModelUnreachableError(
+            f"{role}={spec.name}: {api_base} does not serve {name!r} (it lists {', '.join(sorted(served)[:5])}); "
+            f"fix {role}.model=openai/<served name>"
+        )
+
+
+def _served_models(body: bytes) -> set[str]:
+    """The model ids an OpenAI-compatible ``/models`` answer lists (empty when it lists none)."""
+    try:
+        rows = json.loads(body or b"{}").get("data") or []
+    except (ValueError, AttributeError):
+        return set()
+    return {str(row.get("id")) for row in rows if isinstance(row, dict) and row.get("id")}
 
 
 def sample_seed(seed: int | None, sample: int) -> int | None:
@@ -350,4 +380,4 @@ def _completion(stored: dict[str, Any], cost: float, latency: float, cached: boo
     )
 
 
-__all__ = ["Gateway", "ModelSpec", "CallLog", "LLMError"]
+__all__ = ["CallLog", "Gateway", "LLMError", "ModelSpec"]

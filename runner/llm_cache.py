@@ -4,7 +4,9 @@ We do not use litellm's cache because its key omits provider parameters (api_bas
 them). The key is the SHA-256 of the canonical JSON of everything that can change an
 answer, including a ``sample`` index so repeated samples at temperature > 0 get distinct
 slots. Entries are JSON files written atomically (temp file + rename), so parallel jobs
-and machines sharing a folder never see half an entry.
+and machines sharing a folder never see half an entry. A writer killed between the two
+leaves only its temp file (``tmp*.tmp``), which no reader opens (they read ``<key>.json``);
+``put`` removes such leftovers once they are an hour old, never a temp file being written.
 """
 
 from __future__ import annotations
@@ -13,8 +15,13 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from pathlib import Path
 from typing import Any
+
+STALE_TMP_S = 3600.0
+"""Age after which a temp file is a dead writer's: a live one renames it within milliseconds
+(an hour also covers clocks that differ between machines sharing the folder)."""
 
 
 def cache_key(request: dict[str, Any]) -> str:
@@ -28,6 +35,7 @@ class ResponseCache:
 
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder).expanduser()
+        self._tidied: set[Path] = set()
 
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"
@@ -44,6 +52,24 @@ class ResponseCache:
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            json.dump(value, handle, ensure_ascii=False)
-        os.replace(tmp, path)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as handle:
+                json.dump(value, handle, ensure_ascii=False)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+        self._tidy(path.parent)
+
+    def _tidy(self, folder: Path) -> None:
+        """Once per folder and process, remove temp files that killed writers left behind."""
+        if folder in self._tidied:
+            return
+        self._tidied.add(folder)
+        cutoff = time.time() - STALE_TMP_S
+        for tmp in folder.glob("*.tmp"):
+            try:
+                if tmp.stat().st_mtime < cutoff:
+                    tmp.unlink()
+            except OSError:
+                continue  # another process removed or renamed it first

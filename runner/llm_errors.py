@@ -7,11 +7,16 @@ then by exception type for transport failures that carry none.
 
 from __future__ import annotations
 
+import json
+import re
+import time
+from email.utils import parsedate_to_datetime
 from typing import Any
 
 from runner.errors import (
     AuthError,
     ContextWindowError,
+    InvalidAnswerError,
     LLMError,
     ModelUnreachableError,
     RateLimitedError,
@@ -20,15 +25,28 @@ from runner.errors import (
 
 
 def _retry_after(err: Any) -> float | None:
+    """Seconds the server asked us to wait: ``retry-after-ms``, ``Retry-After`` in seconds or
+    as an HTTP date (RFC 9110 allows both), from the exception or its HTTP response."""
     headers = getattr(err, "headers", None) or {}
     response = getattr(err, "response", None)
     if not headers and response is not None:
         headers = getattr(response, "headers", None) or {}
     try:
+        millis = headers.get("retry-after-ms")
+        if millis is not None:
+            return float(millis) / 1000.0
         value = headers.get("retry-after") or headers.get("Retry-After")
-        return float(value) if value is not None else None
+        return _seconds(value) if value is not None else None
     except (TypeError, ValueError, AttributeError):
         return None
+
+
+def _seconds(value: str) -> float | None:
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        when = parsedate_to_datetime(value)  # raises ValueError/TypeError when not a date
+        return max(0.0, when.timestamp() - time.time())
 
 
 _TRANSPORT = {
@@ -107,3 +125,58 @@ def translate(err: Exception, role: str, alias: str, api_base: str | None) -> LL
     if name in ("ServiceUnavailableError", "InternalServerError", "BadGatewayError"):
         return TransientLLMError(f"{role}={alias}: server error{where} ({_short(err)})")
     return LLMError(f"{role}={alias}: request failed ({name}: {_short(err)}); check {role} settings")
+
+
+ANSWERED = ("stop", "eos", "end_turn")
+"""Finish reasons of an answer the model meant to end there. Other reasons ('length',
+'content_filter', 'tool_calls') are the model's own outcome, deterministic for the
+request: retrying would pay again for the same answer, so they are left to the caller."""
+
+
+def check_answer(response: Any, json_mode: bool, role: str, alias: str) -> None:
+    """Raise ``InvalidAnswerError`` for an answer a provider glitch produced, not the model.
+
+    An empty answer, or (when the request asked for a JSON object) an object or list
+    opened and never closed, that nonetheless says it ended normally. Prose around JSON,
+    Python-style dicts and other imperfect but complete answers pass: the metric's
+    tolerant parser and its re-asks deal with those.
+    """
+    choice = response.choices[0]
+    finish = str(choice.finish_reason or "stop")
+    if finish not in ANSWERED:
+        return
+    text = getattr(choice.message, "content", None) or ""
+    if not text.strip():
+        raise InvalidAnswerError(
+            f"{role}={alias}: empty answer (finish_reason={finish}); a provider fault"
+        )
+    if json_mode and cut_off_json(text):
+        raise InvalidAnswerError(
+            f"{role}={alias}: JSON answer cut off after {len(text)} characters "
+            f"(finish_reason={finish}), ending {' '.join(text[-60:].split())!r}; a provider fault"
+        )
+
+
+def cut_off_json(text: str) -> bool:
+    """True when ``text`` starts a JSON object or list that never closes."""
+    body = re.sub(r"^```(?:json)?|```$", "", text.strip()).strip()
+    if not body.startswith(("{", "[")):
+        return False
+    try:
+        json.loads(body)
+        return False
+    except json.JSONDecodeError:
+        pass
+    depth, in_string, escaped = 0, False, False
+    for ch in body:
+        if in_string:
+            escaped, in_string = (False, True) if escaped else (ch == "\\", ch != '"')
+        elif ch == '"':
+            in_string = True
+        elif ch in "{[":
+            depth += 1
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return False
+    return True

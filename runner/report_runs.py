@@ -1,7 +1,9 @@
 """Which runs a report averages, and how their params lay out as rows and columns.
 
 A report reads one sweep (the children of a parent run tagged ``runner.kind=sweep``) or, when
-the experiment has no sweep, all of its runs. Only FINISHED runs are averaged, and of several
+the experiment has no sweep, all of its runs. Only FINISHED runs with every document scored
+are averaged (a run that skipped failed documents under ``on_error=continue`` is listed, not
+averaged: its cell would silently cover other documents than its neighbours), and of several
 FINISHED runs with one fingerprint only the newest: the older ones are the same experiment
 run again (a rerun after a code or cache fix), so counting both would double its documents.
 Everything left out is returned with its reason, because a table that silently drops a
@@ -23,7 +25,7 @@ from runner.config import ALL_ROLES
 from runner.errors import ConfigError, DataError
 from runner.fingerprint import NON_EXPERIMENT_KEYS
 from runner.model_spec import NOT_IN_FINGERPRINT
-from runner.results import RunRecord
+from runner.results import FAILED_DOCUMENTS_TAG, RunRecord
 
 SWEEP_TAG = "runner.kind"
 """Tag of a sweep's parent run; its value is ``SWEEP_KIND``."""
@@ -45,7 +47,8 @@ class Excluded:
     run_name: str
     """The run's name, as the MLflow UI shows it."""
     status: str
-    """FAILED, 'FAILED (budget)', KILLED, RUNNING, ... or 'superseded'."""
+    """FAILED, 'FAILED (budget)', KILLED, RUNNING, 'FINISHED (2 documents failed)', ... or
+    'superseded'."""
     reason: str
     """The run's ``failure`` tag, or which newer run supersedes it ('' when untagged)."""
 
@@ -124,6 +127,8 @@ def _finished(scope: str, sweep_id: str | None, runs: Iterable[RunRecord]) -> Se
             stopped = run.tags.get(STOPPED_TAG)  # why the runner stopped it, e.g. 'budget'
             status = f"{run.status} ({stopped})" if stopped else run.status
             excluded.append(Excluded(run.run_id, run.run_name, status, run.tags.get("failure", "")))
+        elif run.failed_documents:
+            excluded.append(_incomplete(run))
         elif run.fingerprint and run.fingerprint in newest:
             newer = newest[run.fingerprint]
             reason = f"same fingerprint as the newer {newer.run_name} ({newer.run_id[:8]})"
@@ -133,6 +138,14 @@ def _finished(scope: str, sweep_id: str | None, runs: Iterable[RunRecord]) -> Se
                 newest[run.fingerprint] = run
             kept.append(run)
     return Selection(scope, sweep_id, tuple(kept), tuple(excluded))
+
+
+def _incomplete(run: RunRecord) -> Excluded:
+    """A FINISHED run that skipped failed documents, as its footnote line."""
+    n = run.failed_documents
+    status = f"FINISHED ({n} document{'s' * (n > 1)} failed)"
+    reason = f"on_error=continue skipped them; see failures.json (tag {FAILED_DOCUMENTS_TAG})"
+    return Excluded(run.run_id, run.run_name, status, reason)
 
 
 def param(run: RunRecord, key: str) -> str:

@@ -25,6 +25,9 @@ if TYPE_CHECKING:
 
 STATUSES = ("RUNNING", "SCHEDULED", "FINISHED", "FAILED", "KILLED")
 PARENT_TAG = "mlflow.parentRunId"  # standard MLflow tag a sweep puts on its children
+FAILED_DOCUMENTS_TAG = "runner.documents_failed"
+"""Set (to the count) on a FINISHED run whose failed documents were skipped (on_error=continue):
+its values cover fewer documents, so it is not a complete cell (see ``complete``)."""
 PAGE_SIZE = 1000  # rows per search request; we always page, so this only trades calls for memory
 _NEWEST_FIRST = ["attributes.start_time DESC"]  # the store adds run_id as a tie-breaker
 RUN_COLUMNS = [
@@ -65,6 +68,11 @@ class RunRecord:
     def parent_run_id(self) -> str | None:
         """The sweep's parent run id, for sweep children; else None."""
         return self.tags.get(PARENT_TAG)
+
+    @property
+    def failed_documents(self) -> int:
+        """Documents the run skipped after they failed (``on_error=continue``); 0 for most runs."""
+        return int(self.tags.get(FAILED_DOCUMENTS_TAG, "0") or 0)
 
     @classmethod
     def from_run(cls, run: Run) -> RunRecord:
@@ -153,15 +161,17 @@ def _experiment_id(client: MlflowClient, name: str) -> str | None:
 def finished_run(uri: str, experiment: str, fingerprint: str) -> str | None:
     """Id of the newest FINISHED run with this fingerprint, else None.
 
-    Sweeps use it to skip cells already done, so FAILED, KILLED and RUNNING runs never count.
+    Sweeps use it to skip cells already done, so FAILED, KILLED and RUNNING runs never count,
+    nor FINISHED ones that skipped failed documents (tag ``runner.documents_failed``).
     """
     client = MlflowClient(tracking_uri=uri)
     experiment_id = _experiment_id(client, experiment)
     if experiment_id is None:
         return None
     query = run_filter(fingerprint=fingerprint, status="FINISHED")
-    runs = client.search_runs([experiment_id], query, max_results=1, order_by=_NEWEST_FIRST)
-    return runs[0].info.run_id if runs else None
+    runs = client.search_runs([experiment_id], query, max_results=50, order_by=_NEWEST_FIRST)
+    complete = [r for r in runs if not r.data.tags.get(FAILED_DOCUMENTS_TAG)]
+    return complete[0].info.run_id if complete else None
 
 
 def runs_frame(uri: str, experiment: str = "summarization", **filters: Any) -> pandas.DataFrame:

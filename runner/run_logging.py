@@ -21,6 +21,7 @@ from metrics import METRICS
 from runner.call_log import CallTotals
 from runner.config import PROJECT_ROOT
 from runner.job import Job
+from runner.results import FAILED_DOCUMENTS_TAG
 from runner.tracking import Tracker
 from runner.types import DocumentOutcome
 
@@ -146,8 +147,14 @@ def log_outcomes(
     outcomes: list[DocumentOutcome],
     totals: CallTotals,
     timings: dict[str, float],
+    failures: dict[str, str] | None = None,
 ) -> Logged:
-    """Per-document and system values, summaries, traces, metric artifacts and warnings."""
+    """Per-document and system values, summaries, traces, metric artifacts and warnings.
+
+    ``failures`` (doc_id -> cause, from ``on_error=continue``) become ``failures.json``, the
+    metric ``documents_failed``, the tag a report reads to leave the run out, and a warning.
+    """
+    failures = failures or {}
     per_doc: dict[str, dict[str, float]] = {}
     merged: dict[str, dict[str, Any]] = {}
     notes: dict[str, list[str]] = {}
@@ -163,6 +170,7 @@ def log_outcomes(
     system.update(
         {
             "documents": float(len(outcomes)),
+            "documents_failed": float(len(failures)),
             "calls": float(totals.calls),
             "cache_hits": float(totals.cache_hits),
             "prompt_tokens": float(totals.prompt_tokens),
@@ -185,11 +193,26 @@ def log_outcomes(
         tracker.log_json(content, file)
     if any(notes.values()):
         tracker.log_json({k: v for k, v in notes.items() if v}, "notes.json")
-    warnings = run_warnings(job, outcomes)
+    warnings = run_warnings(job, outcomes) + log_failures(tracker, failures, len(outcomes))
     if warnings:
         tracker.set_tags({"runner.warnings": " | ".join(warnings)})
     headline = tuple(f"{name}/{v}" for name, m in job.metrics.items() for v in m.headline)
     return Logged(system, per_doc, headline, tuple(warnings))
+
+
+def log_failures(tracker: Tracker, failures: dict[str, str], finished: int) -> list[str]:
+    """``failures.json`` and the ``runner.documents_failed`` tag; the warning line to show."""
+    if not failures:
+        return []
+    tracker.log_json(failures, "failures.json")
+    tracker.set_tags({FAILED_DOCUMENTS_TAG: str(len(failures))})
+    first, cause = next(iter(failures.items()))
+    line = (
+        f"{len(failures)} of {len(failures) + finished} documents failed and are left out of "
+        "every value (on_error=continue; reports do not average this run); "
+        f"first: {first}: {cause[:300]} (all causes in failures.json)"
+    )
+    return [line]
 
 
 def _score_table(per_doc: dict[str, dict[str, float]]) -> dict[str, list[Any]]:

@@ -8,6 +8,12 @@ Several jobs may write one sqlite store at once (the joblib launcher): sqlite se
 writers and answers "database is locked" when a writer waits too long, so every write is
 retried with backoff (``_retrying``). For many machines, point ``tracking.uri`` at one
 ``mlflow server`` instead, which is then the single writer.
+
+A process killed outright (SIGKILL, OOM, power) cannot end its run, so every run records its
+owner (``runner.pid``, ``runner.host``, ``runner.pid_start``) and the next run of the same cell
+marks runs whose owner is gone KILLED (``close_stale``). A new sqlite store is created under a
+temporary name and renamed into place, so a kill during MLflow's schema migrations never
+leaves a half-migrated store behind (MLflow would refuse to open it again).
 """
 
 from __future__ import annotations
@@ -16,8 +22,10 @@ import contextlib
 import fcntl
 import json
 import math
+import os
 import random
 import re
+import socket
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -29,6 +37,10 @@ from mlflow.tracking import MlflowClient
 
 _MAX_PARAM = 500  # MLflow's limit is 6000 chars; short values keep the UI readable
 T = TypeVar("T")
+PID_TAG, HOST_TAG, PID_START_TAG = "runner.pid", "runner.host", "runner.pid_start"
+"""Who owns a run: its process id, host name, and the process's start (to tell a reused pid)."""
+STALE_TAG = "runner.stale"
+"""Set on a run marked KILLED because its process had died without ending it."""
 
 
 def artifact_root(uri: str) -> Path | None:
@@ -36,6 +48,10 @@ def artifact_root(uri: str) -> Path | None:
     if uri.startswith("sqlite:///"):
         return Path(uri[len("sqlite:///") :]).parent / "artifacts"
     return None
+
+
+def _sqlite_path(uri: str) -> Path | None:
+    return Path(uri[len("sqlite:///") :]) if uri.startswith("sqlite:///") else None
 
 
 @contextlib.contextmanager
@@ -53,6 +69,66 @@ def _store_lock(uri: str) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _create_store(uri: str, artifact_root: Path | None) -> None:
+    """Create a missing sqlite store atomically; call under ``_store_lock``.
+
+    MLflow builds a new store by running dozens of schema migrations, and sqlite commits each DDL
+    statement on its own: a process killed half-way leaves a store that every later open
+    rejects ("out-of-date database schema" or a failed re-migration). So the store is built
+    beside its final name and renamed, and a killed attempt only leaves a partial file that
+    the next attempt replaces.
+    """
+    path = _sqlite_path(uri)
+    if path is None or "?" in uri or (path.exists() and path.stat().st_size > 0):
+        return  # an empty file is what a bare sqlite3.connect leaves: no store yet
+    from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
+
+    partial = path.with_name(path.name + ".creating")
+    for leftover in (partial, *(partial.with_name(partial.name + e) for e in ("-journal", "-wal", "-shm"))):
+        leftover.unlink(missing_ok=True)
+    partial_uri = f"sqlite:///{partial}"
+    store = SqlAlchemyStore(partial_uri, str(artifact_root or path.parent / "artifacts"))
+    store.engine.dispose()  # closed before the rename: no connection may outlive its file name
+    getattr(SqlAlchemyStore, "_engine_map", {}).pop(partial_uri, None)
+    os.replace(partial, path)
+
+
+def owner_tags() -> dict[str, str]:
+    """Tags naming this process as a run's owner, so a later run can tell it died."""
+    pid = os.getpid()
+    return {PID_TAG: str(pid), HOST_TAG: socket.gethostname(), PID_START_TAG: _process_start(pid) or ""}
+
+
+def _process_start(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux), else None.
+
+    A pid is reused once its process is gone; the start time tells the two apart.
+    """
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] in ("Z", "X") else fields[19]  # a zombie is dead, just not reaped
+
+
+def owner_alive(tags: dict[str, str]) -> bool:
+    """False only when the run's owner is provably gone: a process of this host whose pid is
+    unused, a zombie, or reused by a later process. Unknown owners count as alive."""
+    if tags.get(HOST_TAG) != socket.gethostname() or not tags.get(PID_TAG, "").isdigit():
+        return True  # another machine's run, or one from before owners were recorded
+    pid = int(tags[PID_TAG])
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by another user
+    started = _process_start(pid)
+    if Path("/proc").is_dir() and started is None:
+        return False  # a zombie (or it has just exited)
+    return not (tags.get(PID_START_TAG) and started and started != tags[PID_START_TAG])
 
 
 def _retrying(call: Callable[[], T], attempts: int = 8) -> T:
@@ -77,8 +153,9 @@ class Tracker:
     """One MLflow run: params, metrics, artifacts, and its final status."""
 
     def __init__(self, uri: str, experiment: str, artifact_root: Path | None = None) -> None:
-        self.client = MlflowClient(tracking_uri=uri)
-        with _store_lock(uri):  # the first access creates and migrates a new sqlite store
+        with _store_lock(uri):  # MlflowClient() itself creates and migrates a missing store
+            _create_store(uri, artifact_root)
+            self.client = MlflowClient(tracking_uri=uri)
             self.experiment_id = self._experiment(experiment, artifact_root)
         self.run_id = ""
 
@@ -105,7 +182,8 @@ class Tracker:
         return tracker
 
     def start(self, run_name: str, tags: dict[str, str]) -> str:
-        """Create the run (status RUNNING) and return its id."""
+        """Create the run (status RUNNING, its owner tagged in the same write) and return its id."""
+        tags = {**owner_tags(), **tags}
         run = _retrying(lambda: self.client.create_run(self.experiment_id, run_name=run_name, tags=tags))
         self.run_id = run.info.run_id
         return self.run_id
@@ -119,6 +197,7 @@ class Tracker:
         if found:
             self.run_id = found[0].info.run_id
             _retrying(lambda: self.client.update_run(self.run_id, status="RUNNING"))
+            self.set_tags(owner_tags())
             return self.run_id
         return self.start(run_name, {**tags, "mlflow.note.content": description})
 
@@ -131,6 +210,27 @@ class Tracker:
             [self.experiment_id], query, max_results=1, order_by=["attributes.start_time DESC"]
         )
         return found[0].info.run_id if found else None
+
+    def close_stale(self, fingerprint: str, parent: str | None) -> list[str]:
+        """Mark KILLED the RUNNING runs of this cell whose process died without ending them.
+
+        The cell is ``fingerprint`` within the sweep ``parent``, or outside any sweep when
+        ``parent`` is None. Runs of live processes and of other hosts are left alone. Returns
+        the ids marked, so the caller can say so.
+        """
+        query = f"tags.fingerprint = '{fingerprint}' and attributes.status = 'RUNNING'"
+        found = _retrying(lambda: self.client.search_runs([self.experiment_id], query, max_results=1000))
+        stale = [r for r in found if r.data.tags.get("mlflow.parentRunId") == parent and not owner_alive(r.data.tags)]
+        for run in stale:
+            tags = run.data.tags
+            self._mark_killed(run.info.run_id, f"process {tags[PID_TAG]} on {tags[HOST_TAG]} ended without "
+                              f"closing this run (killed or crashed); marked KILLED by process {os.getpid()}")
+        return [r.info.run_id for r in stale]
+
+    def _mark_killed(self, run_id: str, why: str) -> None:
+        marks = [RunTag(STALE_TAG, "owner process gone"), RunTag("failure", why)]
+        _retrying(lambda: self.client.log_batch(run_id, tags=marks))
+        _retrying(lambda: self.client.set_terminated(run_id, "KILLED"))
 
     def log_params(self, params: dict[str, Any]) -> None:
         """Params as short strings (long values are cut; config.yaml has them whole)."""

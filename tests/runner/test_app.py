@@ -182,7 +182,7 @@ def test_summaries_with_their_sources_get_source_metrics(stores: dict[str, str],
     sources.mkdir()
     (sources / "book-1.txt").write_text("Anna sails north in May. She finds the island at last.")
     path = tmp_path / "summaries.json"
-    path.write_text(json.dumps({"book-1": "Anna sails north. She finds the island.", "book-2": "Ben stays home."}))
+    path.write_text(json.dumps({"book-1": "Anna sails north. She finds the island."}))
     items = ["strategy=none", "data=summaries", f"data.path={path}", f"data.sources={sources}",
              "metrics=stats", *[f"{k}={v}" for k, v in stores.items()]]
     client = MlflowClient(stores["tracking.uri"])
@@ -190,7 +190,7 @@ def test_summaries_with_their_sources_get_source_metrics(stores: dict[str, str],
     # book-1: trigrams "anna sails north", "sails north she", "north she finds", "she finds the",
     # "finds the island": 2 of 5 ("sails north she", "north she finds") are absent from the source.
     assert metrics["book-1"]["stats/novel_trigrams_pct"] == pytest.approx(40.0)
-    assert "stats/novel_trigrams_pct" not in metrics["book-2"]
+    # A summary whose id has no source is refused (tests/test_bad_input.py), not scored without one.
 
 
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
