@@ -43,6 +43,7 @@ from metrics.base import Metric
 from metrics.bm25 import BM25, excerpt, pick_chunks
 from metrics.judging import Usage, as_list, key_of, run_units
 from runner.chunking import split_into_chunks
+from runner.text import words
 from runner.types import LLM, Chunk, Document, MetricResult
 
 ROLES = ("judge",)
@@ -92,11 +93,18 @@ class Alignment(Metric):
             return _undecided(f"alignment: claims unreadable after {self.asker.max_attempts} attempts: "
                               f"{answer.error}", usage)
         claims = list(dict.fromkeys(answer.value))
+        invented = [c for c in claims if not grounded(c, summary)]
+        claims = [c for c in claims if c not in invented]
         if not claims:
-            return _undecided("alignment: the judge found no claims in the summary", usage)
+            reason = (f"the judge's {len(invented)} claims are not in the summary (a small judge may copy "
+                      "the prompt's example)") if invented else "the judge found no claims in the summary"
+            return _undecided(f"alignment: {reason}", usage, invented)
         rows = self.judge_claims(claims, self.evidence(document.text), usage)
-        return MetricResult(values=aggregate(rows, usage), artifacts={ARTIFACT: rows},
-                            notes=_notes(rows, self.asker.max_attempts))
+        rows += [{"claim": c, "verdict": "not in summary", "reason": None, "evidence_chunks": None} for c in invented]
+        notes = _notes(rows, self.asker.max_attempts)
+        if invented:
+            notes += (f"alignment: {len(invented)} extracted claims are not in the summary; left out",)
+        return MetricResult(values=aggregate(rows, usage), artifacts={ARTIFACT: rows}, notes=notes)
 
     def evidence(self, source: str) -> Evidence:
         """The whole source when it fits one call, else its chunks indexed for BM25."""
@@ -144,8 +152,24 @@ def check_verdict(data: Any) -> tuple[Any, str]:
     return (VERDICTS[raw], as_text(key_of(data, "reason"))), ""
 
 
+def grounded(claim: str, summary: str) -> bool:
+    """True when most of the claim's content words (4+ letters) occur in the summary.
+
+    A claim extracted from the summary restates it, so its content words are there; a claim
+    that shares few of them was invented by the judge (small models copy the prompt's
+    example), and judging it against the source would score the judge, not the summary.
+    """
+    content = [w for w in words(claim) if len(w) >= 4]
+    if not content:
+        return True
+    present = set(words(summary))
+    return sum(w in present for w in content) >= len(content) / 2
+
+
 def aggregate(rows: list[dict[str, Any]], usage: Usage) -> dict[str, float]:
     """The score, the verdict counts and the judge accounting of one summary."""
+    invented = sum(1 for r in rows if r["verdict"] == "not in summary")
+    rows = [r for r in rows if r["verdict"] != "not in summary"]
     verdicts = [r["verdict"] for r in rows]
     judged = sum(1 for v in verdicts if v is not None)
     supported = verdicts.count("yes")
@@ -156,6 +180,7 @@ def aggregate(rows: list[dict[str, Any]], usage: Usage) -> dict[str, float]:
         "contradicted": float(verdicts.count("no")),
         "unknown": float(verdicts.count("idk")),
         "unparsed_claims": float(len(rows) - judged),
+        "invented_claims": float(invented),
         **usage.values(),
     }
 
@@ -170,10 +195,11 @@ def _notes(rows: list[dict[str, Any]], max_attempts: int) -> tuple[str, ...]:
     return (note,)
 
 
-def _undecided(note: str, usage: Usage) -> MetricResult:
+def _undecided(note: str, usage: Usage, invented: list[str] | None = None) -> MetricResult:
     values = nan_result_values(("alignment",), usage)
-    values.update(claims=0.0, unparsed_claims=0.0)
-    return MetricResult(values=values, notes=(note,))
+    values.update(claims=0.0, unparsed_claims=0.0, invented_claims=float(len(invented or ())))
+    rows = [{"claim": c, "verdict": "not in summary", "reason": None, "evidence_chunks": None} for c in invented or ()]
+    return MetricResult(values=values, notes=(note,), artifacts={ARTIFACT: rows} if rows else {})
 
 
 def build(judge: LLM, key: str, *, claims_prompt_path: str | None, verdict_prompt_path: str | None,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import inspect
 import json
 import threading
@@ -162,3 +164,28 @@ def test_yaml_matches_setup_defaults_and_artifact_is_json() -> None:
     assert data == {k: p.default for k, p in signature.parameters.items() if p.kind == p.KEYWORD_ONLY}
     assert alignment.ROLES == ("judge",) and alignment.Alignment.headline == ("alignment",)
     json.dumps(alignment.setup(judge()).score(DOC, SOURCE).artifacts)
+
+
+def test_claims_the_judge_invents_are_left_out_and_counted() -> None:
+    """A small judge copied its prompt's example; those claims are not the summary's."""
+    from metrics.alignment import grounded
+
+    summary = "Marta Vance founded the Harbor Lantern bakery in 1998."
+    assert grounded("Marta Vance founded the Harbor Lantern bakery in 1998.", summary)
+    assert grounded("The Harbor Lantern bakery was founded by Marta Vance.", summary)
+    assert not grounded("Marie Curie won the Nobel Prize in Physics in 1903.", summary)
+
+
+def test_a_judge_that_only_invents_claims_gives_nan_not_a_score() -> None:
+    import json as _json
+
+    from metrics import alignment as _alignment
+    from runner.testing import calls_of, scripted_llm
+    from runner.types import Document as _Document
+
+    example = {"claims": ["Marie Curie won the Nobel Prize in Physics in 1903.", "Marie Curie was born in Warsaw."]}
+    judge = scripted_llm(lambda messages, options: _json.dumps(example), role="judge", temperature=0.0)
+    result = _alignment.setup(judge).score(_Document("d", "Marta Vance founded a bakery."), "Marta Vance founded a bakery.")
+    assert math.isnan(result.values["alignment"]) and result.values["invented_claims"] == 2
+    assert "not in the summary" in result.notes[0]
+    assert [options["purpose"] for _, options in calls_of(judge)] == ["alignment.claims"]  # nothing judged
