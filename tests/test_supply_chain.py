@@ -56,3 +56,16 @@ def test_litellm_is_pinned_to_a_reviewed_release() -> None:
     litellm = next(r for r in requirements if r.startswith("litellm=="))
     assert litellm.split("==")[1] not in COMPROMISED_LITELLM
     assert metadata.version("litellm") == litellm.split("==")[1]
+
+
+def test_the_lock_file_pins_every_direct_dependency_at_its_pyproject_version_with_hashes() -> None:
+    lock = (REPO / "requirements.lock").read_text(encoding="utf-8")
+    locked = dict(re.findall(r"^([A-Za-z0-9_.\-]+)==(\S+)", lock, flags=re.MULTILINE))
+    normalized = {re.sub(r"[-_.]+", "-", name).lower(): version for name, version in locked.items()}
+    pins = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    requirements = [*pins["dependencies"], *[r for extra in pins["optional-dependencies"].values() for r in extra]]
+    for requirement in requirements:
+        name, version = requirement.split("==")
+        assert normalized.get(re.sub(r"[-_.]+", "-", name).lower()) == version, requirement
+    blocks = re.split(r"\n(?=[A-Za-z0-9_.\-]+==)", lock.split("\n", 3)[-1])
+    assert all("--hash=sha256:" in block for block in blocks if "==" in block)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
-
 import inspect
 import json
+import math
 import threading
 from pathlib import Path
 
