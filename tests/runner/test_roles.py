@@ -171,5 +171,5 @@ def test_a_metric_that_is_not_thread_safe_is_serialized(
         raw = composed(*items)
         raw["metrics"]["unsafe"] = {}
         run_experiment(build_run_config(raw, tuple(items)))
-        assert server.max_in_flight == 3  # the documents did run at once
+        assert server.max_in_flight >= 2  # the documents did run at once (3 on a quiet machine)
     assert unsafe.most == 1
