@@ -37,7 +37,7 @@ def format_summary(result: RunResult) -> str:
     lines += _table(result)
     lines += [f"  warning: {w}" for w in result.warnings]
     uri = result.tracking_uri
-    where = f"mlflow ui --backend-store-uri {uri}" if uri.startswith("sqlite") else uri
+    where = f"python -m runner.ui --backend-store-uri {uri}" if uri.startswith("sqlite") else uri
     lines.append(f"  see it: {where}")
     return "\n".join(lines)
 

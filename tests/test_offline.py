@@ -111,3 +111,36 @@ def test_a_whole_run_talks_only_to_its_loopback_model(tmp_path: Path, entry: lis
     assert done.returncode == 0, done.stderr[-2000:]
     assert server.requests, "the run made no model call"
     assert _attempts(log) == []
+
+
+def test_the_mlflow_ui_command_starts_offline_without_retries(tmp_path: Path) -> None:
+    """``python -m runner.ui`` serves the store with no attempt to reach the internet
+    (plain ``mlflow ui`` resolves its telemetry host and retries litellm's price map)."""
+    import socket
+    import time
+    import urllib.request
+
+    env, log = _guarded(tmp_path)
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    store = f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "runner.ui", "--backend-store-uri", store, "--host", "127.0.0.1", "--port", str(port)],
+        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+    )
+    try:
+        status = None
+        for _ in range(120):
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as answer:
+                    status = answer.status
+                break
+            except OSError:
+                time.sleep(0.5)
+        assert status == 200
+        time.sleep(3)  # litellm's retries would come within these seconds
+    finally:
+        os.killpg(process.pid, 9)
+        process.wait(timeout=30)
+    assert _attempts(log) == []
