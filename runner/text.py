@@ -107,8 +107,10 @@ def _punkt_module() -> types.ModuleType:
         try:
             return importlib.import_module("nltk.tokenize.punkt")
         finally:
-            for name in [m for m in sys.modules if m == "nltk" or m.startswith("nltk.")]:
-                del sys.modules[name]
+            # list(...) copies at once: other threads import while documents run in parallel,
+            # and iterating sys.modules itself raised "dictionary changed size during iteration".
+            for name in [m for m in list(sys.modules) if m == "nltk" or m.startswith("nltk.")]:
+                sys.modules.pop(name, None)
 
 
 def split_sentences(text: str) -> list[str]:
