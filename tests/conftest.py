@@ -35,9 +35,14 @@ def stores(tmp_path: Path) -> dict[str, str]:
 def missing_shared(what: str) -> None:
     """Skip on a fresh clone without ../shared; under CI (CI=true), where it is always
     present, its absence is a failure, not a silent skip."""
-    message = f"../shared is absent: {what} check not run"
+    missing(f"../shared is absent: {what} check not run", "../shared")
+
+
+def missing(message: str, expected: str) -> None:
+    """Skip a test whose data or optional package is absent; under CI (CI=true), which
+    provides ``expected``, fail instead, so a broken CI install never passes as skips."""
     if os.environ.get("CI") == "true":
-        pytest.fail(message + " (CI=true expects ../shared)")
+        pytest.fail(f"{message} (CI=true expects {expected})")
     pytest.skip(message)
 
 

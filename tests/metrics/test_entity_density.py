@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.util
 import math
-import os
 import sys
 
 import pytest
@@ -13,6 +12,7 @@ import yaml
 from metrics import entity_density
 from metrics.entity_density import VALUES, density_score, install_hint, setup
 from runner.errors import ConfigError
+from tests.conftest import missing
 from tests.metrics.conftest import REPO
 
 INSTALL = "pip install -e '.[spacy]'"
@@ -31,10 +31,7 @@ def needs_spacy() -> None:
     absence is a failure, not a silent skip (as ``missing_shared`` does for ../shared)."""
     if _model_installed():
         return
-    message = f"spaCy's en_core_web_sm is not installed ({INSTALL}): entity_density check not run"
-    if os.environ.get("CI") == "true":
-        pytest.fail(message + " (CI=true expects the spacy extra)")
-    pytest.skip(message)
+    missing(f"spaCy's en_core_web_sm is not installed ({INSTALL}): entity_density check not run", "the spacy extra")
 
 
 @pytest.fixture(scope="module")

@@ -15,6 +15,7 @@ from runner.config import build_run_config
 from runner.documents import load_documents, load_work
 from runner.errors import ConfigError, DataError
 from runner.hf_data import HFSpec, field_value
+from tests.conftest import missing
 from tests.runner.test_config import composed
 
 ROWS = [
@@ -28,10 +29,7 @@ ROWS = [
 def offline(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Skip without ``datasets`` (fail under CI=true); refuse the network; cache under tmp."""
     if importlib.util.find_spec("datasets") is None:
-        message = "datasets is not installed (pip install -e '.[hf]')"
-        if os.environ.get("CI") == "true":
-            pytest.fail(message + "; CI=true expects it")
-        pytest.skip(message)
+        missing("datasets is not installed (pip install -e '.[hf]')", "the hf extra")
     import datasets.config
 
     def refuse(*args: object, **kwargs: object) -> None:
