@@ -57,10 +57,10 @@ def main(cfg: DictConfig) -> float | None:
         raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         assert isinstance(raw, dict)
         config = build_run_config({str(k): v for k, v in raw.items()}, _overrides())
-        preflight.check(config)  # before MLflow and litellm load: bad input answers in ~1 s
+        items = preflight.check(config)  # before MLflow and litellm load: bad input answers in ~1 s
         from runner.experiment import run_experiment
 
-        result = run_experiment(config)
+        result = run_experiment(config, items)
     except RunnerError as err:
         if cfg.get("verbose"):
             traceback.print_exc()

@@ -34,6 +34,7 @@ from runner.results import FAILED_DOCUMENTS_TAG
 from runner.run_logging import log_outcomes, log_setup
 from runner.sweep import Sweep, current_sweep, job_run_name
 from runner.tracking import Tracker, artifact_root
+from runner.types import WorkItem
 from runner.view import log_viewer
 from runner.work import run_documents
 
@@ -91,8 +92,9 @@ def ignored_keys(config: RunConfig) -> list[str]:
     return [f"{key}= has no effect with strategy={config.strategy}: {why}" for key, why in ignores.items() if key in given]
 
 
-def run_experiment(config: RunConfig) -> RunResult:
-    """Run one job end to end and log it as one MLflow run (or skip a finished sweep cell)."""
+def run_experiment(config: RunConfig, items: list[WorkItem] | None = None) -> RunResult:
+    """Run one job end to end and log it as one MLflow run (or skip a finished sweep cell);
+    ``items``: the documents when already read (``runner/preflight.py``)."""
     for line in ignored_keys(config):
         print(f"note: {line}", file=sys.stderr)
     timings: dict[str, float] = {}
@@ -109,7 +111,7 @@ def run_experiment(config: RunConfig) -> RunResult:
         calls_file = Path(tmp) / "calls.jsonl"
         budget = Budget(config.budget_usd, config.sweep_budget_usd, sweep.ledger if sweep else None)
         calls = CallLog(calls_file, on_call=progress.on_call, budget=budget)
-        job = prepare(config, calls, cancel)
+        job = prepare(config, calls, cancel, items)
         timings["setup_s"], clock = _lap(clock)
         tracker = Tracker(config.tracking_uri, config.experiment, artifact_root(config.tracking_uri))
         _close_stale(tracker, job.fingerprint, sweep)

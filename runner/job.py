@@ -18,11 +18,12 @@ from metrics.base import Metric
 from runner.call_log import CallLog
 from runner.config import RunConfig
 from runner.documents import load_work
-from runner.errors import ConfigError, DataError
+from runner.errors import DataError
 from runner.fingerprint import fingerprint, prompt_files
 from runner.limits import EndpointLimits
 from runner.llm import Gateway
 from runner.llm_cache import ResponseCache
+from runner.preflight import check_chunk
 from runner.types import WorkItem
 
 
@@ -54,17 +55,17 @@ class Job:
         return max(1, min(len(self.items), widest))
 
 
-def prepare(config: RunConfig, calls: CallLog, cancel: threading.Event) -> Job:
-    """Build and check everything; raises a ``RunnerError`` naming the fix."""
+def prepare(config: RunConfig, calls: CallLog, cancel: threading.Event, items: list[WorkItem] | None = None) -> Job:
+    """Build and check everything; raises a ``RunnerError`` naming the fix. ``items``: the
+    documents when the caller has read them already (``runner/preflight.py``)."""
     roles = build_roles(config, calls, cancel)
     metrics = {
         name: METRICS[name].setup(**{r: roles[r] for r in METRICS[name].ROLES}, **params)
         for name, params in config.metrics.items()
     }
     data = config.data
-    items = load_work(
-        data.source, data.path, data.limit, data.sources, references=data.references, hf=data.hf
-    )
+    if items is None:
+        items = load_work(data.source, data.path, data.limit, data.sources, references=data.references, hf=data.hf)
     if not items:
         raise DataError("no documents to summarize; choose data=sample or data=dir data.path=...")
     prompts = prompt_files(config)
@@ -94,9 +95,6 @@ def build_roles(config: RunConfig, calls: CallLog, cancel: threading.Event) -> d
     for gateway in roles.values():
         gateway.check_ready()
     model = roles.get("model")
-    if model is not None and config.chunk > model.context_window:
-        raise ConfigError(
-            f"chunk={config.chunk} exceeds the {model.context_window}-token context of "
-            f"'{model.name}'; lower chunk"
-        )
+    if model is not None:
+        check_chunk(config.chunk, model.context_window, model.name)
     return roles

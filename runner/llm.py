@@ -97,14 +97,9 @@ class Gateway:
             check_reachable(self.role, self.spec, self.spec.api_base)
             return
         if self.spec.api_key_env:
-            missing = [] if os.environ.get(self.spec.api_key_env) else [self.spec.api_key_env]
+            require_key(self.role, self.spec, [] if os.environ.get(self.spec.api_key_env) else [self.spec.api_key_env])
         else:
-            missing = list(_litellm().validate_environment(self.spec.model).get("missing_keys") or [])
-        if missing:
-            raise AuthError(
-                f"{self.role}={self.name} needs {', '.join(missing)} in the environment; "
-                f"export it, or use {self.role}=local"
-            )
+            require_key(self.role, self.spec, list(_litellm().validate_environment(self.spec.model).get("missing_keys") or []))
 
     def count_tokens(self, text: str) -> int:
         """Tokens in the project's tokenizer (cl100k_base), used for all budgets."""
@@ -285,6 +280,12 @@ class Gateway:
             return float(_litellm().completion_cost(completion_response=response))
         except Exception:  # unmapped model: cost unknown, reported as 0 (see README)
             return 0.0
+
+
+def require_key(role: str, spec: ModelSpec, missing: list[str]) -> None:
+    """The one message for keys absent from the environment (preflight and gateway)."""
+    if missing:
+        raise AuthError(f"{role}={spec.name} needs {', '.join(missing)} in the environment; export it, or use {role}=local")
 
 
 def check_reachable(role: str, spec: ModelSpec, api_base: str) -> None:

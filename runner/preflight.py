@@ -16,13 +16,15 @@ from urllib.parse import urlparse
 
 from runner.config import RunConfig
 from runner.documents import load_work
-from runner.errors import AuthError, ConfigError, DataError
+from runner.errors import ConfigError, DataError
 from runner.fingerprint import prompt_files
-from runner.llm import check_reachable
+from runner.llm import check_reachable, require_key
+from runner.types import WorkItem
 
 
-def check(config: RunConfig) -> None:
-    """Raise the first problem found, as a one-line ``RunnerError`` naming the fix."""
+def check(config: RunConfig) -> list[WorkItem]:
+    """Raise the first problem found, as a one-line ``RunnerError`` naming the fix; return
+    the documents read on the way, so the job does not read them again."""
     _keys(config)
     servers(config)
     _chunk(config)
@@ -32,15 +34,14 @@ def check(config: RunConfig) -> None:
     if not items:
         raise DataError("no documents to summarize; choose data=sample or data=dir data.path=...")
     prompt_files(config)
+    return items
 
 
 def _keys(config: RunConfig) -> None:
     """A role whose key variable is named but unset (servers given by api_base may need none)."""
     for role, spec in config.roles.items():
-        if spec.api_key_env and not spec.api_base and not os.environ.get(spec.api_key_env):
-            raise AuthError(
-                f"{role}={spec.name} needs {spec.api_key_env} in the environment; export it, or use {role}=local"
-            )
+        if spec.api_key_env and not spec.api_base:
+            require_key(role, spec, [] if os.environ.get(spec.api_key_env) else [spec.api_key_env])
 
 
 def _chunk(config: RunConfig) -> None:
@@ -49,8 +50,15 @@ def _chunk(config: RunConfig) -> None:
     if spec is None:
         return
     window = spec.context_window or (spec.n_ctx if spec.is_local else None)
-    if window and config.chunk > window:
-        raise ConfigError(f"chunk={config.chunk} exceeds the {window}-token context of '{spec.name}'; lower chunk")
+    if window:
+        check_chunk(config.chunk, window, spec.name)
+
+
+def check_chunk(chunk: int, window: int, name: str) -> None:
+    """``chunk`` must fit the summarizer's window (here when it is known without litellm,
+    and in ``runner/job.py`` once the gateway has asked litellm)."""
+    if chunk > window:
+        raise ConfigError(f"chunk={chunk} exceeds the {window}-token context of '{name}'; lower chunk")
 
 
 def servers(config: RunConfig) -> None:
