@@ -28,24 +28,23 @@ BATCH = 64
 
 def embed(gateway: Gateway, texts: Sequence[str], purpose: str) -> list[list[float]]:
     """One vector per text, in order; cached texts are not sent again."""
-    keys = [cache_key(_request(gateway, text)) for text in texts]
+    key_of = {text: cache_key(_request(gateway, text)) for text in texts}
     vectors: dict[str, list[float]] = {}
-    for key in dict.fromkeys(keys):
+    for text, key in key_of.items():
         stored = gateway.cache.get(key) if gateway.cache else None
         if stored is not None:
             vectors[key] = list(stored["embedding"])
-    missing = list(dict.fromkeys(t for t, k in zip(texts, keys) if k not in vectors))
+    cached = [text for text in key_of if key_of[text] in vectors]
+    missing = [text for text in key_of if key_of[text] not in vectors]
     for start in range(0, len(missing), BATCH):
         batch = missing[start : start + BATCH]
         for text, vector in zip(batch, _call(gateway, batch, purpose)):
-            key = cache_key(_request(gateway, text))
-            vectors[key] = vector
+            vectors[key_of[text]] = vector
             if gateway.cache:
-                gateway.cache.put(key, {"embedding": vector})
-    hits = len(texts) - len(missing)
-    if hits:
-        _record(gateway, [t for t, k in zip(texts, keys) if t not in missing], 0, 0.0, 0.0, purpose, cached=True)
-    return [vectors[k] for k in keys]
+                gateway.cache.put(key_of[text], {"embedding": vector})
+    if cached:
+        _record(gateway, cached, 0, 0.0, 0.0, purpose, cached=True)
+    return [vectors[key_of[text]] for text in texts]
 
 
 def _request(gateway: Gateway, text: str) -> dict[str, Any]:
