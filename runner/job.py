@@ -15,6 +15,7 @@ from types import ModuleType
 
 from metrics import METRICS
 from metrics.base import Metric
+from runner import local_perf
 from runner.call_log import CallLog
 from runner.config import RunConfig
 from runner.documents import load_work
@@ -58,6 +59,7 @@ class Job:
 def prepare(config: RunConfig, calls: CallLog, cancel: threading.Event, items: list[WorkItem] | None = None) -> Job:
     """Build and check everything; raises a ``RunnerError`` naming the fix. ``items``: the
     documents when the caller has read them already (``runner/preflight.py``)."""
+    local_perf.reset()  # this job's share of the embedded model's time
     roles = build_roles(config, calls, cancel)
     metrics = {
         name: METRICS[name].setup(**{r: roles[r] for r in METRICS[name].ROLES}, **params)

@@ -145,6 +145,8 @@ class Gateway:
     ) -> dict[str, Any]:
         if isinstance(messages, str):
             messages = [Message("user", messages)]
+        if self.spec.system_prompt and messages[0].role != "system":  # unset: requests as before
+            messages = [Message("system", self.spec.system_prompt), *messages]
         request = {
             "model": self.spec.model,
             "model_file": self._model_path,

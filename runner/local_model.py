@@ -15,12 +15,15 @@ from __future__ import annotations
 import atexit
 import os
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ModelResponse
 
+from runner import local_perf
 from runner.errors import ConfigError
 from runner.local_weights import DEFAULT_GGUF_SHA256, DEFAULT_GGUF_SIZE, default_gguf_path  # noqa: F401 (re-exported)
 
@@ -33,11 +36,26 @@ class _LoadedModel:
 
         self.lock = threading.Lock()
         threads = n_threads or os.cpu_count() or 1  # llama-cpp-python's default is half
+        start = time.perf_counter()
         self.llama = Llama(
             model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
             verbose=False, seed=0,
         )
+        local_perf.add(load_s=time.perf_counter() - start)
         self.n_ctx = n_ctx
+
+    def measured(self, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        """Run ``call`` and add llama.cpp's prompt-evaluation and generation clocks to the
+        process totals (``runner/local_perf.py``); the caller holds ``lock``."""
+        import llama_cpp
+
+        context = self.llama._ctx.ctx
+        llama_cpp.llama_perf_context_reset(context)
+        out = call()
+        perf = llama_cpp.llama_perf_context(context)
+        local_perf.add(prompt_eval_s=perf.t_p_eval_ms / 1000, generation_s=perf.t_eval_ms / 1000,
+                       prompt_tokens=perf.n_p_eval, generated=perf.n_eval)
+        return out
 
 
 class LocalProvider(CustomLLM):
@@ -78,9 +96,7 @@ class LocalProvider(CustomLLM):
             options["response_format"] = {"type": "json_object"}  # llama.cpp: a JSON grammar
         with loaded.lock:
             before = list(loaded.llama._input_ids)
-            out: dict[str, Any] = loaded.llama.create_chat_completion(  # type: ignore[assignment]
-                messages=messages, **options
-            )
+            out = loaded.measured(lambda: loaded.llama.create_chat_completion(messages=messages, **options))  # type: ignore[arg-type, return-value]
             after = list(loaded.llama._input_ids)
         usage = out["usage"]
         reused = _common_prefix(before, after[: usage["prompt_tokens"]])

@@ -57,6 +57,10 @@ class ModelSpec:
     repeat_penalty: float | None = None
     """Local only: llama.cpp's penalty on tokens repeated within the last 64 (1.1 is its
     command line's default; None = none). Small models otherwise loop at temperature 0."""
+    system_prompt: str | None = None
+    """A system message put before requests that bring none (None = none, as for every API
+    model: the papers' prompts are user messages). The embedded 0.5B summarizer copies the
+    story's opening without one."""
 
     @property
     def is_local(self) -> bool:
