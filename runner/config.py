@@ -119,8 +119,8 @@ class RunConfig:
     """MLflow experiment name."""
     cache_dir: str | None
     """Response cache folder (None = disabled)."""
-    progress: bool
-    """Show progress bars."""
+    progress: str
+    """bar (a terminal), lines (one per document, for logs) or off (``runner/progress.py``)."""
     budget_usd: float | None = None
     """Stop the job's model calls at this spending (USD)."""
     sweep_budget_usd: float | None = None
@@ -248,7 +248,7 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
         cache_dir=(cache.get("dir") or default_cache_dir())
         if cache.get("enabled", True)
         else None,
-        progress=_progress_flag(raw.get("progress", "auto")),
+        progress=_progress_mode(raw.get("progress", "auto")),
         budget_usd=_usd(budget, "usd"),
         sweep_budget_usd=_usd(budget, "sweep_usd"),
         force=bool(raw.get("force", False)),
@@ -283,10 +283,15 @@ def _usd(budget: dict[str, Any], key: str) -> float | None:
     return float(value)
 
 
-def _progress_flag(value: Any) -> bool:
+def _progress_mode(value: Any) -> str:
+    """auto: a bar on a terminal, one line per document in a log; true = bar; false = off."""
     if value == "auto":
-        return sys.stderr.isatty()
-    return bool(value)
+        return "bar" if sys.stderr.isatty() else "lines"
+    if isinstance(value, bool):
+        return "bar" if value else "off"
+    if value in ("bar", "lines", "off"):
+        return str(value)
+    raise ConfigError(f"progress={value} is not a progress mode; use auto, bar, lines or off (true/false)")
 
 
 def default_tracking_uri() -> str:
