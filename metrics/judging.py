@@ -22,6 +22,7 @@ import json
 import re
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from contextvars import Context, copy_context
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
@@ -203,7 +204,8 @@ def run_units(units: Sequence[Callable[[], T]], concurrency: int) -> list[T]:
         return [unit() for unit in units]
     first = units[0]()
     with ThreadPoolExecutor(max_workers=min(concurrency, len(units) - 1)) as pool:
-        rest = list(pool.map(lambda unit: unit(), units[1:]))
+        # each unit in a copy of this context, so its calls stay the document's (runner/call_log.py)
+        rest = list(pool.map(Context.run, [copy_context() for _ in units[1:]], units[1:]))
     return [first, *rest]
 
 

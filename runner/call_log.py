@@ -8,13 +8,34 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from runner.budget import Budget
 from runner.types import Completion
+
+DOCUMENT: ContextVar[str | None] = ContextVar("runner_document", default=None)
+"""The document whose work makes the current call; None outside any (e.g. a metric's setup).
+
+A context variable, not a gateway attribute: one gateway serves every document at once.
+Threads do not inherit it, so code that fans a document's calls out to a pool submits each
+task with ``contextvars.copy_context().run``.
+"""
+
+
+@contextmanager
+def for_document(doc_id: str) -> Iterator[None]:
+    """Attribute every call made inside (in this context) to ``doc_id``."""
+    token = DOCUMENT.set(doc_id)
+    try:
+        yield
+    finally:
+        DOCUMENT.reset(token)
 
 
 @dataclass
@@ -43,7 +64,7 @@ class CallLog:
     def __init__(
         self,
         path: Path | None = None,
-        on_call: Callable[[CallTotals], None] | None = None,
+        on_call: Callable[[CallTotals, dict[str, Any]], None] | None = None,
         keep: bool = False,
         budget: Budget | None = None,
     ):
@@ -64,6 +85,8 @@ class CallLog:
         """Add one call to the totals and to calls.jsonl (and to ``entries`` when kept)."""
         line = {
             "call_id": c.call_id,
+            "document": DOCUMENT.get(),
+            "started_at": time.time_ns() - round(c.latency_s * 1e9),  # wall ns when the call began
             "role": role,
             "model_alias": alias,
             "purpose": purpose,
@@ -96,4 +119,4 @@ class CallLog:
                 with open(self.path, "a", encoding="utf-8") as handle:
                     handle.write(json.dumps(line, ensure_ascii=False) + "\n")
             if self.on_call is not None:
-                self.on_call(t)
+                self.on_call(t, line)

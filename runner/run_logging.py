@@ -18,9 +18,11 @@ from typing import Any
 import yaml
 
 from metrics import METRICS
+from runner import local_perf
 from runner.call_log import CallTotals
 from runner.config import PROJECT_ROOT
 from runner.job import Job
+from runner.mlflow_traces import log_traces
 from runner.results import FAILED_DOCUMENTS_TAG
 from runner.tracking import Tracker
 from runner.types import DocumentOutcome
@@ -179,6 +181,7 @@ def log_outcomes(
             "cost_usd": totals.cost_usd,
             "wall_time_s": sum(timings.values()),
             **{f"time/{k}": v for k, v in timings.items()},
+            **local_perf.snapshot(),  # the embedded model's prompt-evaluation/generation clocks
         }
     )
     tracker.log_metrics(system)
@@ -189,6 +192,8 @@ def log_outcomes(
     for o in outcomes:
         trace = [{"kind": s.kind, "call_id": s.call_id, **s.detail} for s in o.result.trace]
         tracker.log_json(trace, f"traces/{o.doc_id}.json")
+    calls_file = next((g.call_log.path for g in job.roles.values()), None)  # one CallLog per job
+    log_traces(tracker.client, tracker.run_id, job.items, outcomes, failures, calls_file)
     for file, content in merged.items():
         tracker.log_json(content, file)
     if any(notes.values()):

@@ -18,6 +18,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
+from runner.call_log import for_document
 from runner.chunking import split_into_chunks
 from runner.errors import AuthError, BudgetExceeded, Cancelled
 from runner.job import Job
@@ -55,7 +56,7 @@ def run_documents(job: Job, progress: Progress) -> Done:
                 raise
             errors[item.doc_id] = err
             outcome = None
-        progress.doc_done()
+        progress.doc_done(item.doc_id)
         return outcome
 
     pool = ThreadPoolExecutor(max_workers=job.workers, thread_name_prefix="doc")
@@ -78,12 +79,13 @@ def run_documents(job: Job, progress: Progress) -> Done:
 def process(
     item: WorkItem, job: Job, locks: Mapping[str, contextlib.AbstractContextManager[Any]]
 ) -> DocumentOutcome:
-    """Summary (made or given) and scores of one document."""
-    result = summarize(item, job)
-    scores = {}
-    for name, metric in job.metrics.items():
-        with locks[name]:
-            scores[name] = metric.score(item.source, result.summary)
+    """Summary (made or given) and scores of one document; its calls are logged as its own."""
+    with for_document(item.doc_id):
+        result = summarize(item, job)
+        scores = {}
+        for name, metric in job.metrics.items():
+            with locks[name]:
+                scores[name] = metric.score(item.source, result.summary)
     return DocumentOutcome(item.doc_id, result, scores)
 
 

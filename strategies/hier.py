@@ -19,6 +19,7 @@ import math
 from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
+from contextvars import copy_context
 
 from runner.errors import ConfigError
 from runner.types import LLM, Chunk, Completion, StrategyResult, TraceStep
@@ -219,7 +220,7 @@ def _level0(setup: Setup, chunks: list[Chunk], budget: int) -> Iterator[list[Fut
     workers = min(max(1, int(setup.llm.concurrency)), len(chunks))
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hier-level0")
     try:
-        yield [pool.submit(one, c) for c in chunks]
+        yield [pool.submit(copy_context().run, one, c) for c in chunks]  # calls stay the document's
     except BaseException:  # don't wait for calls in flight: the job is stopping
         pool.shutdown(wait=False, cancel_futures=True)
         raise
