@@ -164,6 +164,8 @@ class Gateway:
             request["repeat"] = self.repeat
         if self.spec.repeat_penalty is not None:  # likewise: only models that set one
             request["repeat_penalty"] = self.spec.repeat_penalty
+        if self.spec.stop_on_repeated_sentence:  # likewise
+            request["stop_on_repeated_sentence"] = True
         return request
 
     def _message(self, m: Message) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from litellm.types.utils import ModelResponse
 
 from runner import local_perf
 from runner.errors import ConfigError
+from runner.local_repeats import cut_repeats, stop_processor
 from runner.local_weights import DEFAULT_GGUF_SHA256, DEFAULT_GGUF_SIZE, default_gguf_path  # noqa: F401 (re-exported)
 
 
@@ -43,6 +44,11 @@ class _LoadedModel:
         )
         local_perf.add(load_s=time.perf_counter() - start)
         self.n_ctx = n_ctx
+
+    def repeat_stopper(self) -> Callable[[Any, Any], Any]:
+        """A logits processor ending the answer at a repeated sentence (``runner/local_repeats.py``)."""
+        llama = self.llama
+        return stop_processor(lambda ids: llama.detokenize(ids).decode("utf-8", errors="ignore"), llama.token_eos())
 
     def measured(self, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """Run ``call`` and add llama.cpp's prompt-evaluation and generation clocks to the
@@ -94,10 +100,16 @@ class LocalProvider(CustomLLM):
         }
         if (params.get("response_format") or {}).get("type") == "json_object":
             options["response_format"] = {"type": "json_object"}  # llama.cpp: a JSON grammar
+        repeats = bool(params.get("stop_on_repeated_sentence"))
         with loaded.lock:
+            if repeats:
+                options["logits_processor"] = [loaded.repeat_stopper()]
             before = list(loaded.llama._input_ids)
             out = loaded.measured(lambda: loaded.llama.create_chat_completion(messages=messages, **options))  # type: ignore[arg-type, return-value]
             after = list(loaded.llama._input_ids)
+        if repeats:
+            message = out["choices"][0]["message"]
+            message["content"] = cut_repeats(message["content"] or "")
         usage = out["usage"]
         reused = _common_prefix(before, after[: usage["prompt_tokens"]])
         usage["prompt_tokens_details"] = {"cached_tokens": min(reused, usage["prompt_tokens"] - 1)}

@@ -57,6 +57,10 @@ class ModelSpec:
     repeat_penalty: float | None = None
     """Local only: llama.cpp's penalty on tokens repeated within the last 64 (1.1 is its
     command line's default; None = none). Small models otherwise loop at temperature 0."""
+    stop_on_repeated_sentence: bool = False
+    """Local only: end an answer at its first sentence that mostly repeats what it already
+    said, cut before it (``runner/local_repeats.py``); llama.cpp's repeat penalty looks back
+    64 tokens only."""
     system_prompt: str | None = None
     """A system message put before requests that bring none (None = none, as for every API
     model: the papers' prompts are user messages). The embedded 0.5B summarizer copies the

@@ -55,3 +55,21 @@ def test_default_run_on_the_embedded_model(tmp_path: Path, stores: dict[str, str
     result = run(items)
     assert result.summaries["gull-rock"].strip()
     assert result.totals.calls == 1 and result.system_metrics["stats/words"] > 0
+
+
+def test_the_repeat_stop_ends_generation_inside_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
+    """With every later sentence counted a repeat (OVERLAP 0), the answer must end after its
+    first sentence: generation stopped early (few tokens, not max_tokens), not merely cut."""
+    from runner import local_repeats
+
+    ask = "Retell this story in five sentences:\n" + STORY
+    spec = ModelSpec(name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=2048, temperature=0.0)
+    free = Gateway(spec, CallLog(None), seed=0).complete(ask, max_tokens=200)
+    monkeypatch.setattr(local_repeats, "OVERLAP", 0.0)
+    stopped = Gateway(ModelSpec(**{**spec.__dict__, "stop_on_repeated_sentence": True}), CallLog(None), seed=0)
+    answer = stopped.complete(ask, max_tokens=200)
+    assert len(local_repeats._SENTENCE_END.findall(free.text + " ")) >= 3  # unstopped: several sentences
+    assert answer.text and free.text.startswith(answer.text)  # the same first sentence, cut after it
+    assert len(local_repeats._SENTENCE_END.findall(answer.text + " ")) == 1
+    assert answer.completion_tokens < free.completion_tokens
+    assert answer.finish_reason == "stop"

@@ -1,0 +1,66 @@
+"""Stop the embedded model when it starts retelling what it has already written.
+
+llama.cpp's repeat penalty looks back 64 tokens, so the 0.5B summarizer still writes a
+sentence it wrote a paragraph earlier, reworded or verbatim, and a 200-token summary with
+one such sentence is 10-20% repeated trigrams. With ``model.stop_on_repeated_sentence``
+a logits processor watches the answer as it grows: when a finished sentence mostly
+(``OVERLAP``) repeats the answer's earlier trigrams, it ends generation, and the answer is
+cut before that sentence. Plain text functions, so they are tested without the model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from typing import Any
+
+OVERLAP = 0.4
+"""Share of a sentence's word trigrams already in the answer that makes it a repeat."""
+MIN_WORDS = 5
+"""Shorter sentences ('He left.') are never called repeats."""
+_SENTENCE_END = re.compile(r"[.!?][\"'”’)]*\s+")
+
+
+def _trigrams(text: str) -> list[tuple[str, ...]]:
+    words = re.findall(r"\w+", text.lower())
+    return [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
+
+
+def first_repeat(text: str) -> int | None:
+    """Offset of the first finished sentence that mostly repeats the text before it."""
+    start = 0
+    for match in _SENTENCE_END.finditer(text + " "):
+        end = match.end()
+        sentence = text[start:end]
+        grams = _trigrams(sentence)
+        if start and len(grams) >= MIN_WORDS - 2:  # the first sentence repeats nothing
+            seen = set(_trigrams(text[:start]))
+            if sum(g in seen for g in grams) >= OVERLAP * len(grams):
+                return start
+        start = end
+    return None
+
+
+def cut_repeats(text: str) -> str:
+    """``text`` up to its first repeated sentence (all of it when there is none)."""
+    at = first_repeat(text)
+    return text if at is None else text[:at].rstrip()
+
+
+def stop_processor(detokenize: Callable[[list[int]], str], eos: int) -> Callable[[Any, Any], Any]:
+    """A llama-cpp-python logits processor that forces end-of-generation once the answer
+    holds a repeated sentence. Its first call sees the prompt alone, which fixes where the
+    answer starts; it detokenizes the answer once per generated token (cheap next to the model)."""
+    prompt: list[int] = []
+
+    def process(input_ids: Any, scores: Any) -> Any:
+        if not prompt:
+            prompt.append(len(input_ids))
+            return scores
+        text = detokenize([int(t) for t in input_ids[prompt[0]:]])
+        if text.rstrip() and text.rstrip()[-1] in ".!?\"'”’)" and first_repeat(text.rstrip() + " ") is not None:
+            scores[:] = -float("inf")
+            scores[eos] = 0.0
+        return scores
+
+    return process

@@ -1,0 +1,52 @@
+"""The repeated-sentence stop of the embedded summarizer, on texts whose repeats are known."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from runner.local_repeats import cut_repeats, first_repeat, stop_processor
+
+LIGHTHOUSE = (  # the local model's baseline answer on the sample story, before the stop
+    "The story begins with Nell Tregarth, a young woman in Bristol. She was taken to Porthwenna "
+    "by a letter three lines long and signed by a solicitor named Hoskin. She was given her uncle's "
+    "quarters until Friday.\n\nThe letter that brought Nell Tregarth to Porthwenna was three lines "
+    "long and signed by a solicitor named Hoskin. Her uncle had fallen from the gallery."
+)
+
+
+def test_a_retold_sentence_is_found_where_it_starts() -> None:
+    at = first_repeat(LIGHTHOUSE)
+    assert at == LIGHTHOUSE.index("The letter that brought")
+    assert cut_repeats(LIGHTHOUSE).endswith("She was given her uncle's quarters until Friday.")
+
+
+def test_new_sentences_and_short_echoes_are_kept() -> None:
+    text = ("June wins a scholarship. Her father works in the copper mine. He hides an injury from "
+            "the company. June finds the accident report. She leaves for college in the autumn.")
+    assert first_repeat(text) is None and cut_repeats(text) == text
+    short = "He left. He left. The mine closed that winter and the town emptied."  # under 5 words
+    assert first_repeat(short) is None
+
+
+def test_a_sentence_repeating_two_fifths_counts_and_one_repeating_a_seventh_does_not() -> None:
+    base = "The keeper kept a ledger of every ship that passed the point at night."
+    half = " The keeper kept a ledger of every ship, and the widow burned it in March."  # 6 of 13
+    third = " A clerk from Truro found the ledger of every ship in a drawer last June."
+    assert first_repeat(base + half) == len(base) + 1
+    assert first_repeat(base + third) is None
+
+
+def test_the_processor_ends_generation_once_a_repeat_is_written() -> None:
+    words = "A B C D E F G H I J K L".split()
+    vocab = {i: w for i, w in enumerate(words)}
+    vocab.update({20: " ", 21: ".", 22: "<eos>"})
+    detok = lambda ids: "".join(vocab[i] if vocab[i] in (" ", ".") else vocab[i].lower() + "x" for i in ids)  # noqa: E731
+    process = stop_processor(detok, eos=22)
+    prompt = [0, 1, 2]
+    sentence = [3, 20, 4, 20, 5, 20, 6, 20, 7, 21, 20]  # "dx ex fx gx hx. "
+    scores = np.zeros(23, dtype=np.float32)
+    assert process(np.array(prompt), scores.copy()).max() == 0  # the prompt alone: untouched
+    once = process(np.array(prompt + sentence), scores.copy())
+    assert np.isfinite(once).all()  # one sentence: nothing repeated yet
+    twice = process(np.array(prompt + sentence + sentence[:-1]), scores.copy())
+    assert int(np.argmax(twice)) == 22 and np.isinf(twice[:22]).all()  # only end-of-generation left
