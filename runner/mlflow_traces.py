@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.text import count_tokens
-from runner.tracking import _retrying
+from runner.tracking import store_trace, tracing_client
 from runner.types import DocumentOutcome, TraceStep, WorkItem
 
 _LOG = logging.getLogger(__name__)
@@ -231,9 +231,7 @@ def log_traces(
     errors: list[str] = []
     written = 0
     try:
-        from mlflow.tracing.client import TracingClient
-
-        tracing = TracingClient(client.tracking_uri)  # the run's store, never the global URI
+        tracing = tracing_client(client.tracking_uri)  # the run's store, never the global URI
         experiment_id = client.get_run(run_id).info.experiment_id
         for root, calls, trace in document_roots(items, outcomes, failures, read_calls(calls_file)):
             try:
@@ -253,33 +251,22 @@ def log_traces(
 
 def write_trace(tracing: Any, experiment_id: str, run_id: str, root: Node) -> str:
     """Write one finished trace (its info, then all its spans at once); its id."""
-    from mlflow.entities import TraceInfo, TraceLocation, TraceState
-    from mlflow.entities.span import Span
-
     if not root.start_ns:
         root.start_ns = root.end_ns = time.time_ns()  # a document without calls
     trace_hex = secrets.token_hex(16)
     trace_id = f"tr-{trace_hex}"
     rows: list[dict[str, Any]] = []
     _span_rows(root, trace_hex, trace_id, None, rows)
-    spans = [Span.from_dict(row) for row in rows]
     inputs = json.dumps(root.inputs, ensure_ascii=False)
     outputs = json.dumps(root.outputs, ensure_ascii=False)
-    info = TraceInfo(
-        trace_id=trace_id,
-        trace_location=TraceLocation.from_experiment_id(experiment_id),
-        request_time=root.start_ns // 1_000_000,
-        execution_duration=(root.end_ns - root.start_ns) // 1_000_000,
-        state=TraceState.ERROR if root.error else TraceState.OK,
-        request_preview=inputs[:_PREVIEW],
-        response_preview=outputs[:_PREVIEW],
-        trace_metadata={"mlflow.trace_schema.version": "3", "mlflow.sourceRun": run_id,
-                        "mlflow.traceInputs": inputs[:250], "mlflow.traceOutputs": outputs[:250],
-                        **_totals(root)},
+    store_trace(
+        tracing, experiment_id, trace_id, rows,
+        start_ms=root.start_ns // 1_000_000, duration_ms=(root.end_ns - root.start_ns) // 1_000_000,
+        failed=bool(root.error), previews=(inputs[:_PREVIEW], outputs[:_PREVIEW]),
+        metadata={"mlflow.trace_schema.version": "3", "mlflow.sourceRun": run_id,
+                  "mlflow.traceInputs": inputs[:250], "mlflow.traceOutputs": outputs[:250], **_totals(root)},
         tags={"mlflow.traceName": root.name[:250], "runner.document": root.name[:250]},
     )
-    _retrying(lambda: tracing.start_trace(info))  # jobs of a joblib sweep share one sqlite file
-    _retrying(lambda: tracing.log_spans(experiment_id, spans))
     return trace_id
 
 

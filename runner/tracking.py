@@ -288,3 +288,35 @@ class Tracker:
         if reason:
             self.set_tags({"failure": reason[:5000]})
         _retrying(lambda: self.client.set_terminated(self.run_id, status))
+
+
+def tracing_client(tracking_uri: str) -> Any:
+    """MLflow's tracing client for this store (``runner/mlflow_traces.py`` builds the traces)."""
+    from mlflow.tracing.client import TracingClient
+
+    return TracingClient(tracking_uri)
+
+
+def store_trace(
+    tracing: Any, experiment_id: str, trace_id: str, rows: list[dict[str, Any]], *, start_ms: int,
+    duration_ms: int, failed: bool, previews: tuple[str, str], metadata: dict[str, str], tags: dict[str, str],
+) -> None:
+    """Write one finished trace: its info, then all its spans (``rows``, MLflow's span dicts)
+    at once, as MLflow's own exporter does, retried while a shared sqlite file is locked."""
+    from mlflow.entities import TraceInfo, TraceLocation, TraceState
+    from mlflow.entities.span import Span
+
+    info = TraceInfo(
+        trace_id=trace_id,
+        trace_location=TraceLocation.from_experiment_id(experiment_id),
+        request_time=start_ms,
+        execution_duration=duration_ms,
+        state=TraceState.ERROR if failed else TraceState.OK,
+        request_preview=previews[0],
+        response_preview=previews[1],
+        trace_metadata=metadata,
+        tags=tags,
+    )
+    spans = [Span.from_dict(row) for row in rows]
+    _retrying(lambda: tracing.start_trace(info))
+    _retrying(lambda: tracing.log_spans(experiment_id, spans))
