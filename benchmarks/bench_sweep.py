@@ -3,20 +3,29 @@ and jobs per minute with the joblib launcher at 1, 2 and 4 workers.
 
 The sweep: ``strategy=hier chunk=512,1024,2048 seed=0,1,2,3`` on one sample story,
 ``metrics=stats``. The identical rerun finds the same parent run and skips every finished
-cell (target: at most 10% of the first run's wall time, and zero model calls). Each
-joblib measurement uses a fresh store and cache, so every job does its work.
+cell (target: at most 10% of the first run's wall time, zero model calls, no new run). Model
+calls are counted at the loopback server. Each joblib measurement uses a fresh store and
+cache, so every job does its work.
 
-    python benchmarks/bench_sweep.py
+    python benchmarks/bench_sweep.py [--rounds 1] [--reruns 3] [--no-joblib]
+
+With ``--rounds N`` the first run is repeated in N fresh stores; medians are printed.
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
+import functools
+import multiprocessing
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 REPO = Path(__file__).resolve().parents[1]
@@ -35,31 +44,59 @@ def sweep(url: str, folder: Path, *launcher: str) -> float:
         f"hydra.sweep.dir={folder / 'sweep'}",
     ]
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=3600)
+    done = subprocess.run(command, check=False, cwd=REPO, capture_output=True, text=True, timeout=3600)
     if done.returncode != 0:
         raise SystemExit(done.stderr[-3000:])
     return time.perf_counter() - start
 
 
-def calls_so_far(folder: Path) -> int:
-    """Model calls the sweep's runs made (MLflow's ``calls`` metric, summed)."""
-    from runner.results import find_runs
+def runs_in(folder: Path) -> int:
+    """Runs in ``folder``'s store (the sweep's parent and its jobs)."""
+    import sqlite3
 
-    runs = find_runs(f"sqlite:///{folder / 'mlflow.db'}")
-    return int(sum(r.metrics.get("calls", 0) for r in runs))
+    with contextlib.closing(sqlite3.connect(folder / "mlflow.db")) as db:
+        return int(db.execute("SELECT COUNT(*) FROM runs").fetchone()[0])
+
+
+def _counted(calls: Any, request: dict[str, Any]) -> str:
+    """The loopback server's answer, counting the call (in the server's process)."""
+    from bench_strategies import answer
+
+    with calls.get_lock():
+        calls.value += 1
+    return answer(request)
 
 
 def main() -> None:
     from bench_strategies import loopback_server
 
-    with loopback_server(0.25) as url, tempfile.TemporaryDirectory() as tmp:
-        folder = Path(tmp) / "basic"
-        first = sweep(url, folder)
-        calls = calls_so_far(folder)
-        again = sweep(url, folder)
-        print(f"12-cell sweep, basic launcher: first run {first:.1f} s ({calls} model calls)")
-        print(f"  identical rerun: {again:.1f} s = {again / first:.0%} of the first (target <= 10%), "
-              f"{calls_so_far(folder) - calls} new model calls (target 0)")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=1, help="first runs, each in a fresh store")
+    parser.add_argument("--reruns", type=int, default=3, help="identical reruns after each first run")
+    parser.add_argument("--no-joblib", action="store_true", help="only the first run and the reruns")
+    args = parser.parse_args()
+    calls = multiprocessing.Value("i", 0)
+    firsts, reruns, ratios, first_calls, rerun_calls, new_runs = [], [], [], [], [], []
+    with loopback_server(0.25, functools.partial(_counted, calls)) as url, tempfile.TemporaryDirectory() as tmp:
+        for round_ in range(max(1, args.rounds)):
+            folder = Path(tmp) / f"basic{round_}"
+            before = calls.value
+            firsts.append(sweep(url, folder))
+            first_calls.append(calls.value - before)
+            runs, before = runs_in(folder), calls.value
+            again = [sweep(url, folder) for _ in range(max(1, args.reruns))]
+            rerun_calls.append(calls.value - before)
+            new_runs.append(runs_in(folder) - runs)
+            reruns += again
+            ratios += [a / firsts[-1] for a in again]
+            print(f"  round {round_ + 1}: first {firsts[-1]:.1f} s; reruns {', '.join(f'{a:.2f}' for a in again)} s")
+        med = statistics.median
+        print(f"12-cell sweep, basic launcher: first run {med(firsts):.1f} s ({med(first_calls):.0f} model calls)"
+              f"{f', median of {len(firsts)}' if len(firsts) > 1 else ''}")
+        print(f"  identical rerun: {med(reruns):.2f} s (median of {len(reruns)}) = {med(ratios):.1%} of the first "
+              f"(target <= 10%); {sum(rerun_calls)} model calls and {sum(new_runs)} new runs in all reruns (target 0)")
+        if args.no_joblib:
+            return
         for workers in (1, 2, 4):
             wall = sweep(url, Path(tmp) / f"joblib{workers}", "hydra/launcher=joblib", f"hydra.launcher.n_jobs={workers}")
             print(f"  joblib, {workers} worker(s): {wall:.1f} s, {JOBS / wall * 60:.1f} jobs/min")

@@ -3,6 +3,7 @@ and what the MLflow UI will show (through a real ``mlflow server``'s REST API)."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -11,6 +12,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -148,6 +150,153 @@ def test_a_killed_sweep_rerun_finishes_only_the_missing_cells(stores: dict[str, 
     assert "skipped chunk=512" in out
     repeated = [r for r in answered if r in first]
     assert len(repeated) <= 1, f"{len(repeated)} answered calls were paid again"  # at most the one in flight
+
+
+def test_an_identical_rerun_launches_no_job_and_a_killed_or_deleted_cell_runs_again(
+    stores: dict[str, str], tmp_path: Path
+) -> None:
+    """The sweeper decides before any job: a rerun of a finished sweep calls no model, makes no
+    run and leaves the parent as it was; a cell whose run was killed or deleted runs again."""
+    from runner import sweep as sweep_module
+
+    args = ["-m", "seed=0,1,2", "data.limit=1", f"hydra.sweep.dir={tmp_path / 'sweep'}"]
+    uri = stores["tracking.uri"]
+    client = MlflowClient(uri)
+    with FakeOpenAIServer(responder()) as server:
+        out, stderr = _cli([*args, *overrides(server.url, stores)]).communicate(timeout=600)
+        assert "error" not in stderr, stderr[-3000:]
+        first_calls = len(server.requests)
+        (parent,) = _parents(uri)
+        children = sorted(_children(uri, parent.info.run_id), key=lambda r: r.data.params["seed"])
+        assert first_calls == 3 and [c.info.status for c in children] == ["FINISHED"] * 3
+        ended = parent.info.end_time
+
+        rerun = _cli([*args, *overrides(server.url, stores)])
+        out, stderr = rerun.communicate(timeout=600)
+        assert rerun.returncode == 0, stderr[-3000:]
+        assert len(server.requests) == first_calls, "the rerun called the model"
+        assert sorted(line.split(":")[0] for line in out.splitlines() if line.startswith("skipped")) == [
+            "skipped seed=0", "skipped seed=1", "skipped seed=2"]
+        assert len(all_runs(uri, parents=True)) == 4, "the rerun made a run"
+        again = client.get_run(parent.info.run_id).info
+        assert (again.status, again.end_time) == ("FINISHED", ended), "the parent was touched"
+        assert "Launching" not in out + stderr  # Hydra's launcher never started: no job, no import of MLflow
+
+        client.set_terminated(children[0].info.run_id, "KILLED")  # as close_stale leaves a dead job's run
+        client.delete_run(children[1].info.run_id)
+        for cached in Path(stores["cache.dir"]).rglob("*"):  # so that a cell that runs calls the model
+            if cached.is_file():
+                cached.unlink()
+        rerun = _cli([*args, *overrides(server.url, stores)])
+        out, stderr = rerun.communicate(timeout=600)
+        assert rerun.returncode == 0, stderr[-3000:]
+        assert len(server.requests) == first_calls + 2
+    assert [line.split(":")[0] for line in out.splitlines() if line.startswith("skipped")] == ["skipped seed=2"]
+    (parent,) = _parents(uri)
+    assert parent.info.status == "FINISHED"
+    finished = [c for c in _children(uri, parent.info.run_id) if c.info.status == "FINISHED"]
+    assert sorted(c.data.params["seed"] for c in finished) == ["0", "1", "2"]
+    # the one query behind it, read with sqlite3, agrees with MLflow's answer
+    done = sweep_module.finished_cells(uri, "summarization", parent.info.run_id)
+    assert done == {c.data.tags["fingerprint"]: c.info.run_id for c in finished}
+    from runner import store_peek
+
+    store_peek._sqlite_file, sqlite_file = (lambda uri: None), store_peek._sqlite_file  # MLflow's own query
+    try:
+        assert sweep_module.finished_cells(uri, "summarization", parent.info.run_id) == done
+    finally:
+        store_peek._sqlite_file = sqlite_file
+
+
+def test_a_finished_run_with_failed_documents_does_not_count_as_done() -> None:
+    rows = [("a", "new", "doc-3: timeout"), ("a", "old", ""), ("b", "only", ""), ("", "no-tag", "")]
+    assert sweep_module_newest(rows) == {"b": "only"}
+
+
+def sweep_module_newest(rows: list[tuple[str, str, str]]) -> dict[str, str]:
+    from runner.results import FAILED_DOCUMENTS_TAG
+    from runner.store_peek import FAILED_DOCUMENTS_TAG as SWEEP_TAG
+    from runner.store_peek import _newest_clean
+
+    assert SWEEP_TAG == FAILED_DOCUMENTS_TAG  # runner.store_peek keeps its own copy (results imports MLflow)
+    return _newest_clean(rows)
+
+
+@contextlib.contextmanager
+def _sweeper(*sweep: str) -> Iterator[tuple[Any, list[list[str]]]]:
+    """A ResumingSweeper on the sweep's composed config, as Hydra sets one up for ``-m``, and the
+    sweep's cells."""
+    from hydra import initialize_config_dir
+    from hydra._internal.callbacks import Callbacks
+    from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.types import HydraContext, RunMode
+
+    from runner.sweep import ResumingSweeper
+
+    before = HydraConfig.instance().cfg
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        loader = GlobalHydra.instance().config_loader()
+        master = loader.load_configuration("config", list(sweep), RunMode.MULTIRUN)
+        HydraConfig.instance().set_config(master)
+        sweeper = ResumingSweeper(max_batch_size=None)
+        sweeper.hydra_context, sweeper.config = HydraContext(config_loader=loader, callbacks=Callbacks()), master
+        (cells,) = BasicSweeper.split_arguments(OverridesParser.create().parse_overrides(list(sweep)), None)
+        try:
+            yield sweeper, cells
+        finally:
+            HydraConfig.instance().cfg = before
+
+
+@pytest.mark.parametrize(
+    "sweep",
+    [
+        ["chunk=512,1024", "seed=0,1"],
+        ["strategy=hier", "model.temperature=0.1,0.2", "data.limit=1,2", "metrics=stats"],
+        ["model=gpt4", "model.api_base=http://127.0.0.1:9/v1", "judge.temperature=0,0.3"],
+    ],
+)
+def test_a_cell_that_sets_plain_values_is_the_config_hydra_composes(sweep: list[str]) -> None:
+    from omegaconf import OmegaConf
+
+    with _sweeper(*sweep) as (sweeper, cells):
+        for index, cell in enumerate(cells):
+            quick = sweeper._values_set(cell)
+            assert quick is not None, cell
+            composed_ = OmegaConf.to_container(sweeper._composed(cell, index), resolve=True)
+            assert OmegaConf.to_container(quick, resolve=True) == composed_, cell
+
+
+@pytest.mark.parametrize(
+    "sweep",
+    [["strategy=baseline,hier"], ["+extra=1,2"], ["model.temperature=0.1,0.2", "model={temperature: 0.5}"]],
+)
+def test_a_cell_that_changes_more_than_values_is_composed(sweep: list[str]) -> None:
+    with _sweeper(*sweep) as (sweeper, cells):
+        assert [sweeper._values_set(cell) for cell in cells] == [None] * len(cells)
+
+
+def test_the_sweeper_fingerprints_each_cell_as_its_job_does(tmp_path: Path) -> None:
+    from runner.fingerprint import fingerprint, prompt_files
+
+    prompt = tmp_path / "judge-prompt.txt"
+    prompt.write_text("Summary:\n{}\nSentence:\n{}\n", encoding="utf-8")
+    sweep = [f"metrics.booookscore.prompt_path={prompt}", "chunk=512,1024", "strategy=baseline,hier"]
+    with _sweeper(*sweep) as (sweeper, cells):
+        before = [sweeper._cell(cell, index) for index, cell in enumerate(cells)]
+        prompt.write_text("Summary:\n{}\nThe sentence:\n{}\n", encoding="utf-8")  # same path, new words
+        after = [sweeper._cell(cell, index) for index, cell in enumerate(cells)]
+    with _sweeper("force=true", "chunk=512,1024") as (sweeper, forced):
+        assert [sweeper._cell(cell, index) for index, cell in enumerate(forced)] == [None, None]
+    jobs = []
+    for cell in cells:
+        config = build_run_config(composed(*cell))
+        jobs.append(fingerprint(config, prompt_files(config)))
+    assert [found[2] for found in after if found] == jobs  # what runner.experiment compares
+    assert len(set(jobs)) == 4
+    assert all(b and a and b[2] != a[2] for b, a in zip(before, after, strict=True)), "a changed prompt was reused"
 
 
 def test_the_job_budget_stops_the_run(stores: dict[str, str]) -> None:
