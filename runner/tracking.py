@@ -131,13 +131,15 @@ def owner_alive(tags: dict[str, str]) -> bool:
     return not (tags.get(PID_START_TAG) and started and started != tags[PID_START_TAG])
 
 
-def _retrying(call: Callable[[], T], attempts: int = 8) -> T:
-    """``call()``, again after a short random wait while sqlite says the database is locked."""
+def _retrying(call: Callable[[], T], attempts: int = 8, also: tuple[str, ...] = ()) -> T:
+    """``call()``, again after a short random wait while sqlite says the database is locked
+    (or gives another transient error named in ``also``)."""
     for attempt in range(attempts):
         try:
             return call()
         except Exception as err:  # MlflowException or sqlalchemy's OperationalError
-            if "database is locked" not in str(err) or attempt == attempts - 1:
+            transient = any(m in str(err) for m in ("database is locked", *also))
+            if not transient or attempt == attempts - 1:
                 raise
             time.sleep(random.uniform(0.05, 0.2) * 2**attempt)
     raise AssertionError("unreachable")
@@ -267,7 +269,10 @@ class Tracker:
         dataset = Dataset(name=name, digest=digest, source_type="local", source=json.dumps({"uri": source}),
                           profile=json.dumps({"num_rows": rows}))
         tags = [InputTag("mlflow.data.context", "summarize")]
-        _retrying(lambda: self.client.log_inputs(self.run_id, datasets=[DatasetInput(dataset, tags)]))
+        # Two jobs of a sweep logging the same new dataset race in MLflow's check-then-insert;
+        # the loser's retry finds the winner's row and links it.
+        _retrying(lambda: self.client.log_inputs(self.run_id, datasets=[DatasetInput(dataset, tags)]),
+                  also=("UNIQUE constraint failed: datasets",))
 
     def log_json(self, obj: Any, artifact_file: str) -> None:
         """A JSON artifact."""
