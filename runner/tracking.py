@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import math
 import os
 import random
@@ -89,7 +90,13 @@ def _create_store(uri: str, artifact_root: Path | None) -> None:
     for leftover in (partial, *(partial.with_name(partial.name + e) for e in ("-journal", "-wal", "-shm"))):
         leftover.unlink(missing_ok=True)
     partial_uri = f"sqlite:///{partial}"
-    store = SqlAlchemyStore(partial_uri, str(artifact_root or path.parent / "artifacts"))
+    quiet = logging.getLogger("mlflow.store.db.utils")  # "Creating initial MLflow database tables..."
+    level = quiet.level
+    quiet.setLevel(logging.WARNING)  # a new user's first run shows our output, not MLflow's migrations
+    try:
+        store = SqlAlchemyStore(partial_uri, str(artifact_root or path.parent / "artifacts"))
+    finally:
+        quiet.setLevel(level)
     store.engine.dispose()  # closed before the rename: no connection may outlive its file name
     getattr(SqlAlchemyStore, "_engine_map", {}).pop(partial_uri, None)
     os.replace(partial, path)
