@@ -28,11 +28,12 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm 
 
 from runner import cli_errors
 from runner.errors import RunnerError, Terminated
-from runner.sweep import current_sweep
+from runner.sweep import FAILED_CELLS, FAILED_MARK, current_sweep
 
 cli_errors.install()
 FAILED_JOBS: list[str] = []
-"""Errors of sweep jobs: a failed cell does not stop the others; the exit status says so."""
+"""Errors of sweep jobs run in this process: a failed cell does not stop the others; the exit
+status says so. Jobs in joblib or Ray workers come back through ``runner.sweep.FAILED_CELLS``."""
 
 
 def _overrides() -> tuple[str, ...]:
@@ -47,7 +48,7 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 @hydra.main(config_path="pkg://runner.conf", config_name="config", version_base="1.3")
-def main(cfg: DictConfig) -> float | None:
+def main(cfg: DictConfig) -> str | None:
     """Compose, validate, run, report."""
     from runner import preflight
     from runner.config import build_run_config
@@ -68,7 +69,7 @@ def main(cfg: DictConfig) -> float | None:
         if current_sweep() is None:
             sys.exit(2)
         FAILED_JOBS.append(str(err))
-        return None
+        return FAILED_MARK + str(err)  # a worker's FAILED_JOBS stays in the worker
     except (KeyboardInterrupt, Terminated) as err:
         print(f"stopped ({type(err).__name__}); the run is marked KILLED", file=sys.stderr)
         _kill_sweep(cfg)
@@ -93,8 +94,9 @@ def _kill_sweep(cfg: DictConfig) -> None:
 def cli() -> None:
     """The ``summarization-runner`` command: exit status 1 when a sweep had failed jobs."""
     main()
-    if FAILED_JOBS:
-        print(f"{len(FAILED_JOBS)} job(s) of the sweep failed; see their runs' failure tags", file=sys.stderr)
+    failed = max(FAILED_CELLS, FAILED_JOBS, key=len)
+    if failed:
+        print(f"{len(failed)} job(s) of the sweep failed; see their runs' failure tags", file=sys.stderr)
         sys.exit(1)
 
 

@@ -53,6 +53,10 @@ from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 
 from runner.store_peek import FAILED_DOCUMENTS_TAG, finished_cells, sweep_parent  # noqa: F401
 
+FAILED_MARK = "runner: cell failed: "
+"""Start of the return value of a sweep job whose run failed (``runner/__main__.py``)."""
+FAILED_CELLS: list[str] = []
+"""The errors of the last sweep's failed cells, whichever launcher ran them: the exit status."""
 RUN_ID_ENV = "RUNNER_SWEEP_RUN_ID"
 KEYS_ENV = "RUNNER_SWEEP_KEYS"
 LEDGER_ENV = "RUNNER_SWEEP_LEDGER"
@@ -247,6 +251,16 @@ class ResumingSweeper(BasicSweeper):
 
     _base: tuple[DictConfig | None, dict[str, Any], set[str]] | None = None
     """``_sweep_base`` of this sweep's config, made for the first cell."""
+
+    def sweep(self, arguments: list[str]) -> Any:
+        """The basic sweep; then the failed cells, read from the jobs' return values, which
+        every launcher brings back (a joblib or Ray worker's own memory does not come back)."""
+        returns = super().sweep(arguments)
+        FAILED_CELLS[:] = [
+            r.return_value[len(FAILED_MARK):] for batch in returns or [] for r in batch
+            if isinstance(r.return_value, str) and r.return_value.startswith(FAILED_MARK)
+        ]
+        return returns
 
     def split_arguments(  # type: ignore[override]  # BasicSweeper.sweep calls self.split_arguments
         self, overrides: list[Override], max_batch_size: int | None

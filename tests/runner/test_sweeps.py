@@ -409,3 +409,19 @@ def test_repeats_get_their_own_seeds_and_cache_slots_and_reports_pool_them(store
     csv_text = (tmp_path / "r" / "table.csv").read_text()
     assert "repeat" not in csv_text.splitlines()[0] and ",3," in csv_text  # one cell of 3 pooled runs
     assert report is not None
+
+
+@pytest.mark.parametrize("launcher", [[], ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]], ids=["basic", "joblib"])
+def test_a_failed_cell_makes_the_sweep_exit_1_whichever_launcher_ran_it(
+    launcher: list[str], stores: dict[str, str], tmp_path: Path
+) -> None:
+    with FakeOpenAIServer(responder()) as server:
+        proc = _cli(["-m", "chunk=512,-5", "strategy=hier", "metrics=stats", "data.limit=1",
+                     f"hydra.sweep.dir={tmp_path / 'sweep'}", *launcher, *overrides(server.url, stores)])
+        _, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 1, stderr[-2000:]
+    assert "chunk=-5 must be a positive whole number" in stderr
+    assert "1 job(s) of the sweep failed" in stderr
+    (parent,) = _parents(stores["tracking.uri"])
+    assert [c.data.params["chunk"] for c in _children(stores["tracking.uri"], parent.info.run_id)
+            if c.info.status == "FINISHED"] == ["512"]  # the good cell still ran
