@@ -145,8 +145,8 @@ class Gateway:
     ) -> dict[str, Any]:
         if isinstance(messages, str):
             messages = [Message("user", messages)]
-        if self.spec.system_prompt and messages[0].role != "system":  # unset: requests as before
-            messages = [Message("system", self.spec.system_prompt), *messages]
+        if self.spec.system_prompt:  # unset (every API model): requests as before
+            messages = with_system_prompt(list(messages), self.spec.system_prompt)
         request = {
             "model": self.spec.model,
             "model_file": self._model_path,
@@ -185,7 +185,7 @@ class Gateway:
         if self.call_log.budget is not None:
             self.call_log.budget.check()
         if self.spec.is_local:
-            self._register_local()
+            kwargs["model"] = self._register_local()
         _litellm()  # its ~5 s import is no attempt's: keep it off the retry deadline
         if self.api_key() is not None:
             kwargs["api_key"] = self.api_key()
@@ -241,14 +241,20 @@ class Gateway:
 
         return embed(self, texts, purpose)
 
-    def _register_local(self) -> None:
+    def _register_local(self) -> str:
+        """The litellm model string of this role's own llama.cpp instance ('local/<name>@judge').
+
+        One instance per role, not per model: each keeps its own KV cache, so the judge's
+        long instructions and SummIt's evaluator's document stay evaluated while the
+        summarizer works (one shared instance re-read them after every summarizer call).
+        The request, and so the cache key, still names the model alone."""
         _litellm()
         from runner import local_model
 
         assert self._model_path is not None
-        local_model.PROVIDER.register(
-            self.spec.model[len(LOCAL_PREFIX) :], Path(self._model_path), self.spec.n_ctx, self.spec.n_threads
-        )
+        name = f"{self.spec.model[len(LOCAL_PREFIX):]}@{self.role}"
+        local_model.PROVIDER.register(name, Path(self._model_path), self.spec.n_ctx, self.spec.n_threads)
+        return LOCAL_PREFIX + name
 
     def _attempt(self, kwargs: dict[str, Any]) -> Any:
         """One HTTP attempt (litellm's own retries are off: each attempt is counted here).
@@ -386,3 +392,12 @@ def _completion(stored: dict[str, Any], cost: float, latency: float, cached: boo
 
 
 __all__ = ["CallLog", "Gateway", "LLMError", "ModelSpec"]
+
+
+def with_system_prompt(messages: list[Message], system_prompt: str) -> list[Message]:
+    """The model's system prompt first: its own message, or at the head of the request's own
+    system message (SummIt brings one), so a prompt that has one still gets the model's."""
+    if messages and messages[0].role == "system":
+        head = messages[0]
+        return [Message("system", f"{system_prompt}\n\n{head.content}", head.cache), *messages[1:]]
+    return [Message("system", system_prompt), *messages]

@@ -62,9 +62,9 @@ class ModelSpec:
     said, cut before it (``runner/local_repeats.py``); llama.cpp's repeat penalty looks back
     64 tokens only."""
     system_prompt: str | None = None
-    """A system message put before requests that bring none (None = none, as for every API
-    model: the papers' prompts are user messages). The embedded 0.5B summarizer copies the
-    story's opening without one."""
+    """A system message before every request, or at the head of the request's own (None =
+    none, as for every API model: the papers' prompts are sent as they are). The embedded
+    0.5B summarizer copies the story's opening without one."""
 
     @property
     def is_local(self) -> bool:

@@ -77,6 +77,7 @@ def _gateway(url: str, system: str | None) -> Gateway:
 
 
 def test_the_system_prompt_goes_first_only_when_set_and_never_replaces_one() -> None:
+    """Alone as the first message, or at the head of the request's own system message."""
     with FakeOpenAIServer() as server:
         _gateway(server.url, None).complete("Summarize.", max_tokens=3)
         _gateway(server.url, "Use your own words.").complete("Summarize.", max_tokens=3)
@@ -85,4 +86,4 @@ def test_the_system_prompt_goes_first_only_when_set_and_never_replaces_one() -> 
     plain, tuned, own = (r["messages"] for r in server.requests)
     assert plain == [{"role": "user", "content": "Summarize."}]
     assert tuned == [{"role": "system", "content": "Use your own words."}, {"role": "user", "content": "Summarize."}]
-    assert own[0] == {"role": "system", "content": "You are the evaluator."} and len(own) == 2
+    assert own[0] == {"role": "system", "content": "Use your own words.\n\nYou are the evaluator."} and len(own) == 2
