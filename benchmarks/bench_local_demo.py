@@ -32,6 +32,7 @@ from collections import Counter
 from pathlib import Path
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 SAMPLES = REPO / "runner" / "sample_data"
@@ -82,6 +83,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--only", default=",".join(RUNS), help="comma-separated: " + ",".join(RUNS))
     parser.add_argument("--extra", nargs="*", default=[], help="overrides added to every run")
+    parser.add_argument("--keep", type=Path, help="keep each run's store and cache in KEEP/<name>")
     options = parser.parse_args()
     from runner.text import count_tokens
 
@@ -91,7 +93,9 @@ def main() -> int:
     for name in options.only.split(","):
         args, target = RUNS[name]
         with tempfile.TemporaryDirectory(prefix="bench-local-") as tmp:
-            wall, metrics, summaries = run(name, args + options.extra, Path(tmp))
+            folder = Path(tmp) if options.keep is None else options.keep / name
+            folder.mkdir(parents=True, exist_ok=True)
+            wall, metrics, summaries = run(name, args + options.extra, folder)
         prompt = metrics.get("time/local_prompt_eval_s", 0.0)
         gen = metrics.get("time/local_generation_s", 0.0)
         other = wall - prompt - gen
