@@ -54,6 +54,11 @@ def main(cfg: DictConfig) -> str | None:
     from runner.config import build_run_config
 
     signal.signal(signal.SIGTERM, _terminate)
+    # Ctrl-C and SIGTERM end the job KILLED; a parent that blocked or ignored them (Python's
+    # multiprocessing resource tracker blocks both while it starts) must not make it unstoppable.
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         assert isinstance(raw, dict)

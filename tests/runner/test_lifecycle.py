@@ -107,3 +107,25 @@ def test_each_job_of_a_sweep_gets_its_own_endpoint_limit(stores: dict[str, str],
     assert {r.info.status for r in runs} == {"FINISHED"}
     client = MlflowClient(stores["tracking.uri"])
     assert len({client.get_run(r.info.run_id).data.tags["fingerprint"] for r in runs}) == 1
+
+
+def test_ctrl_c_stops_the_job_even_when_the_parent_left_sigint_blocked(stores: dict[str, str], tmp_path: Path) -> None:
+    """A blocked signal mask is inherited: Python's multiprocessing resource tracker blocks
+    SIGINT/SIGTERM while it starts, and a job launched then ignored Ctrl-C and ran to the end."""
+    blocked = {signal.SIGINT, signal.SIGTERM}
+    with FakeOpenAIServer(responder(), latency_s=1.0) as server:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "runner", *overrides(server.url, stores, "strategy=hier", "chunk=256", "data.limit=1",
+                                                        "model.concurrency=1"), f"hydra.run.dir={tmp_path / 'out'}"],
+            cwd=REPO, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+            preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, blocked),
+        )
+        deadline = time.monotonic() + 120
+        while not server.requests and time.monotonic() < deadline and proc.poll() is None:
+            time.sleep(0.1)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 130, stderr[-2000:]
+    (killed,) = all_runs(stores["tracking.uri"])
+    assert killed.info.status == "KILLED"
