@@ -2,7 +2,7 @@
 (reading the prompt) and generation (writing the answer), summed over a process's calls.
 
 Kept apart from ``runner/local_model.py`` (which imports litellm) so that the run's logging
-can read the totals without importing it. The runner logs them as ``time/local_*`` values
+can read the totals without importing it. The runner logs them as ``time/local_*_s`` (and the token counts as ``local/*``)
 and the local-model benchmark prints their shares of the wall time.
 """
 
@@ -43,12 +43,13 @@ def add(load_s: float = 0.0, prompt_eval_s: float = 0.0, generation_s: float = 0
 
 
 def snapshot() -> dict[str, float]:
-    """The sums so far, as ``time/local_*`` values (empty when the model never ran)."""
+    """The sums so far: seconds as ``time/local_*_s``, token counts as ``local/*`` (empty
+    when the model never ran)."""
     with _lock:
         if not (TOTALS.load_s or TOTALS.prompt_eval_s or TOTALS.generation_s):
             return {}
         values = asdict(TOTALS)
-    return {f"time/local_{k}": float(v) for k, v in values.items()}
+    return {(f"time/local_{k}" if k.endswith("_s") else f"local/{k}"): float(v) for k, v in values.items()}
 
 
 def reset() -> None:

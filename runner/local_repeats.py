@@ -18,6 +18,8 @@ OVERLAP = 0.4
 """Share of a sentence's word trigrams already in the answer that makes it a repeat."""
 MIN_WORDS = 5
 """Shorter sentences ('He left.') are never called repeats."""
+_ENDS = ".!?\"'”’)"
+"""Characters a sentence (or its closing quote) can end with."""
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)]*\s+")
 
 
@@ -50,15 +52,19 @@ def cut_repeats(text: str) -> str:
 def stop_processor(detokenize: Callable[[list[int]], str], eos: int) -> Callable[[Any, Any], Any]:
     """A llama-cpp-python logits processor that forces end-of-generation once the answer
     holds a repeated sentence. Its first call sees the prompt alone, which fixes where the
-    answer starts; it detokenizes the answer once per generated token (cheap next to the model)."""
+    answer starts; the whole answer is decoded only after a token that may end a sentence."""
     prompt: list[int] = []
 
     def process(input_ids: Any, scores: Any) -> Any:
         if not prompt:
             prompt.append(len(input_ids))
             return scores
-        text = detokenize([int(t) for t in input_ids[prompt[0]:]])
-        if text.rstrip() and text.rstrip()[-1] in ".!?\"'”’)" and first_repeat(text.rstrip() + " ") is not None:
+        answer = [int(t) for t in input_ids[prompt[0]:]]
+        last = detokenize(answer[-1:]).rstrip()
+        if not (last and last[-1] in _ENDS):  # most tokens: no sentence ended, nothing to decode
+            return scores
+        text = detokenize(answer).rstrip()
+        if first_repeat(text + " ") is not None:
             scores[:] = -float("inf")
             scores[eos] = 0.0
         return scores

@@ -18,7 +18,7 @@ from runner.config import RunConfig
 from runner.documents import load_work
 from runner.errors import ConfigError, DataError
 from runner.fingerprint import prompt_files
-from runner.llm import check_reachable, require_key
+from runner.endpoints import check_reachable, require_key
 from runner.types import WorkItem
 
 

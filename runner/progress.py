@@ -23,9 +23,9 @@ MODES = ("bar", "lines", "off")
 class Progress:
     """Follows the gateway's calls (``on_call``) and the documents (``doc_done``)."""
 
-    def __init__(self, mode: str | bool, label: str) -> None:
-        self.mode = {True: "bar", False: "off"}.get(mode, mode) if isinstance(mode, bool) else mode
-        if self.mode not in MODES:
+    def __init__(self, mode: str, label: str) -> None:
+        self.mode = mode
+        if mode not in MODES:
             raise ValueError(f"progress mode {mode!r}; expected one of {MODES}")
         self.label = label
         self.bar = tqdm(total=None, desc=label, unit="doc", disable=self.mode != "bar", leave=True)

@@ -73,3 +73,20 @@ def test_the_repeat_stop_ends_generation_inside_llama_cpp(monkeypatch: pytest.Mo
     assert len(local_repeats._SENTENCE_END.findall(answer.text + " ")) == 1
     assert answer.completion_tokens < free.completion_tokens
     assert answer.finish_reason == "stop"
+
+
+def test_llama_cpps_clocks_count_this_jobs_calls() -> None:
+    """The time/local_* values: llama.cpp's own prompt and generation counts must match the
+    tokens the answer reports (prompt tokens evaluated = those not reused from the KV cache)."""
+    from runner import local_perf
+
+    local_perf.reset()
+    gw = Gateway(ModelSpec(name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=2048, temperature=0.0),
+                 CallLog(None), seed=0)
+    answer = gw.complete("In one sentence: " + STORY, max_tokens=40)
+    values = local_perf.snapshot()
+    assert values["time/local_prompt_eval_s"] > 0 and values["time/local_generation_s"] > 0
+    assert values["local/prompt_tokens_evaluated"] == answer.prompt_tokens - answer.cached_prompt_tokens
+    assert abs(values["local/generated_tokens"] - answer.completion_tokens) <= 1  # the end token is sampled, not counted
+    local_perf.reset()
+    assert local_perf.snapshot() == {}
