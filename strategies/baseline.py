@@ -10,6 +10,7 @@ from __future__ import annotations
 from runner.errors import ConfigError
 from runner.text import count_tokens, cut_to_sentence_end, decode, encode
 from runner.types import LLM, Chunk, StrategyResult, TraceStep
+from strategies.generation import tally
 from strategies.prompting import fill, load_prompt
 
 ROLES = ("model",)
@@ -66,5 +67,5 @@ def summarize(
     return StrategyResult(
         summary=summary,
         trace=(step,),
-        counters={"truncated_tokens": truncated, "truncated": float(truncated > 0)},
+        counters={**tally([completion]), "truncated_tokens": truncated, "truncated": float(truncated > 0)},
     )

@@ -20,7 +20,9 @@ Choices where the paper is silent, each a parameter:
   is summarized directly. A longer one gets its draft from a base strategy
   (``draft=hier|incremental|baseline``), and both roles see the source through that
   strategy's level-0 chunk summaries (hier), or else the document cut to what fits; the
-  cut is counted (``source_truncated_tokens``).
+  cut is counted (``source_truncated_tokens``). ``draft_for=all`` drafts every document
+  with the base strategy (short ones then keep their full text as the source): for a
+  small model that copies the opening under SummIt's Summarize prompt.
 - ``temperature`` for both roles' calls: 0, Appendix A (null = each role's own default).
 - ``knowledge=true`` (the faithfulness setting): the summarizer extracts up to
   ``knowledge_max`` (subject; relation; object) triples with our prompt (OpenIE in the
@@ -57,6 +59,7 @@ def summarize(
     evaluator: LLM,
     *,
     draft: str = "hier",
+    draft_for: str = "long",
     max_iterations: int = 5,
     patience: int = 0,
     final: str = "last",
@@ -73,15 +76,15 @@ def summarize(
     safety_margin: float = 0.05,
 ) -> StrategyResult:
     """Draft, then evaluate and refine until a stopping rule fires; see the module docstring."""
-    _check(draft, max_iterations, patience, final, max_reasks, knowledge, topic)
+    _check(draft, draft_for, max_iterations, patience, final, max_reasks, knowledge, topic)
     if not chunks:
         return StrategyResult("", (), {"calls": 0.0, "iterations": 0.0})
     examples = load_examples(in_context)
     setting = "knowledge" if knowledge else "topic" if topic else "quality"
     prompts = Prompts(setting, check_operations(operations), word_limit(max_summary_len, words_per_token), *examples)
     text = "".join(c.text for c in chunks)
-    source, draft_result, truncated = _source_and_draft(
-        chunks, text, model, evaluator, prompts, draft, max_summary_len, words_per_token,
+    source, draft_result, truncated, long = _source_and_draft(
+        chunks, text, model, evaluator, prompts, draft, draft_for, max_summary_len, words_per_token,
         eval_max_tokens, safety_margin,
     )
     loop = Loop(
@@ -96,15 +99,21 @@ def summarize(
     trace = [*(draft_result.trace if draft_result else ()), *setup_steps, *outcome.steps]
     counters = tally(calls)
     if draft_result:
-        counters["calls"] += draft_result.counters.get("calls", 0.0)
+        for key in ("calls", "prompt_tokens", "completion_tokens"):
+            counters[key] += draft_result.counters.get(key, 0.0)
         counters["draft_calls"] = draft_result.counters.get("calls", 0.0)
-    counters.update(outcome.counters, source_truncated_tokens=float(truncated), long_document=float(draft_result is not None))
+    counters.update(outcome.counters, source_truncated_tokens=float(truncated), long_document=float(long))
     return StrategyResult(outcome.summary, tuple(trace), counters, {"score": tuple(outcome.scores)})
 
 
-def _check(draft: str, max_iterations: int, patience: int, final: str, max_reasks: int, knowledge: bool, topic: str | None) -> None:
+def _check(
+    draft: str, draft_for: str, max_iterations: int, patience: int, final: str, max_reasks: int,
+    knowledge: bool, topic: str | None,
+) -> None:
     if draft not in DRAFTS:
         raise ConfigError(f"strategy.draft={draft} is unknown; choose one of: {', '.join(DRAFTS)}")
+    if draft_for not in ("long", "all"):
+        raise ConfigError(f"strategy.draft_for={draft_for} must be long (documents over the windows) or all")
     if final not in ("last", "best"):
         raise ConfigError(f"strategy.final={final} must be last (the paper) or best")
     for key, value, low in (("max_iterations", max_iterations, 1), ("patience", patience, 0), ("max_reasks", max_reasks, 0)):
@@ -115,21 +124,24 @@ def _check(draft: str, max_iterations: int, patience: int, final: str, max_reask
 
 
 def _source_and_draft(
-    chunks: list[Chunk], text: str, model: LLM, evaluator: LLM, prompts: Prompts, draft: str,
+    chunks: list[Chunk], text: str, model: LLM, evaluator: LLM, prompts: Prompts, draft: str, draft_for: str,
     max_summary_len: int, words_per_token: float, eval_max_tokens: int, safety_margin: float,
-) -> tuple[str, StrategyResult | None, int]:
-    """(what both roles see of the source, the base strategy's draft or None, tokens cut)."""
+) -> tuple[str, StrategyResult | None, int, bool]:
+    """(what both roles see of the source, the base strategy's draft or None, tokens cut,
+    whether the document is over the windows)."""
     room = _source_room(model, evaluator, prompts, max_summary_len, eval_max_tokens, safety_margin)
-    if count_tokens(text) <= room:
-        return text.strip(), None, 0
-    module = DRAFTS[draft]
+    fits = count_tokens(text) <= room
+    if fits and draft_for == "long":
+        return text.strip(), None, 0, False
     kwargs: dict[str, Any] = {"max_summary_len": max_summary_len, "words_per_token": words_per_token}
-    result = module.summarize(chunks, model, **kwargs)
+    result = DRAFTS[draft].summarize(chunks, model, **kwargs)
+    if fits:
+        return text.strip(), result, 0, False
     level0 = [s.detail["text"] for s in result.trace if s.kind == "summarize" and s.detail.get("level") == 0]
     view = "\n\n".join(level0) if level0 else text
     tokens = encode(view.strip())
     kept = view.strip() if len(tokens) <= room else decode(tokens[:room])
-    return kept, result, max(0, len(tokens) - room)
+    return kept, result, max(0, len(tokens) - room), True
 
 
 def _source_room(model: LLM, evaluator: LLM, prompts: Prompts, max_summary_len: int, eval_max_tokens: int, safety_margin: float) -> int:

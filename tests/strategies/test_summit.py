@@ -14,6 +14,7 @@ from mlflow.tracking import MlflowClient
 from runner.config import build_run_config
 from runner.experiment import run_experiment
 from runner.fake_server import FakeOpenAIServer
+from runner.text import count_tokens
 from runner.testing import calls_of, scripted_llm
 from runner.types import Chunk, Message
 from strategies import summit
@@ -187,7 +188,7 @@ def test_the_trace_records_each_iteration_with_its_diff() -> None:
 def test_bad_settings_are_config_errors() -> None:
     from runner.errors import ConfigError
 
-    for params, key in [({"draft": "x"}, "draft"), ({"final": "first"}, "final"), ({"operations": ["fly"]}, "operations"),
+    for params, key in [({"draft": "x"}, "draft"), ({"draft_for": "some"}, "draft_for"), ({"final": "first"}, "final"), ({"operations": ["fly"]}, "operations"),
                         ({"max_iterations": 0}, "max_iterations"), ({"knowledge": True, "topic": "war"}, "knowledge")]:
         with pytest.raises(ConfigError, match=f"strategy.{key}"):
             run([f"{dist(3)}\n<STOP>"], **params)
@@ -213,6 +214,25 @@ def test_a_long_document_is_drafted_by_hier_and_seen_through_level0_summaries() 
     evaluated = calls_of(evaluator)[0][0][-1].content
     assert "Part 0 tells of the mill." in evaluated and "Part 7 tells of the mill." in evaluated
     assert "Marker3" not in evaluated  # the raw chunks never reach the evaluator
+
+
+def test_draft_for_all_drafts_a_short_document_with_the_base_strategy_and_keeps_its_text() -> None:
+    def summarize(messages: list[Message], options: dict[str, Any]) -> str:
+        if options["purpose"] == "summit/draft":
+            raise AssertionError("SummIt's own Summarize prompt was used for the draft")
+        return "Baseline draft." if options["purpose"] == "baseline" else "Refined."
+
+    model = scripted_llm(summarize, name="summarizer")
+    evaluator = scripted_llm(lambda m, o: f"{dist(5)}\n<STOP>", name="evaluator")
+    result = summit.summarize([Chunk(0, DOC, 20)], model, evaluator, draft="baseline", draft_for="all")
+    (baseline_call, options), = calls_of(model)
+    assert options["purpose"] == "baseline" and "The keeper lit the lamp." in baseline_call[-1].content
+    evaluated = calls_of(evaluator)[0][0][-1].content
+    assert "Baseline draft." in evaluated and DOC.strip() in evaluated  # the full story, not a view
+    assert result.summary == "Baseline draft." and result.counters["draft_calls"] == 1
+    assert result.counters["long_document"] == 0 and result.counters["calls"] == 2
+    asked = [m for messages, _ in calls_of(model) + calls_of(evaluator) for m in messages]
+    assert result.counters["prompt_tokens"] == sum(count_tokens(m.content) for m in asked)  # the draft's included
 
 
 # --- the app ---------------------------------------------------------------------------
