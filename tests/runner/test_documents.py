@@ -8,12 +8,16 @@ import pytest
 
 from runner.documents import load_documents, restricted_loads
 from runner.errors import ConfigError, DataError
+from runner.text import count_tokens
 
 
 def test_sample_corpus_loads_three_stories() -> None:
     docs = load_documents("sample")
     assert len(docs) == 3
-    assert all(len(d.text.split()) > 2000 for d in docs)
+    assert all(len(d.text.split()) > 1500 for d in docs)
+    # Each story is over the paper's default chunk (2048), so hier and incremental merge or
+    # update even at chunk=2048; each is short enough for the embedded model's demo.
+    assert all(2048 < count_tokens(d.text) < 2200 for d in docs)
 
 
 def test_text_dir_uses_file_stems_sorted(tmp_path: Path) -> None:

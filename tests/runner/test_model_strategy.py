@@ -46,12 +46,25 @@ def test_api_models_compose_exactly_the_papers_settings(model: str, strategy: st
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
 def test_the_local_model_gets_its_file_on_top_of_the_strategy(strategy: str) -> None:
-    tuned = _yaml(CONF / "model_strategy" / f"local_{strategy}.yaml")["strategy"]
-    paper = _yaml(CONF / "strategy" / f"{strategy}.yaml")
-    composed = _compose("model=local", f"strategy={strategy}")["strategy"]
+    local = _yaml(CONF / "model_strategy" / f"local_{strategy}.yaml")
+    tuned, paper = local["strategy"], _yaml(CONF / "strategy" / f"{strategy}.yaml")
+    whole = _compose("model=local", f"strategy={strategy}")
     assert tuned and set(tuned) <= set(paper)  # only keys the strategy has
-    assert composed == {**paper, **tuned}
+    assert whole["strategy"] == {**paper, **tuned}
     assert any(paper[k] != v for k, v in tuned.items())  # the file changes something
+    assert whole["chunk"] == local.get("chunk", 2048)  # a top-level key of the file applies too
+
+
+def test_the_local_chunked_strategies_split_each_sample_story_in_several_chunks() -> None:
+    """At the paper's 2048 a ~2,090-token story's second chunk would be a stub of ~100 tokens."""
+    from runner.chunking import split_into_chunks
+    from runner.documents import load_documents
+
+    for strategy in ("hier", "incremental"):
+        chunk = _compose("model=local", f"strategy={strategy}")["chunk"]
+        for doc in load_documents("sample"):
+            sizes = [c.n_tokens for c in split_into_chunks(doc.text, chunk)]
+            assert len(sizes) >= 2 and min(sizes) > 200, (strategy, doc.doc_id, sizes)
 
 
 def test_a_command_line_value_beats_the_local_file_and_a_sweep_picks_per_job() -> None:

@@ -145,9 +145,9 @@ def hier(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Made]:
         yield make_run(
             tmp_path_factory.mktemp("hier"),
             "strategy=hier",
-            "chunk=400",
+            "chunk=300",
             "model.context_window=1400",
-            "strategy.max_summary_len=300",
+            "strategy.max_summary_len=400",
             "strategy.max_attempts=2",
             monkeypatch=mp,
         )
@@ -319,7 +319,7 @@ def test_the_settings_line_and_the_document_table(hier: Made) -> None:
         run.params["model.model"],
         "judge",
         "chunk",
-        "400",
+        "300",
         "prompts",
         "paper",
         f"T={run.params['judge.temperature']}",
