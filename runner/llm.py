@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runner.call_log import CallLog
+from runner.call_log import DOCUMENT, CallLog
 from runner.endpoints import check_reachable, require_key
 from runner.errors import Cancelled, ConfigError, LLMError
 from runner.limits import EndpointLimits
@@ -64,6 +64,8 @@ class Gateway:
         self._semaphore = limits.semaphore(spec)
         self.concurrency = limits.limit(spec)
         self._model_path = self._local_path() if spec.is_local else None
+        self._answers: dict[str | None, list[str]] = {}
+        """This role's answers per document (cached ones too, so a resumed run decides alike)."""
         self.context_window = self._context_window()
 
     def _local_path(self) -> str:
@@ -130,6 +132,8 @@ class Gateway:
             if self.cache:
                 self.cache.put(key, _stored(completion))
         self.call_log.record(self.role, self.name, request, completion, purpose)
+        if self.spec.stop_on_copied_sentence:
+            self._answers.setdefault(DOCUMENT.get(), []).append(completion.text)
         return completion
 
     def _request(
@@ -164,6 +168,8 @@ class Gateway:
             request["repeat_penalty"] = self.spec.repeat_penalty
         if self.spec.stop_on_repeated_sentence:  # likewise
             request["stop_on_repeated_sentence"] = True
+        if self.spec.stop_on_copied_sentence:  # likewise
+            request["stop_on_copied_sentence"] = True
         return request
 
     def _message(self, m: Message) -> dict[str, Any]:
@@ -184,6 +190,8 @@ class Gateway:
             self.call_log.budget.check()
         if self.spec.is_local:
             kwargs["model"] = self._register_local()
+            if self.spec.stop_on_copied_sentence:  # outside the request: the cache key holds the flag only
+                kwargs["own_text"] = "\n".join(self._answers.get(DOCUMENT.get(), []))
         _litellm()  # its ~5 s import is no attempt's: keep it off the retry deadline
         if self.api_key() is not None:
             kwargs["api_key"] = self.api_key()

@@ -25,7 +25,7 @@ from litellm.types.utils import ModelResponse
 
 from runner import local_perf
 from runner.errors import ConfigError
-from runner.local_repeats import cut_repeats, stop_processor
+from runner.local_repeats import Trigram, cut_repeats, source_trigrams, stop_processor
 from runner.local_weights import DEFAULT_GGUF_SHA256, DEFAULT_GGUF_SIZE, default_gguf_path  # noqa: F401 (re-exported)
 
 
@@ -45,10 +45,11 @@ class _LoadedModel:
         local_perf.add(load_s=time.perf_counter() - start)
         self.n_ctx = n_ctx
 
-    def repeat_stopper(self) -> Callable[[Any, Any], Any]:
-        """A logits processor ending the answer at a repeated sentence (``runner/local_repeats.py``)."""
+    def repeat_stopper(self, source: frozenset[Trigram], repeats: bool) -> Callable[[Any, Any], Any]:
+        """A logits processor ending the answer at a repeated sentence, or one copied from
+        ``source`` (``runner/local_repeats.py``)."""
         llama = self.llama
-        return stop_processor(lambda ids: llama.detokenize(ids).decode("utf-8", errors="ignore"), llama.token_eos())
+        return stop_processor(lambda ids: llama.detokenize(ids).decode("utf-8", errors="ignore"), llama.token_eos(), source, repeats)
 
     def measured(self, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """Run ``call`` and add llama.cpp's prompt-evaluation and generation clocks to the
@@ -101,15 +102,19 @@ class LocalProvider(CustomLLM):
         if (params.get("response_format") or {}).get("type") == "json_object":
             options["response_format"] = {"type": "json_object"}  # llama.cpp: a JSON grammar
         repeats = bool(params.get("stop_on_repeated_sentence"))
+        source = frozenset[Trigram]()
+        if params.get("stop_on_copied_sentence"):
+            prompt = "\n".join(str(m.get("content") or "") for m in messages)
+            source = source_trigrams(prompt, str(params.get("own_text") or ""))
         with loaded.lock:
-            if repeats:
-                options["logits_processor"] = [loaded.repeat_stopper()]
+            if repeats or source:
+                options["logits_processor"] = [loaded.repeat_stopper(source, repeats)]
             before = list(loaded.llama._input_ids)
             out = loaded.measured(lambda: loaded.llama.create_chat_completion(messages=messages, **options))  # type: ignore[arg-type, return-value]
             after = list(loaded.llama._input_ids)
-        if repeats:
+        if repeats or source:
             message = out["choices"][0]["message"]
-            message["content"] = cut_repeats(message["content"] or "")
+            message["content"] = cut_repeats(message["content"] or "", source, repeats)
         usage = out["usage"]
         reused = _common_prefix(before, after[: usage["prompt_tokens"]])
         usage["prompt_tokens_details"] = {"cached_tokens": min(reused, usage["prompt_tokens"] - 1)}

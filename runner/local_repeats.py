@@ -1,11 +1,16 @@
-"""Stop the embedded model when it starts retelling what it has already written.
+"""Stop the embedded model when it starts retelling what it has already written, or
+copying its prompt.
 
 llama.cpp's repeat penalty looks back 64 tokens, so the 0.5B summarizer still writes a
 sentence it wrote a paragraph earlier, reworded or verbatim, and a 200-token summary with
 one such sentence is 10-20% repeated trigrams. With ``model.stop_on_repeated_sentence``
 a logits processor watches the answer as it grows: when a finished sentence mostly
 (``OVERLAP``) repeats the answer's earlier trigrams, it ends generation, and the answer is
-cut before that sentence. Plain text functions, so they are tested without the model.
+cut before that sentence. With ``model.stop_on_copied_sentence`` a sentence (after the
+first, so an answer is never cut to nothing) that is mostly (``COPIED``) trigrams of the
+prompt ends it the same way: the 0.5B summarizer often answers "summarize this story" by
+retelling a sentence or two and then copying the story. Plain text functions, so they are
+tested without the model.
 """
 
 from __future__ import annotations
@@ -16,6 +21,10 @@ from typing import Any
 
 OVERLAP = 0.4
 """Share of a sentence's word trigrams already in the answer that makes it a repeat."""
+COPIED = 0.75
+"""Share of a sentence's word trigrams found in the prompt (and not in the role's own
+earlier answers) that makes it a copy. A retelling that keeps names and a phrase or two
+("Ilse Varga reaches platform four with ninety seconds left") stays near 60%."""
 MIN_WORDS = 5
 """Shorter sentences ('He left.') are never called repeats."""
 _ENDS = ".!?\"'”’)"
@@ -23,36 +32,50 @@ _ENDS = ".!?\"'”’)"
 _SENTENCE_END = re.compile(r"[.!?][\"'”’)]*\s+")
 
 
-def _trigrams(text: str) -> list[tuple[str, ...]]:
+Trigram = tuple[str, ...]
+
+
+def _trigrams(text: str) -> list[Trigram]:
     words = re.findall(r"\w+", text.lower())
     return [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
 
 
-def first_repeat(text: str) -> int | None:
-    """Offset of the first finished sentence that mostly repeats the text before it."""
+def source_trigrams(prompt: str, own: str = "") -> frozenset[Trigram]:
+    """Trigrams an answer would copy: the prompt's, less those of the role's own answers."""
+    return frozenset(_trigrams(prompt)) - frozenset(_trigrams(own))
+
+
+def first_repeat(text: str, source: frozenset[Trigram] = frozenset(), repeats: bool = True) -> int | None:
+    """Offset of the first finished sentence, after the first, that mostly repeats the text
+    before it (when ``repeats``) or is mostly copied from ``source``."""
     start = 0
     for match in _SENTENCE_END.finditer(text + " "):
         end = match.end()
-        sentence = text[start:end]
-        grams = _trigrams(sentence)
-        if start and len(grams) >= MIN_WORDS - 2:  # the first sentence repeats nothing
-            seen = set(_trigrams(text[:start]))
-            if sum(g in seen for g in grams) >= OVERLAP * len(grams):
+        grams = _trigrams(text[start:end])
+        if start and len(grams) >= MIN_WORDS - 2:  # the first sentence is always kept
+            seen = set(_trigrams(text[:start])) if repeats else set()
+            if repeats and sum(g in seen for g in grams) >= OVERLAP * len(grams):
+                return start
+            if source and sum(g in source for g in grams) >= COPIED * len(grams):
                 return start
         start = end
     return None
 
 
-def cut_repeats(text: str) -> str:
-    """``text`` up to its first repeated sentence (all of it when there is none)."""
-    at = first_repeat(text)
+def cut_repeats(text: str, source: frozenset[Trigram] = frozenset(), repeats: bool = True) -> str:
+    """``text`` up to its first repeated or copied sentence (all of it when there is none)."""
+    at = first_repeat(text, source, repeats)
     return text if at is None else text[:at].rstrip()
 
 
-def stop_processor(detokenize: Callable[[list[int]], str], eos: int) -> Callable[[Any, Any], Any]:
+def stop_processor(
+    detokenize: Callable[[list[int]], str], eos: int, source: frozenset[Trigram] = frozenset(),
+    repeats: bool = True,
+) -> Callable[[Any, Any], Any]:
     """A llama-cpp-python logits processor that forces end-of-generation once the answer
-    holds a repeated sentence. Its first call sees the prompt alone, which fixes where the
-    answer starts; the whole answer is decoded only after a token that may end a sentence."""
+    holds a repeated (or copied) sentence. Its first call sees the prompt alone, which fixes
+    where the answer starts; the whole answer is decoded only after a token that may end a
+    sentence."""
     prompt: list[int] = []
 
     def process(input_ids: Any, scores: Any) -> Any:
@@ -64,7 +87,7 @@ def stop_processor(detokenize: Callable[[list[int]], str], eos: int) -> Callable
         if not (last and last[-1] in _ENDS):  # most tokens: no sentence ended, nothing to decode
             return scores
         text = detokenize(answer).rstrip()
-        if first_repeat(text + " ") is not None:
+        if first_repeat(text + " ", source, repeats) is not None:
             scores[:] = -float("inf")
             scores[eos] = 0.0
         return scores

@@ -61,6 +61,10 @@ class ModelSpec:
     """Local only: end an answer at its first sentence that mostly repeats what it already
     said, cut before it (``runner/local_repeats.py``); llama.cpp's repeat penalty looks back
     64 tokens only."""
+    stop_on_copied_sentence: bool = False
+    """Local only: end an answer at its first sentence (after the first) copied from the
+    prompt, cut before it. Text this role already answered for the same document (a running
+    summary, level-0 summaries, SummIt's summary) is its own, not a copy."""
     system_prompt: str | None = None
     """A system message before every request, or at the head of the request's own (None =
     none, as for every API model: the papers' prompts are sent as they are). The embedded

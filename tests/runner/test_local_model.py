@@ -75,6 +75,37 @@ def test_the_repeat_stop_ends_generation_inside_llama_cpp(monkeypatch: pytest.Mo
     assert answer.finish_reason == "stop"
 
 
+def test_the_copy_stop_ends_a_copied_answer_and_knows_the_roles_own_answers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Asked to copy the story, the model copies it; with the copy stop the answer ends after
+    its first sentence, inside llama.cpp. The role's answers for the same document (cached or
+    not) reach the provider as its own text, outside the request and so the cache key."""
+    from runner.call_log import for_document
+
+    ask = "Copy this text exactly, word for word:\n" + STORY
+    spec = ModelSpec(name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=2048, temperature=0.0)
+    free = Gateway(spec, CallLog(None), seed=0).complete(ask, max_tokens=120)
+    seen: list[str] = []
+    original = local_model.LocalProvider.completion
+
+    def spy(self, model, messages, *args, **kwargs):  # type: ignore[no-untyped-def]
+        seen.append((kwargs.get("optional_params") or {}).get("own_text"))
+        return original(self, model, messages, *args, **kwargs)
+
+    monkeypatch.setattr(local_model.LocalProvider, "completion", spy)
+    log = CallLog(None, keep=True)
+    stopped = Gateway(ModelSpec(**{**spec.__dict__, "stop_on_copied_sentence": True}), log, seed=0)
+    with for_document("gull-rock"):
+        answer = stopped.complete(ask, max_tokens=120)
+        stopped.complete("In one sentence, who is Mara?", max_tokens=30)
+    with for_document("other"):
+        stopped.complete("In one sentence, what is a lighthouse?", max_tokens=30)
+    assert free.text.count(".") >= 3 and "Mara lit the old lamp" in free.text  # unstopped: a copy
+    assert answer.text == "Mara kept the lighthouse on Gull Rock."
+    assert answer.completion_tokens < free.completion_tokens and answer.finish_reason == "stop"
+    assert seen == ["", answer.text, ""]
+    assert len(log.entries) == 3 and all("own_text" not in line["request"] for line in log.entries)
+
+
 def test_llama_cpps_clocks_count_this_jobs_calls() -> None:
     """The time/local_* values: llama.cpp's own prompt and generation counts must match the
     tokens the answer reports (prompt tokens evaluated = those not reused from the KV cache)."""

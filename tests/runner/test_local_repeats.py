@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runner.local_repeats import cut_repeats, first_repeat, stop_processor
+from runner.local_repeats import cut_repeats, first_repeat, source_trigrams, stop_processor
 
 LIGHTHOUSE = (  # the local model's baseline answer on the sample story, before the stop
     "The story begins with Nell Tregarth, a young woman in Bristol. She was taken to Porthwenna "
@@ -50,3 +50,41 @@ def test_the_processor_ends_generation_once_a_repeat_is_written() -> None:
     assert np.isfinite(once).all()  # one sentence: nothing repeated yet
     twice = process(np.array(prompt + sentence + sentence[:-1]), scores.copy())
     assert int(np.argmax(twice)) == 22 and np.isinf(twice[:22]).all()  # only end-of-generation left
+
+
+STORY = ("Three weeks earlier her grandfather, Matthias Varga, had died in the farmhouse at Orsa, where "
+         "the Vargas had grown grapes for six generations. After the funeral a man named Leopold Sarn "
+         "explained, very courteously, that the Vargas did not own their land.")
+ANSWER = (  # the local model's baseline answer on the night-train story, before the copy stop
+    "The Night Train to Verrin begins at Halst Central. Ilse Varga reaches platform four with ninety "
+    "seconds left. Three weeks earlier her grandfather, Matthias Varga, had died in the farmhouse at "
+    "Orsa, where the Vargas had grown grapes for six generations. Sarn wants the valley.")
+
+
+def test_a_copied_sentence_ends_the_answer_and_a_retelling_does_not() -> None:
+    source = source_trigrams("Summarize the story:\n" + STORY)
+    assert first_repeat(ANSWER, source) == ANSWER.index("Three weeks earlier")
+    assert cut_repeats(ANSWER, source).endswith("with ninety seconds left.")
+    assert first_repeat(ANSWER) is None  # without a source: nothing repeated, nothing cut
+    retold = "Ilse's grandfather died at Orsa. A man named Leopold Sarn says the Vargas do not own their land."
+    assert first_repeat(retold, source) is None  # its second sentence: 5 of 11 trigrams from the story
+
+
+def test_a_copied_first_sentence_is_kept_so_an_answer_is_never_emptied() -> None:
+    source = source_trigrams(STORY)
+    first = STORY.split(". ")[0] + "."
+    assert first_repeat(first + " Sarn wants the valley.", source) is None
+
+
+def test_the_roles_own_earlier_answer_is_not_a_copy() -> None:
+    """An update keeps its running summary; only the story's own sentences count as copies."""
+    running = "Ilse's grandfather died at Orsa, where the family grew grapes for six generations."
+    prompt = f"Story:\n{STORY}\nSummary so far:\n{running}"
+    update = f"Ilse carries the deed. {running} Sarn wants the valley."
+    assert first_repeat(update, source_trigrams(prompt)) == update.index("Ilse's grandfather")
+    assert first_repeat(update, source_trigrams(prompt, own=running)) is None
+
+
+def test_repeats_off_checks_copies_only() -> None:
+    assert first_repeat(LIGHTHOUSE, frozenset(), repeats=False) is None
+    assert first_repeat(ANSWER, source_trigrams(STORY), repeats=False) == ANSWER.index("Three weeks")
