@@ -25,8 +25,14 @@ from litellm.types.utils import ModelResponse
 
 from runner import local_perf
 from runner.errors import ConfigError
-from runner.local_repeats import Trigram, cut_repeats, source_trigrams, stop_processor
+from runner.local_repeats import Trigram, cut_repeats, opens_with_copy, source_trigrams, stop_processor
 from runner.local_weights import DEFAULT_GGUF_SHA256, DEFAULT_GGUF_SIZE, default_gguf_path  # noqa: F401 (re-exported)
+
+
+COPY_RETRIES = 2
+"""With the copy stop, an answer sampled at temperature > 0 whose first sentence is a copy
+(which the stop never cuts) is drawn again with the next seeds, up to this many times; the
+last draw is kept. At temperature 0 another seed would give the same answer."""
 
 
 class _LoadedModel:
@@ -106,15 +112,22 @@ class LocalProvider(CustomLLM):
         if params.get("stop_on_copied_sentence"):
             prompt = "\n".join(str(m.get("content") or "") for m in messages)
             source = source_trigrams(prompt, str(params.get("own_text") or ""))
+        seed = int(options.get("seed") or 0)
         with loaded.lock:
-            if repeats or source:
-                options["logits_processor"] = [loaded.repeat_stopper(source, repeats)]
             before = list(loaded.llama._input_ids)
-            out = loaded.measured(lambda: loaded.llama.create_chat_completion(messages=messages, **options))  # type: ignore[arg-type, return-value]
+            for attempt in range(1 + (COPY_RETRIES if source and options.get("temperature") else 0)):
+                if repeats or source:
+                    options["logits_processor"] = [loaded.repeat_stopper(source, repeats)]
+                if attempt:  # another draw (the prompt is still in the KV cache: generation only)
+                    options["seed"] = seed + attempt
+                    local_perf.add(copy_retries=1)
+                out = loaded.measured(lambda: loaded.llama.create_chat_completion(messages=messages, **options))  # type: ignore[arg-type]
+                text = out["choices"][0]["message"]["content"] or ""
+                if repeats or source:
+                    out["choices"][0]["message"]["content"] = text = cut_repeats(text, source, repeats)
+                if not (source and opens_with_copy(text, source)):
+                    break
             after = list(loaded.llama._input_ids)
-        if repeats or source:
-            message = out["choices"][0]["message"]
-            message["content"] = cut_repeats(message["content"] or "", source, repeats)
         usage = out["usage"]
         reused = _common_prefix(before, after[: usage["prompt_tokens"]])
         usage["prompt_tokens_details"] = {"cached_tokens": min(reused, usage["prompt_tokens"] - 1)}

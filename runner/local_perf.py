@@ -26,13 +26,15 @@ class LocalPerf:
     """Tokens generated."""
     prompt_tokens_evaluated: int = 0
     generated_tokens: int = 0
+    copy_retries: int = 0
+    """Answers drawn again because they opened with a copied sentence (``runner/local_model.py``)."""
 
 
 TOTALS = LocalPerf()
 
 
 def add(load_s: float = 0.0, prompt_eval_s: float = 0.0, generation_s: float = 0.0,
-        prompt_tokens: int = 0, generated: int = 0) -> None:
+        prompt_tokens: int = 0, generated: int = 0, copy_retries: int = 0) -> None:
     """Count one call's (or one load's) time."""
     with _lock:
         TOTALS.load_s += load_s
@@ -40,6 +42,7 @@ def add(load_s: float = 0.0, prompt_eval_s: float = 0.0, generation_s: float = 0
         TOTALS.generation_s += generation_s
         TOTALS.prompt_tokens_evaluated += prompt_tokens
         TOTALS.generated_tokens += generated
+        TOTALS.copy_retries += copy_retries
 
 
 def snapshot() -> dict[str, float]:

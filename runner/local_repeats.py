@@ -62,6 +62,14 @@ def first_repeat(text: str, source: frozenset[Trigram] = frozenset(), repeats: b
     return None
 
 
+def opens_with_copy(text: str, source: frozenset[Trigram]) -> bool:
+    """Whether the first sentence is mostly copied from ``source`` (it is never cut, so a
+    sampled answer that opens with a copy is drawn again instead)."""
+    match = _SENTENCE_END.search(text + " ")
+    grams = _trigrams(text[: match.end()] if match else text)
+    return len(grams) >= MIN_WORDS - 2 and sum(g in source for g in grams) >= COPIED * len(grams)
+
+
 def cut_repeats(text: str, source: frozenset[Trigram] = frozenset(), repeats: bool = True) -> str:
     """``text`` up to its first repeated or copied sentence (all of it when there is none)."""
     at = first_repeat(text, source, repeats)

@@ -106,6 +106,24 @@ def test_the_copy_stop_ends_a_copied_answer_and_knows_the_roles_own_answers(monk
     assert len(log.entries) == 3 and all("own_text" not in line["request"] for line in log.entries)
 
 
+def test_a_sampled_answer_opening_with_a_copy_is_drawn_again_with_the_next_seeds() -> None:
+    """Told to copy, the model copies on every draw: two more draws (counted), the last kept.
+    At temperature 0 another seed gives the same answer, so there is none."""
+    from runner import local_perf
+
+    ask = "Copy this text exactly, word for word:\n" + STORY
+    spec = ModelSpec(name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=2048,
+                     temperature=0.3, stop_on_copied_sentence=True)
+    local_perf.reset()
+    sampled = Gateway(spec, CallLog(None), seed=0).complete(ask, max_tokens=60)
+    assert local_perf.snapshot()["local/copy_retries"] == 2
+    assert sampled.text.startswith("Mara kept the lighthouse")  # still a copy: the last draw is kept
+    local_perf.reset()
+    Gateway(ModelSpec(**{**spec.__dict__, "temperature": 0.0}), CallLog(None), seed=0).complete(ask, max_tokens=60)
+    assert local_perf.snapshot()["local/copy_retries"] == 0
+    local_perf.reset()
+
+
 def test_llama_cpps_clocks_count_this_jobs_calls() -> None:
     """The time/local_* values: llama.cpp's own prompt and generation counts must match the
     tokens the answer reports (prompt tokens evaluated = those not reused from the KV cache)."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runner.local_repeats import cut_repeats, first_repeat, source_trigrams, stop_processor
+from runner.local_repeats import cut_repeats, first_repeat, opens_with_copy, source_trigrams, stop_processor
 
 LIGHTHOUSE = (  # the local model's baseline answer on the sample story, before the stop
     "The story begins with Nell Tregarth, a young woman in Bristol. She was taken to Porthwenna "
@@ -83,6 +83,13 @@ def test_the_roles_own_earlier_answer_is_not_a_copy() -> None:
     update = f"Ilse carries the deed. {running} Sarn wants the valley."
     assert first_repeat(update, source_trigrams(prompt)) == update.index("Ilse's grandfather")
     assert first_repeat(update, source_trigrams(prompt, own=running)) is None
+
+
+def test_an_answer_opening_with_a_copy_is_told_from_one_opening_with_a_retelling() -> None:
+    source = source_trigrams(STORY)
+    assert opens_with_copy(STORY.split(". ", 1)[1], source)
+    assert not opens_with_copy(ANSWER, source)  # its copy is the third sentence
+    assert not opens_with_copy("Her grandfather died.", source)  # too short to call
 
 
 def test_repeats_off_checks_copies_only() -> None:
