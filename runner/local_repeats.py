@@ -16,7 +16,7 @@ tested without the model.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 OVERLAP = 0.4
@@ -40,6 +40,16 @@ def _trigrams(text: str) -> list[Trigram]:
     return [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
 
 
+def _sentence_ends(text: str) -> Iterator[int]:
+    """Where sentences end, never inside an open quotation ('text: "Wind SW, fresh. Lit at
+    five." The ledger...' is one sentence up to its closing quote), so a cut never leaves
+    a quotation open."""
+    for match in _SENTENCE_END.finditer(text + " "):
+        before = text[: match.end()]
+        if before.count('"') % 2 == 0 and before.count("\u201c") <= before.count("\u201d"):
+            yield match.end()
+
+
 def source_trigrams(prompt: str, own: str = "") -> frozenset[Trigram]:
     """Trigrams an answer would copy: the prompt's, less those of the role's own answers."""
     return frozenset(_trigrams(prompt)) - frozenset(_trigrams(own))
@@ -49,8 +59,7 @@ def first_repeat(text: str, source: frozenset[Trigram] = frozenset(), repeats: b
     """Offset of the first finished sentence, after the first, that mostly repeats the text
     before it (when ``repeats``) or is mostly copied from ``source``."""
     start = 0
-    for match in _SENTENCE_END.finditer(text + " "):
-        end = match.end()
+    for end in _sentence_ends(text):
         grams = _trigrams(text[start:end])
         if start and len(grams) >= MIN_WORDS - 2:  # the first sentence is always kept
             seen = set(_trigrams(text[:start])) if repeats else set()
@@ -65,8 +74,8 @@ def first_repeat(text: str, source: frozenset[Trigram] = frozenset(), repeats: b
 def opens_with_copy(text: str, source: frozenset[Trigram]) -> bool:
     """Whether the first sentence is mostly copied from ``source`` (it is never cut, so a
     sampled answer that opens with a copy is drawn again instead)."""
-    match = _SENTENCE_END.search(text + " ")
-    grams = _trigrams(text[: match.end()] if match else text)
+    end = next(_sentence_ends(text), len(text))
+    grams = _trigrams(text[:end])
     return len(grams) >= MIN_WORDS - 2 and sum(g in source for g in grams) >= COPIED * len(grams)
 
 

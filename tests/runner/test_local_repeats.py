@@ -95,3 +95,16 @@ def test_an_answer_opening_with_a_copy_is_told_from_one_opening_with_a_retelling
 def test_repeats_off_checks_copies_only() -> None:
     assert first_repeat(LIGHTHOUSE, frozenset(), repeats=False) is None
     assert first_repeat(ANSWER, source_trigrams(STORY), repeats=False) == ANSWER.index("Three weeks")
+
+
+def test_a_cut_never_leaves_a_quotation_open() -> None:
+    """The local model's answer on the lighthouse story quoted the ledger, and the stop cut
+    inside the quotation, after 'fresh.': a quotation now belongs to its sentence."""
+    ledger = 'The entries ran: "Wind SW, fresh. Gannets working off the Teeth. Lit 5.12 p.m." Most of it was weather.'
+    source = source_trigrams(ledger)
+    quoting = 'Amos kept a ledger. It has three lines: "Wind SW, fresh. Gannets working off the Teeth. Lit 5.12 p.m." Nell reads it.'
+    assert cut_repeats(quoting, source) == quoting  # 11 of its 15 trigrams copied: under 75%
+    copying = 'Amos kept a ledger. The entries ran: "Wind SW, fresh. Gannets working off the Teeth." Nell reads it.'
+    assert cut_repeats(copying, source) == "Amos kept a ledger."
+    curly = "Amos kept a ledger. It has three lines: \u201cWind SW, fresh. Gannets working off the Teeth.\u201d Nell reads it."
+    assert cut_repeats(curly, source) == curly
