@@ -305,7 +305,7 @@ def test_the_job_budget_stops_the_run(stores: dict[str, str]) -> None:
                           "model.input_cost_per_token=0.001", "budget.usd=1")
         with pytest.raises(BudgetExceeded, match=r"budget.usd=1.0 reached"):
             run(items)
-        assert len(server.requests) == 1  # about 3,300 prompt tokens: $3.3 on the first call
+        assert len(server.requests) == 1  # about 2,200 prompt tokens: $2.2 on the first call
     (stopped,) = all_runs(stores["tracking.uri"])
     assert stopped.info.status == "FAILED" and stopped.data.tags["runner.stopped"] == "budget"
     assert stopped.data.metrics == {} or "booookscore/score" not in stopped.data.metrics
