@@ -25,9 +25,14 @@ from litellm.types.utils import ModelResponse
 
 from runner import local_perf
 from runner.errors import ConfigError
-from runner.local_repeats import Trigram, cut_repeats, opens_with_copy, source_trigrams, stop_processor
+from runner.local_repeats import (
+    Trigram,
+    cut_repeats,
+    opens_with_copy,
+    source_trigrams,
+    stop_processor,
+)
 from runner.local_weights import DEFAULT_GGUF_SHA256, DEFAULT_GGUF_SIZE, default_gguf_path  # noqa: F401 (re-exported)
-
 
 COPY_RETRIES = 2
 """With the copy stop, an answer sampled at temperature > 0 whose first sentence is a copy
@@ -112,18 +117,19 @@ class LocalProvider(CustomLLM):
         if params.get("stop_on_copied_sentence"):
             prompt = "\n".join(str(m.get("content") or "") for m in messages)
             source = source_trigrams(prompt, str(params.get("own_text") or ""))
+        stops = repeats or bool(source)
         seed = int(options.get("seed") or 0)
         with loaded.lock:
             before = list(loaded.llama._input_ids)
             for attempt in range(1 + (COPY_RETRIES if source and options.get("temperature") else 0)):
-                if repeats or source:
+                if stops:  # a fresh processor per draw: it remembers where the answer starts
                     options["logits_processor"] = [loaded.repeat_stopper(source, repeats)]
                 if attempt:  # another draw (the prompt is still in the KV cache: generation only)
                     options["seed"] = seed + attempt
                     local_perf.add(copy_retries=1)
-                out = loaded.measured(lambda: loaded.llama.create_chat_completion(messages=messages, **options))  # type: ignore[arg-type]
+                out = loaded.measured(lambda: loaded.llama.create_chat_completion(messages=messages, **options))  # type: ignore[arg-type, return-value]
                 text = out["choices"][0]["message"]["content"] or ""
-                if repeats or source:
+                if stops:
                     out["choices"][0]["message"]["content"] = text = cut_repeats(text, source, repeats)
                 if not (source and opens_with_copy(text, source)):
                     break

@@ -16,7 +16,7 @@ tested without the model.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from typing import Any
 
 OVERLAP = 0.4
@@ -44,10 +44,18 @@ def _sentence_ends(text: str) -> Iterator[int]:
     """Where sentences end, never inside an open quotation ('text: "Wind SW, fresh. Lit at
     five." The ledger...' is one sentence up to its closing quote), so a cut never leaves
     a quotation open."""
+    straight = opened = closed = last = 0
     for match in _SENTENCE_END.finditer(text + " "):
-        before = text[: match.end()]
-        if before.count('"') % 2 == 0 and before.count("\u201c") <= before.count("\u201d"):
+        piece, last = text[last:match.end()], match.end()
+        straight, opened, closed = straight + piece.count('"'), opened + piece.count("\u201c"), closed + piece.count("\u201d")
+        if straight % 2 == 0 and opened <= closed:
             yield match.end()
+
+
+def _mostly(grams: list[Trigram], pool: Collection[Trigram], share: float) -> bool:
+    """Whether at least ``share`` of a sentence's trigrams are in ``pool`` (a sentence under
+    ``MIN_WORDS`` words never is)."""
+    return len(grams) >= MIN_WORDS - 2 and sum(g in pool for g in grams) >= share * len(grams)
 
 
 def source_trigrams(prompt: str, own: str = "") -> frozenset[Trigram]:
@@ -61,11 +69,10 @@ def first_repeat(text: str, source: frozenset[Trigram] = frozenset(), repeats: b
     start = 0
     for end in _sentence_ends(text):
         grams = _trigrams(text[start:end])
-        if start and len(grams) >= MIN_WORDS - 2:  # the first sentence is always kept
-            seen = set(_trigrams(text[:start])) if repeats else set()
-            if repeats and sum(g in seen for g in grams) >= OVERLAP * len(grams):
+        if start:  # the first sentence is always kept
+            if repeats and _mostly(grams, set(_trigrams(text[:start])), OVERLAP):
                 return start
-            if source and sum(g in source for g in grams) >= COPIED * len(grams):
+            if source and _mostly(grams, source, COPIED):
                 return start
         start = end
     return None
@@ -75,8 +82,7 @@ def opens_with_copy(text: str, source: frozenset[Trigram]) -> bool:
     """Whether the first sentence is mostly copied from ``source`` (it is never cut, so a
     sampled answer that opens with a copy is drawn again instead)."""
     end = next(_sentence_ends(text), len(text))
-    grams = _trigrams(text[:end])
-    return len(grams) >= MIN_WORDS - 2 and sum(g in source for g in grams) >= COPIED * len(grams)
+    return _mostly(_trigrams(text[:end]), source, COPIED)
 
 
 def cut_repeats(text: str, source: frozenset[Trigram] = frozenset(), repeats: bool = True) -> str:

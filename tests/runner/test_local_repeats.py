@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from runner.local_repeats import cut_repeats, first_repeat, opens_with_copy, source_trigrams, stop_processor
+from runner.local_repeats import (
+    cut_repeats,
+    first_repeat,
+    opens_with_copy,
+    source_trigrams,
+    stop_processor,
+)
 
 LIGHTHOUSE = (  # the local model's baseline answer on the sample story, before the stop
     "The story begins with Nell Tregarth, a young woman in Bristol. She was taken to Porthwenna "
@@ -37,10 +43,10 @@ def test_a_sentence_repeating_two_fifths_counts_and_one_repeating_a_seventh_does
 
 
 def test_the_processor_ends_generation_once_a_repeat_is_written() -> None:
-    words = "A B C D E F G H I J K L".split()
+    words = ["A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L"]
     vocab = {i: w for i, w in enumerate(words)}
     vocab.update({20: " ", 21: ".", 22: "<eos>"})
-    detok = lambda ids: "".join(vocab[i] if vocab[i] in (" ", ".") else vocab[i].lower() + "x" for i in ids)  # noqa: E731
+    detok = lambda ids: "".join(vocab[i] if vocab[i] in (" ", ".") else vocab[i].lower() + "x" for i in ids)
     process = stop_processor(detok, eos=22)
     prompt = [0, 1, 2]
     sentence = [3, 20, 4, 20, 5, 20, 6, 20, 7, 21, 20]  # "dx ex fx gx hx. "
