@@ -1,7 +1,11 @@
 """Which runs a report averages, and how their params lay out as rows and columns.
 
 A report reads one sweep (the children of a parent run tagged ``runner.kind=sweep``) or, when
-the experiment has no sweep, all of its runs. Only FINISHED runs with every document scored
+the experiment has no sweep, all of its runs. Left to choose, it reads the newest sweep with a
+run to average and names each newer sweep it passed over (no child yet, all failed, ...): the
+newest sweep is often one just started or one that failed at once, and stopping there would
+hide the last good one, while reading an older one unannounced would pass it off as the
+latest. Only FINISHED runs with every document scored
 are averaged (a run that skipped failed documents under ``on_error=continue`` is listed, not
 averaged: its cell would silently cover other documents than its neighbours), and of several
 FINISHED runs with one fingerprint only the newest: the older ones are the same experiment
@@ -18,8 +22,9 @@ This module is plain Python over ``RunRecord``s: no MLflow, no pandas.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from runner.config import ALL_ROLES
 from runner.errors import ConfigError, DataError
@@ -65,6 +70,8 @@ class Selection:
     """FINISHED runs, newest per fingerprint, newest first: the ones averaged."""
     excluded: tuple[Excluded, ...]
     """Everything else, newest first."""
+    passed_over: tuple[str, ...] = ()
+    """One line per sweep newer than the one read that had no run to average, saying why."""
 
 
 @dataclass(frozen=True)
@@ -82,7 +89,8 @@ class Layout:
 
 
 def select_runs(records: Sequence[RunRecord], experiment: str, sweep: str | None) -> Selection:
-    """The sweep ``sweep`` (a parent run id or name; None = the newest sweep) or all runs.
+    """The sweep ``sweep`` (a parent run id or name; None = the newest sweep with a run to
+    average) or, when the experiment has no sweep, all runs.
 
     ``records`` are all runs of the experiment, newest first (``find_runs`` order).
     """
@@ -90,13 +98,93 @@ def select_runs(records: Sequence[RunRecord], experiment: str, sweep: str | None
     if sweep is None and not sweeps:
         scope = f"all {len(records)} runs of experiment '{experiment}' (it has no sweep)"
         return _finished(scope, None, records)
-    parent = sweeps[0] if sweep is None else _find_parent(records, sweeps, sweep, experiment)
-    children = [r for r in records if r.parent_run_id == parent.run_id]
-    which = "the latest sweep" if sweep is None else "sweep"
+    children: dict[str, list[RunRecord]] = {}
+    for run in records:
+        if run.parent_run_id:
+            children.setdefault(run.parent_run_id, []).append(run)
+    if sweep is None:
+        return _latest(sweeps, children, experiment)
+    parent = _find_parent(records, sweeps, sweep, experiment)
+    runs = children.get(parent.run_id, [])
+    chosen = _of_sweep(parent, runs, experiment, "sweep")
+    if not chosen.runs:
+        raise DataError(_nothing_to_average(parent, runs, experiment))
+    return chosen
+
+
+def _of_sweep(
+    parent: RunRecord, children: list[RunRecord], experiment: str, which: str
+) -> Selection:
+    """The sweep's runs to average and to list; a RUNNING parent is said to be unfinished."""
     scope = f"{which} {parent.run_id} ('{parent.run_name}') of experiment '{experiment}'"
+    scope += f": {len(children)} runs"
+    if parent.status == "RUNNING":
+        scope += " (its parent run is still RUNNING: cells not run yet are missing)"
+    return _finished(scope, parent.run_id, children)
+
+
+def _latest(
+    sweeps: Sequence[RunRecord], children: dict[str, list[RunRecord]], experiment: str
+) -> Selection:
+    """The newest sweep with a run to average; each newer one is named with why it was not."""
+    passed: list[str] = []
+    for parent in sweeps:
+        runs = children.get(parent.run_id, [])
+        chosen = _of_sweep(parent, runs, experiment, "sweep" if passed else "the latest sweep")
+        if chosen.runs and passed:
+            scope = f"{chosen.scope} (the latest sweep to report; {len(passed)} newer passed over)"
+            return replace(chosen, scope=scope, passed_over=tuple(passed))
+        if chosen.runs:
+            return chosen
+        why = why_empty(parent, runs)
+        passed.append(f"passed over sweep {parent.run_id} ({parent.run_name}): {why}")
+    shown = ", ".join(line.removeprefix("passed over ") for line in passed[:3])
+    more = f", and {len(passed) - 3} more" if len(passed) > 3 else ""
+    raise DataError(
+        f"none of the {len(sweeps)} sweeps of experiment '{experiment}' has a FINISHED run to "
+        f"report ({shown}{more}); {_fix(sweeps[0], children.get(sweeps[0].run_id, []))}"
+    )
+
+
+def why_empty(parent: RunRecord, children: Sequence[RunRecord]) -> str:
+    """Why a sweep has no run to average: 'no FINISHED child (3 FAILED)', 'no child run'."""
+    running = parent.status == "RUNNING"
     if not children:
-        raise DataError(f"{scope} has no child runs; give another sweep= (a parent run id)")
-    return _finished(f"{scope}: {len(children)} runs", parent.run_id, children)
+        return "no child run yet (its parent run is still RUNNING)" if running else "no child run"
+    counts = Counter(_outcome(run) for run in children)
+    listed = ", ".join(f"{n} {what}" for what, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    listed += "; its parent run is still RUNNING" if running else ""
+    kind = "complete FINISHED" if any(r.status == "FINISHED" for r in children) else "FINISHED"
+    return f"no {kind} child{' yet' * running} ({listed})"
+
+
+def _outcome(run: RunRecord) -> str:
+    """A child's status for a count; a FINISHED one that skipped documents is not complete."""
+    if run.status == "FINISHED" and run.failed_documents:
+        return "FINISHED with failed documents"
+    return run.status
+
+
+def _nothing_to_average(parent: RunRecord, children: Sequence[RunRecord], experiment: str) -> str:
+    """The error for an explicit sweep with no run to average: its cause and its fix."""
+    sweep = f"sweep {parent.run_id} ('{parent.run_name}') of experiment '{experiment}'"
+    if not children:
+        return f"{sweep} has no child runs; give another sweep= (a parent run id)"
+    return f"{sweep} has no run to report: {why_empty(parent, children)}; {_fix(parent, children)}"
+
+
+def _fix(parent: RunRecord, children: Sequence[RunRecord]) -> str:
+    """What to do about a sweep with no run to average: read why, then rerun or wait."""
+    failures = [r.tags["failure"].strip() for r in children if r.tags.get("failure", "").strip()]
+    if not failures and parent.status == "RUNNING":
+        return "wait for it to finish, or give sweep= an older sweep"
+    command = parent.params.get("sweep.overrides")
+    rerun = f"python -m runner -m {command}" if command else "the sweep's command"
+    if failures:
+        why = f"each child's 'failure' tag says why (newest: {failures[0].splitlines()[0][:120]})"
+    else:
+        why = "each child's logs and failures.json say why"
+    return f"{why}; fix that and rerun {rerun} (it reruns only the cells without a FINISHED run)"
 
 
 def _find_parent(
