@@ -43,6 +43,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 TABLE_FILES = {"md": "table.md", "tex": "table.tex", "csv": "table.csv"}
 PLOT_FILES = ("score_vs_length.png", "error_types.png", "summit_iterations.png")
+_LISTED = 20  # experiments named in the error for an unknown one
 
 
 @dataclass(frozen=True)
@@ -130,6 +131,40 @@ def _default_out(experiment: str, sweep_id: str | None) -> Path:
     return Path.cwd() / "reports" / f"{safe}-{sweep_id or 'all'}"
 
 
+def _no_runs(uri: str, experiment: str) -> str:
+    """Why ``experiment`` has no runs: a name the store lacks (listing the names it has, since
+    that is most often a typo) or an experiment nothing was logged to yet."""
+    from runner.results import experiments
+
+    counts = experiments(uri)
+    others = {
+        name: n
+        for name, n in counts.items()
+        if name != experiment and not (name == "Default" and n == 0)  # MLflow's own, unused
+    }
+    if experiment in counts:
+        problem = f"experiment '{experiment}' exists in {uri} but has no runs"
+        fix = f"run python -m runner tracking.experiment={experiment} first"
+        there = "other experiments there"
+    else:
+        problem = f"experiment '{experiment}' does not exist in {uri}"
+        fix = "check tracking.uri (the store the runs were written to)"
+        there = "experiments there"
+    if not others:
+        return f"{problem}, and no other experiment there has runs; {fix}"
+    listed = ", ".join(_count(name, n) for name, n in list(others.items())[:_LISTED])
+    listed += f", and {len(others) - _LISTED} more" if len(others) > _LISTED else ""
+    return f"{problem}; {there}: {listed}; set tracking.experiment=<name>"
+
+
+def _count(name: str, runs: int) -> str:
+    """'local_demo (2 runs)'; a count at the reader's limit is a lower bound."""
+    from runner.results import PAGE_SIZE
+
+    more = "+" if runs >= PAGE_SIZE else ""
+    return f"{name} ({runs}{more} run{'s' * (runs != 1)})"
+
+
 def _read(config: ReportConfig) -> tuple[Selection, Scores]:
     """The selected runs and their per-document scores; a clear error when there are none."""
     from runner.report_runs import select_runs
@@ -138,10 +173,7 @@ def _read(config: ReportConfig) -> tuple[Selection, Scores]:
     _check_store(config.uri)
     records = find_runs(config.uri, config.experiment)
     if not records:
-        raise DataError(
-            f"experiment '{config.experiment}' has no runs in {config.uri}; "
-            "check tracking.experiment and tracking.uri"
-        )
+        raise DataError(_no_runs(config.uri, config.experiment))
     selection = select_runs(records, config.experiment, config.sweep)
     if not selection.runs:
         raise DataError(
@@ -172,7 +204,8 @@ def _header(config: ReportConfig, selection: Selection, grid: Layout) -> str:
     if grid.pooled:
         keys += f"; pooled over: {', '.join(grid.pooled)}"
     counts = f"{len(selection.runs)} runs averaged, {len(selection.excluded)} not"
-    return f"# Report: {selection.scope}\nStore: {config.uri}. {counts}.\n{keys}."
+    passed = "".join(f"{line}\n" for line in selection.passed_over)
+    return f"# Report: {selection.scope}\n{passed}Store: {config.uri}. {counts}.\n{keys}."
 
 
 def _figures(

@@ -152,6 +152,21 @@ def find_runs(
             return list(found.values())
 
 
+def experiments(uri: str, *, count_up_to: int = PAGE_SIZE) -> dict[str, int]:
+    """Name -> run count of every active experiment in the store, names sorted.
+
+    For an error that names what is there when a name is wrong: "no runs" alone reads the
+    same for a typo and for an experiment nothing was logged to yet. Each count reads one page
+    of at most ``count_up_to`` runs, so a count equal to it means "at least that many".
+    """
+    client = MlflowClient(tracking_uri=uri)
+    counts: dict[str, int] = {}
+    for exp in client.search_experiments():
+        page = client.search_runs([exp.experiment_id], max_results=count_up_to)
+        counts[exp.name] = len(page)
+    return dict(sorted(counts.items()))
+
+
 def _experiment_id(client: MlflowClient, name: str) -> str | None:
     """The experiment's id; None when it does not exist or is deleted (its runs are too)."""
     exp = client.get_experiment_by_name(name)
