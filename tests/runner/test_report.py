@@ -413,7 +413,7 @@ def test_experiment_without_sweep_reads_all_runs(
         ({"sweep": "nope"}, "sweep=nope is not a run of experiment 'summarization'"),
         ({"rows": ("temperature",)}, "rows: 'temperature' is not a param of the selected runs"),
         ({"metrics": ("cost_usd",)}, "none of metric_keys=['cost_usd'] is in the selected runs"),
-        ({"experiment": "absent"}, "experiment 'absent' has no runs"),
+        ({"experiment": "absent"}, "experiment 'absent' does not exist in sqlite:///"),
         ({"uri": "sqlite:////nonexistent/mlflow.db"}, "names no database file"),
     ],
 )
