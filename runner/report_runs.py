@@ -2,10 +2,9 @@
 
 A report reads one sweep (the children of a parent run tagged ``runner.kind=sweep``) or, when
 the experiment has no sweep, all of its runs. Left to choose, it reads the newest sweep with a
-run to average and names each newer sweep it passed over (no child yet, all failed, ...): the
-newest sweep is often one just started or one that failed at once, and stopping there would
-hide the last good one, while reading an older one unannounced would pass it off as the
-latest. Only FINISHED runs with every document scored
+run to average and names each newer one it passed over (just started, empty, all failed), as
+stopping at those would hide the last good sweep and skipping them unannounced would pass an
+older one off as the latest. Only FINISHED runs with every document scored
 are averaged (a run that skipped failed documents under ``on_error=continue`` is listed, not
 averaged: its cell would silently cover other documents than its neighbours), and of several
 FINISHED runs with one fingerprint only the newest: the older ones are the same experiment
@@ -131,18 +130,24 @@ def _latest(
     for parent in sweeps:
         runs = children.get(parent.run_id, [])
         chosen = _of_sweep(parent, runs, experiment, "sweep" if passed else "the latest sweep")
-        if chosen.runs and passed:
+        if chosen.runs and not passed:
+            return chosen
+        if chosen.runs:
             scope = f"{chosen.scope} (the latest sweep to report; {len(passed)} newer passed over)"
             return replace(chosen, scope=scope, passed_over=tuple(passed))
-        if chosen.runs:
-            return chosen
         why = why_empty(parent, runs)
         passed.append(f"passed over sweep {parent.run_id} ({parent.run_name}): {why}")
     shown = ", ".join(line.removeprefix("passed over ") for line in passed[:3])
     more = f", and {len(passed) - 3} more" if len(passed) > 3 else ""
+    started = [p for p in sweeps if p.run_id in children]  # the newest with a child says why
+    fix = (
+        _fix(started[0], children[started[0].run_id])
+        if started
+        else f"wait for a running sweep to start its jobs, or rerun {_rerun(sweeps[0])}"
+    )
     raise DataError(
         f"none of the {len(sweeps)} sweeps of experiment '{experiment}' has a FINISHED run to "
-        f"report ({shown}{more}); {_fix(sweeps[0], children.get(sweeps[0].run_id, []))}"
+        f"report ({shown}{more}); {fix}"
     )
 
 
@@ -178,13 +183,20 @@ def _fix(parent: RunRecord, children: Sequence[RunRecord]) -> str:
     failures = [r.tags["failure"].strip() for r in children if r.tags.get("failure", "").strip()]
     if not failures and parent.status == "RUNNING":
         return "wait for it to finish, or give sweep= an older sweep"
-    command = parent.params.get("sweep.overrides")
-    rerun = f"python -m runner -m {command}" if command else "the sweep's command"
     if failures:
         why = f"each child's 'failure' tag says why (newest: {failures[0].splitlines()[0][:120]})"
     else:
         why = "each child's logs and failures.json say why"
-    return f"{why}; fix that and rerun {rerun} (it reruns only the cells without a FINISHED run)"
+    return (
+        f"{why}; fix that and rerun {_rerun(parent)} "
+        "(it reruns only the cells without a FINISHED run)"
+    )
+
+
+def _rerun(parent: RunRecord) -> str:
+    """The command that made the sweep (its ``sweep.overrides`` param), to run it again."""
+    command = parent.params.get("sweep.overrides")
+    return f"python -m runner -m {command}" if command else "the sweep's command"
 
 
 def _find_parent(

@@ -147,6 +147,8 @@ def test_no_sweep_with_a_finished_child_is_one_error(tmp_path: Path) -> None:
         f"(sweep {empty} (empty): no child run, sweep {failed} (all-failed): no FINISHED child "
         "(3 FAILED)); "
     )
+    newest = FAILURES[-1].splitlines()[0]  # the empty sweep has none: its older one says why
+    assert f"(newest: {newest}); fix that and rerun python -m runner -m {RERUN} " in message
     assert "\n" not in message
 
 
