@@ -29,6 +29,7 @@ from runner.config import RunConfig
 from runner.errors import BudgetExceeded, Terminated
 from runner.fingerprint import fingerprint, prompt_files
 from runner.job import Job, prepare
+from runner.llm import Gateway
 from runner.progress import Progress
 from runner.results import FAILED_DOCUMENTS_TAG
 from runner.run_logging import log_outcomes, log_setup
@@ -67,6 +68,13 @@ class RunResult:
     """Why the numbers may not mean what they seem."""
     failures: dict[str, str] = field(default_factory=dict)
     """doc_id -> cause of the documents that failed under ``on_error=continue``."""
+    artifact_dir: str = ""
+    """The run's artifact folder on this machine (summaries.json, viewer.html); empty when
+    the store keeps artifacts elsewhere."""
+    viewer: bool = False
+    """True when viewer.html was logged."""
+    description: str = ""
+    """The run's one-line description (its roles and models included)."""
 
 
 def run_name(overrides: tuple[str, ...], sweep: Sweep | None = None) -> str:
@@ -126,7 +134,7 @@ def run_experiment(config: RunConfig, items: list[WorkItem] | None = None) -> Ru
                 tracker, job, worked.outcomes, calls.totals, timings, worked.failures
             )
             tracker.log_file(calls_file)
-            log_viewer(tracker.client, tracker.run_id)  # viewer.html; never fails the run
+            viewer = log_viewer(tracker.client, tracker.run_id)  # never fails the run
             tracker.finish("FINISHED")
             timings["logging_s"], clock = _lap(clock)
         except BaseException as err:
@@ -150,7 +158,23 @@ def run_experiment(config: RunConfig, items: list[WorkItem] | None = None) -> Ru
         headline=logged.headline,
         warnings=logged.warnings,
         failures=worked.failures,
+        artifact_dir=local_artifact_dir(tracker),
+        description=describe(job),
+        viewer=viewer,
     )
+
+
+def local_artifact_dir(tracker: Tracker) -> str:
+    """The run's artifact folder when it is a local path (a sqlite or file store)."""
+    try:
+        uri = tracker.client.get_run(tracker.run_id).info.artifact_uri or ""
+    except Exception:  # noqa: BLE001  # only a convenience for the printed summary
+        return ""
+    if uri.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return unquote(urlparse(uri).path)
+    return uri if uri.startswith("/") else ""
 
 
 def _finished_cell(config: RunConfig, sweep: Sweep | None) -> str | None:
@@ -174,18 +198,34 @@ def _close_stale(tracker: Tracker, fingerprint: str, sweep: Sweep | None) -> Non
 
 def _tags(job: Job, sweep: Sweep | None) -> dict[str, str]:
     """Fingerprint, a one-line description for the UI, and the parent when in a sweep."""
-    config = job.config
-    who = ", ".join(f"{role}={g.name}" for role, g in job.roles.items()) or "no model"
-    tags = {
-        "fingerprint": job.fingerprint,
-        "mlflow.note.content": (
-            f"{config.strategy} ({who}) on {len(job.items)} document(s) from data={config.data.source}, "
-            f"chunk={config.chunk}; overrides: {' '.join(config.overrides) or '(none)'}"
-        ),
-    }
+    tags = {"fingerprint": job.fingerprint, "mlflow.note.content": describe(job)}
     if sweep is not None:
         tags.update({"mlflow.parentRunId": sweep.run_id, "runner.sweep": sweep.run_id})
     return tags
+
+
+def describe(job: Job) -> str:
+    """The run's one-line description: strategy, each role's model (a judge or evaluator that
+    is the summarizer's own model says so: self-evaluation), data, chunk, overrides."""
+    config = job.config
+    return (
+        f"{config.strategy} ({roles_line(job.roles) or 'no model'}) on {len(job.items)} document(s) "
+        f"from data={config.data.source}, chunk={config.chunk}; "
+        f"overrides: {' '.join(config.overrides) or '(none)'}"
+    )
+
+
+def roles_line(roles: dict[str, Gateway]) -> str:
+    """``model=claude (anthropic/...), judge=claude (the summarizer's own model)``."""
+    summarizer = roles.get("model")
+    parts = []
+    for role, gateway in roles.items():
+        spec = gateway.spec
+        same = summarizer is not None and role != "model" and (spec.model, spec.api_base) == (
+            summarizer.spec.model, summarizer.spec.api_base)
+        what = "the summarizer's own model" if same else spec.model
+        parts.append(f"{role}={gateway.name} ({what})")
+    return ", ".join(parts)
 
 
 def _lap(since: float) -> tuple[float, float]:

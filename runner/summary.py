@@ -24,9 +24,12 @@ def format_summary(result: RunResult) -> str:
     t = result.totals
     system = result.system_metrics
     lines = [f"run {result.run_name}  (MLflow run id {result.run_id})"]
+    if result.description:
+        lines.append(f"  {result.description.split('; overrides:')[0]}")
     for key in result.headline:
         if key in system:
-            lines.append(f"  {key:<34} {system[key]:10.2f}   (mean of {len(result.summaries)} documents)")
+            title = f"{_label(key)} ({key})" if _label(key) != key else key
+            lines.append(f"  {title:<40} {system[key]:10.2f}   (mean of {len(result.summaries)} documents)")
     lines += [
         f"  model calls: {t.calls} (+{t.cache_hits} answered from the response cache)   "
         f"tokens: {t.prompt_tokens} prompt + {t.completion_tokens} completion"
@@ -36,22 +39,43 @@ def format_summary(result: RunResult) -> str:
     ]
     lines += _table(result)
     lines += [f"  warning: {w}" for w in result.warnings]
-    uri = result.tracking_uri
-    where = f"python -m runner.ui --backend-store-uri {uri}" if uri.startswith("sqlite") else uri
-    lines.append(f"  see it: {where}")
+    lines += _where(result)
     return "\n".join(lines)
 
 
+def _where(result: RunResult) -> list[str]:
+    """Where the summaries, the viewer page and the MLflow UI are, as commands to paste."""
+    uri = result.tracking_uri
+    ui = f"python -m runner.ui --backend-store-uri {uri}" if uri.startswith("sqlite") else uri
+    lines = []
+    if result.artifact_dir:
+        lines.append(f"  summaries: {result.artifact_dir}/summaries.json")
+        if result.viewer:
+            lines.append(f"  viewer:    {result.artifact_dir}/viewer.html  (open it in a browser)")
+    lines.append(f"  MLflow UI: {ui}")
+    return lines
+
+
+def _label(key: str) -> str:
+    """The report's column title (``BooookScore``, ``Avg length (tokens)``), else the key."""
+    from runner.report_format import metric_label
+
+    return metric_label(key)
+
+
 def _table(result: RunResult) -> list[str]:
-    """One row per document: its headline values."""
+    """One row per document: its headline values, each column as wide as its full title."""
     keys = [k for k in result.headline if any(k in v for v in result.per_document.values())]
     if not keys or not result.per_document:
         return []
-    short = [k.split("/", 1)[-1][:14] for k in keys]
-    width = max(len(d) for d in result.per_document) + 2
-    out = ["  " + "document".ljust(width) + "".join(f"{s:>16}" for s in short)]
+    titles = [_label(k) for k in keys]
+    widths = [max(len(t), 8) + 2 for t in titles]
+    width = max(len("document"), *(len(d) for d in result.per_document)) + 2
+    out = ["  " + "document".ljust(width) + "".join(t.rjust(w) for t, w in zip(titles, widths))]
     for doc_id, values in list(result.per_document.items())[:_ROWS]:
-        cells = "".join(f"{values[k]:16.2f}" if k in values else f"{'-':>16}" for k in keys)
+        cells = "".join(
+            f"{values[k]:{w}.2f}" if k in values else "-".rjust(w) for k, w in zip(keys, widths)
+        )
         out.append("  " + doc_id.ljust(width) + cells)
     if len(result.per_document) > _ROWS:
         out.append(f"  ... {len(result.per_document) - _ROWS} more documents in scores_table.json")

@@ -301,8 +301,9 @@ def render_run(client: Client, run_id: str) -> str:
     return render(build_page(RunRecord.from_run(stored), files))
 
 
-def log_viewer(client: Client, run_id: str) -> None:
-    """Log ``viewer.html`` to the run; call it before the run is marked FINISHED.
+def log_viewer(client: Client, run_id: str) -> bool:
+    """Log ``viewer.html`` to the run; call it before the run is marked FINISHED. True when
+    the page was logged (the end-of-run summary then names its path).
 
     Never raises an ``Exception``: the page is a convenience, the run's results are not.
     When the page cannot be made or logged, the run gets no page, a warning is logged
@@ -320,10 +321,11 @@ def log_viewer(client: Client, run_id: str) -> None:
             client.set_tag(run_id, ERROR_TAG, reason[:5000])
         except Exception:  # noqa: BLE001 - the store itself may be what failed
             pass
-        return
+        return False
     _LOG.debug(
         "viewer.html logged for run %s in %.0f ms", run_id, 1000 * (time.perf_counter() - start)
     )
+    return True
 
 
 # ------------------------------------------------------------------------ command line
