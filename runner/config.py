@@ -71,6 +71,23 @@ class DataConfig:
 
 
 _HF_KEYS = ("name", "split", "config", "text_field", "reference_field", "id_field")
+SOURCE_KEYS: dict[str, tuple[str, ...]] = {
+    "sample": ("limit",),
+    "none": (),
+    "dir": ("path", "references", "limit"),
+    "booookscore_pickle": ("path", "limit"),
+    "summaries": ("path", "sources", "limit"),
+    "hf": ("path", *_HF_KEYS, "limit"),
+}
+"""The keys each data source reads; any other key set is refused, never silently ignored
+(``data.path=books`` without ``data=dir`` once summarized the bundled sample instead)."""
+_NEEDS_PATH = {
+    "dir": "a folder of UTF-8 .txt files",
+    "booookscore_pickle": "the BooookScore {book_id: text} pickle",
+    "summaries": "a {doc_id: summary} JSON file",
+}
+_PATH_SOURCES = {"dir": "a folder of .txt files", "booookscore_pickle": "a .pkl file",
+                 "summaries": "a summaries JSON", "hf": "a local dataset copy"}
 
 
 def data_config(raw: dict[str, Any] | None) -> DataConfig:
@@ -81,16 +98,50 @@ def data_config(raw: dict[str, Any] | None) -> DataConfig:
     if unknown:
         raise ConfigError(f"data.{unknown[0]} is not a data setting; valid: {', '.join(known)}")
     data = DataConfig(**raw)
-    if data.references and data.source != "dir":
-        raise ConfigError(f"data.references is for data=dir only; remove it from data={data.source}")
-    stray = [k for k in _HF_KEYS if getattr(data, k) is not None and data.source != "hf"]
-    if stray:
-        raise ConfigError(f"data.{stray[0]} is for data=hf only; remove it from data={data.source}")
+    if data.source not in SOURCE_KEYS:
+        raise ConfigError(f"data.source={data.source} is unknown; use one of {', '.join(SOURCE_KEYS)}")
+    _refuse_stray_keys(data)
+    _check_limit(data.limit)
+    if data.source in _NEEDS_PATH and not data.path:
+        raise ConfigError(
+            f"data={data.source} needs data.path=<{_NEEDS_PATH[data.source]}>; add it to the command"
+        )
     if data.source == "hf":
         require_datasets()
         if not (data.name or data.path) or not data.text_field:
             raise ConfigError("data=hf needs data.name=<hub id> (or data.path=<local copy>) and data.text_field")
     return data
+
+
+def _refuse_stray_keys(data: DataConfig) -> None:
+    """A key set that the chosen source does not read: one line naming the source that does."""
+    reads = SOURCE_KEYS[data.source]
+    for key in ("path", "references", "sources", *_HF_KEYS):
+        if getattr(data, key) is None or key in reads:
+            continue
+        owners = [s for s, keys in SOURCE_KEYS.items() if key in keys]
+        if key == "path":
+            hint = "; ".join(f"data={s} for {what}" for s, what in _PATH_SOURCES.items())
+            raise ConfigError(
+                f"data.path={data.path} is ignored by data={data.source}, which reads no path; "
+                f"choose the source it is for: {hint}"
+            )
+        raise ConfigError(
+            f"data.{key} is for data={' or data='.join(owners)} only, and data={data.source} ignores it; "
+            f"remove it, or add data={owners[0]}"
+        )
+
+
+def _check_limit(limit: Any) -> None:
+    """``limit``: the first N documents (N >= 1), or null for all; a negative N once dropped
+    the last document through a Python slice."""
+    if limit is None:
+        return
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ConfigError(
+            f"data.limit={limit} must be a whole number >= 1 (the first N documents); "
+            "data.limit=null uses them all"
+        )
 
 
 @dataclass(frozen=True)
