@@ -10,6 +10,7 @@ remedy, so the hierarchy is shallow and each message is written for a researcher
     │   ├── ContextWindowError   the prompt cannot fit the model's window
     │   ├── RateLimitedError     429 after every retry (carries retry_after)
     │   ├── AuthError            missing or rejected API key
+    │   ├── ProviderUnreachableError  a provider's own host: no network, DNS or proxy (not retried)
     │   ├── ModelUnreachableError server could not be reached / timed out
     │   └── TransientLLMError    5xx and friends; retried by the gateway
     │       └── InvalidAnswerError   200 with an empty answer or cut-off JSON
@@ -46,6 +47,14 @@ class ContextWindowError(LLMError):
 
 class AuthError(LLMError):
     """The API key is missing or was rejected."""
+
+
+class ProviderUnreachableError(LLMError):
+    """A provider's own API host (no ``api_base``) could not be resolved or connected to.
+
+    Not retried: a DNS failure or a refused connection to api.anthropic.com does not heal in
+    the seconds a retry waits, and six retries only hide the cause for half a minute.
+    """
 
 
 class TransientLLMError(LLMError):

@@ -275,7 +275,8 @@ class Gateway:
         try:
             response = _litellm().completion(**kwargs)
         except Exception as err:  # translated once, here, into runner.errors
-            raise translate(err, self.role, self.spec.name, self.spec.api_base) from err
+            spec = self.spec
+            raise translate(err, self.role, spec.name, spec.api_base, spec.model) from err
         if not self.spec.in_process:
             json_mode = (kwargs.get("response_format") or {}).get("type") == "json_object"
             check_answer(response, json_mode, self.role, self.spec.name)

@@ -79,7 +79,7 @@ def _remote(gateway: Gateway, batch: list[str]) -> tuple[list[list[float]], int,
     try:
         response = load_litellm().embedding(**kwargs)
     except Exception as err:
-        raise translate(err, gateway.role, spec.name, spec.api_base) from err
+        raise translate(err, gateway.role, spec.name, spec.api_base, spec.model) from err
     rows = sorted(response.data, key=lambda row: _field(row, "index"))
     vectors = [list(map(float, _field(row, "embedding"))) for row in rows]
     tokens = int(getattr(getattr(response, "usage", None), "prompt_tokens", 0) or 0)

@@ -19,6 +19,7 @@ from runner.errors import (
     InvalidAnswerError,
     LLMError,
     ModelUnreachableError,
+    ProviderUnreachableError,
     RateLimitedError,
     TransientLLMError,
 )
@@ -72,6 +73,41 @@ def _is_transport_failure(err: BaseException) -> bool:
     return False
 
 
+_NO_CONNECTION = (
+    "name or service not known", "temporary failure in name resolution", "nodename nor servname",
+    "getaddrinfo failed", "no address associated", "connection refused", "network is unreachable",
+    "no route to host", "proxyerror", "proxy error",
+)
+"""Words of a failure to connect at all (DNS, refused, no route, proxy), as opposed to a
+timeout or a dropped connection mid-request, which a retry may get past."""
+
+
+def _connect_failure(err: BaseException) -> str | None:
+    """The chain's text naming why no connection was made at all, or None."""
+    seen: BaseException | None = err
+    for _ in range(10):
+        if seen is None:
+            return None
+        text = f"{type(seen).__name__}: {seen}"
+        lowered = text.lower()
+        if "gaierror" in lowered or any(words in lowered for words in _NO_CONNECTION):
+            return " ".join(text.split())[:200]
+        if isinstance(seen, ConnectionRefusedError):
+            return "connection refused"
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _provider_unreachable(role: str, alias: str, model: str, why: str) -> ProviderUnreachableError:
+    """The one line for a provider's own host that cannot be reached: network, proxy, key."""
+    provider = model.split("/", 1)[0] if "/" in model else "the provider"
+    return ProviderUnreachableError(
+        f"{role}={alias}: cannot connect to {provider}'s API ({why}); check this machine's network "
+        "connection and proxy settings (HTTPS_PROXY), then that the API key in the environment is "
+        "the provider's; not retried"
+    )
+
+
 def _short(err: BaseException) -> str:
     text = " ".join(str(err).split())
     return text[:300]
@@ -89,8 +125,14 @@ def _own_error(err: BaseException) -> LLMError | None:
     return None
 
 
-def translate(err: Exception, role: str, alias: str, api_base: str | None) -> LLMError:
-    """The ``runner.errors`` equivalent of a litellm (or llama.cpp) exception."""
+def translate(
+    err: Exception, role: str, alias: str, api_base: str | None, model: str = ""
+) -> LLMError:
+    """The ``runner.errors`` equivalent of a litellm (or llama.cpp) exception.
+
+    ``api_base`` set: a server the user runs (advice: start it, fix the address). Unset: the
+    provider's own host, where a failure to connect at all is the network's or the proxy's.
+    """
     own = _own_error(err)
     if own is not None:
         return own
@@ -103,6 +145,9 @@ def translate(err: Exception, role: str, alias: str, api_base: str | None) -> LL
             "lower chunk or the summary budget"
         )
     if _is_transport_failure(err):
+        why = None if api_base else _connect_failure(err)
+        if why:
+            return _provider_unreachable(role, alias, model, why)
         return ModelUnreachableError(
             f"{role}={alias}: cannot reach the model{where} ({_short(err)}); "
             f"start the server or fix {role}.api_base"
