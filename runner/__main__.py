@@ -73,8 +73,9 @@ def main(cfg: DictConfig) -> str | None:
         print(f"error: {err}", file=sys.stderr)
         if current_sweep() is None:
             sys.exit(2)
-        FAILED_JOBS.append(str(err))
-        return FAILED_MARK + str(err)  # a worker's FAILED_JOBS stays in the worker
+        failed = f"{' '.join(_overrides()) or '(defaults)'}: {err}"
+        FAILED_JOBS.append(failed)
+        return FAILED_MARK + failed  # a worker's FAILED_JOBS stays in the worker
     except (KeyboardInterrupt, Terminated) as err:
         print(f"stopped ({type(err).__name__}); the run is marked KILLED", file=sys.stderr)
         _kill_sweep(cfg)
@@ -96,12 +97,53 @@ def _kill_sweep(cfg: DictConfig) -> None:
         Tracker.for_run(cfg.tracking.uri or default_tracking_uri(), sweep.run_id).finish("KILLED")
 
 
+MULTIRUN_FLAGS = ("-m", "--multirun")
+
+
+def flags_first(argv: list[str]) -> list[str]:
+    """``argv`` with ``-m``/``--multirun`` moved before the overrides.
+
+    Hydra's argparse takes the overrides as one positional list, so ``strategy=hier -m
+    chunk=1024,2048`` stopped with ``unrecognized arguments``; researchers write ``-m`` at the
+    end or in the middle as often as first. A flag given twice counts once.
+    """
+    flags = [a for a in argv if a in MULTIRUN_FLAGS]
+    rest = [a for a in argv if a not in MULTIRUN_FLAGS]
+    return flags[:1] + rest
+
+
+INTERNAL_GROUPS = ("model_strategy",)
+"""Config groups composed for the user, never chosen by them (``conf/model_strategy/``: the
+embedded model's per-strategy settings): ``--help`` does not list them among the choices."""
+
+
+def _help_without_internal_groups() -> None:
+    """``--help``: Hydra's page, less the lines of the internal groups (Hydra lists every
+    group of the search path and offers no filter)."""
+    import contextlib
+    import io
+
+    page = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(page):
+            main()
+    finally:
+        kept = [line for line in page.getvalue().splitlines(keepends=True)
+                if not line.startswith(tuple(f"{g}:" for g in INTERNAL_GROUPS))]
+        sys.stdout.write("".join(kept))
+
+
 def cli() -> None:
     """The ``summarization-runner`` command: exit status 1 when a sweep had failed jobs."""
+    sys.argv[1:] = flags_first(sys.argv[1:])
+    if any(a in ("-h", "--help") for a in sys.argv[1:]):
+        _help_without_internal_groups()
+        return
     main()
     failed = max(FAILED_CELLS, FAILED_JOBS, key=len)
     if failed:
-        print(f"{len(failed)} job(s) of the sweep failed; see their runs' failure tags", file=sys.stderr)
+        print(f"error: {len(failed)} job(s) of the sweep failed, so its parent run is FAILED "
+              f"(reports leave failed runs out); first: {failed[0]}", file=sys.stderr)
         sys.exit(1)
 
 

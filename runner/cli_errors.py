@@ -15,6 +15,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+import yaml
 from hydra._internal import utils as hydra_utils
 from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
@@ -24,8 +25,25 @@ _OPTIONS = re.compile(r"Available options in '[^']+':\n((?:\t.*\n?)+)")
 _OVERRIDE = re.compile(r"Could not override '([^']+)'")
 
 
+def yaml_line(err: yaml.YAMLError) -> str:
+    """A YAML syntax error as its file, line and column (1-based, as editors count)."""
+    mark = getattr(err, "problem_mark", None) or getattr(err, "context_mark", None)
+    problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+    if mark is None:
+        return f"a config file is not valid YAML ({problem}); fix its syntax"
+    return (
+        f"{mark.name}: line {mark.line + 1}, column {mark.column + 1}: {problem}; "
+        "fix the YAML syntax there"
+    )
+
+
 def one_line(err: BaseException) -> str:
     """A single line naming the problem and the fix."""
+    if isinstance(err, yaml.YAMLError):
+        return yaml_line(err)
+    seen = err.__cause__ or err.__context__
+    if isinstance(seen, yaml.YAMLError):
+        return yaml_line(seen)
     text = str(err)
     missing = _MISSING_OPTION.search(text)
     if missing:
@@ -43,7 +61,7 @@ def one_line(err: BaseException) -> str:
 def _report(func: Callable[[], Any], describe: Callable[[BaseException], str]) -> Any:
     try:
         return func()
-    except (HydraException, OmegaConfBaseException) as err:
+    except (HydraException, OmegaConfBaseException, yaml.YAMLError) as err:
         if os.environ.get("HYDRA_FULL_ERROR") == "1":
             raise
         print(f"error: {describe(err)}", file=sys.stderr)

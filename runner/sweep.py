@@ -66,8 +66,9 @@ RESUMING_SWEEPER = "hydra_plugins.runner_sweep.ResumingSweeper"
 """The name ``ResumingSweeper`` is registered under: Hydra instantiates sweepers only by a
 registered name within its plugin namespace (``hydra_plugins.``)."""
 _reopen_parent: Callable[[], str] | None = None
-"""Set when the sweep's parent was found FINISHED and left untouched: sets it RUNNING again
-(and returns its id) once a cell turns out to need running."""
+"""Set while the sweep's parent is not yet created (or, found again, not yet set RUNNING):
+creates or reopens it and returns its id once every cell has validated and one needs
+running. A sweep refused for a bad cell thus leaves no parent behind."""
 
 
 @dataclass(frozen=True)
@@ -192,10 +193,10 @@ class SweepCallback(Callback):
             tracker.log_params({"sweep.keys": ",".join(keys), "sweep.overrides": " ".join(task)})
             return tracker.run_id
 
-        resuming = _use_resuming_sweeper(config)  # it decides which cells run, before any job
+        resuming = _use_resuming_sweeper(config)  # it validates and picks the cells, before any job
         found = sweep_parent(uri, experiment, key) if resuming else None
-        if found is not None and found[1] == "FINISHED":
-            run_id, _reopen_parent = found[0], resume_or_start  # touched only if a cell has to run
+        if resuming:  # the parent is created (or set RUNNING) once every cell has validated
+            run_id, _reopen_parent = (found[0] if found else ""), resume_or_start
         else:
             run_id, _reopen_parent = resume_or_start(), None
         sweep_dir = Path(str(config.hydra.sweep.dir)).resolve()
@@ -203,7 +204,8 @@ class SweepCallback(Callback):
         os.environ[RUN_ID_ENV] = run_id
         os.environ[KEYS_ENV] = ",".join(keys)
         os.environ[LEDGER_ENV] = str(sweep_dir / "spend.json")
-        print(f"sweep: MLflow parent run {run_id} ({len(keys)} swept keys: {', '.join(keys)})")
+        if run_id:
+            print(f"sweep: MLflow parent run {run_id} ({len(keys)} swept keys: {', '.join(keys)})")
 
     def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
         """In the job's process: run from the folder the sweep was launched in, as the basic
@@ -215,8 +217,9 @@ class SweepCallback(Callback):
             os.chdir(cwd)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        """After every job: the parent FINISHED; its children say how each job ended.
-        A parent found FINISHED whose cells were all done is left as it was."""
+        """After every job: the parent's status sums up its children's (FINISHED only when
+        every cell has a FINISHED run; FAILED with the count otherwise). A parent found
+        FINISHED whose cells were all done is left as it was."""
         global _reopen_parent
 
         run_id = os.environ.pop(RUN_ID_ENV, None)
@@ -224,9 +227,10 @@ class SweepCallback(Callback):
         os.environ.pop(LEDGER_ENV, None)
         untouched, _reopen_parent = _reopen_parent is not None, None
         if run_id and not untouched:
-            from runner.tracking import Tracker
+            from runner.sweep_status import finish_parent
 
-            Tracker.for_run(config.tracking.uri or _default_uri(), run_id).finish("FINISHED")
+            uri = config.tracking.uri or _default_uri()
+            finish_parent(uri, run_id, FAILED_CELLS, str(config.tracking.experiment or "summarization"))
 
 
 def _use_resuming_sweeper(config: DictConfig) -> bool:
@@ -266,56 +270,71 @@ class ResumingSweeper(BasicSweeper):
         self, overrides: list[Override], max_batch_size: int | None
     ) -> list[list[list[str]]]:
         cells = [cell for batch in BasicSweeper.split_arguments(overrides, max_batch_size) for cell in batch]
-        sweep = current_sweep()
-        todo = cells if sweep is None else self._unfinished(cells, sweep)
+        todo = self._unfinished(cells, _sweep_keys())
         if todo and _reopen_parent is not None:
-            os.environ[RUN_ID_ENV] = _reopen()
+            os.environ[RUN_ID_ENV] = run_id = _reopen()
+            print(f"sweep: MLflow parent run {run_id} ({len(todo)} of {len(cells)} cells to run)")
         if not todo:
             return []
         return [list(batch) for batch in BasicSweeper.split_overrides_to_chunks(todo, max_batch_size)]
 
-    def _unfinished(self, cells: list[list[str]], sweep: Sweep) -> list[list[str]]:
-        """The cells to run; a line for each one skipped."""
+    def _unfinished(self, cells: list[list[str]], keys: tuple[str, ...]) -> list[list[str]]:
+        """The cells to run; a line for each one skipped. Every cell is validated first (its
+        config and the preflight checks: keys, servers, documents): one bad cell stops the
+        sweep with one line before its parent run exists or any job starts."""
+        parent = os.environ.get(RUN_ID_ENV, "")
         done: dict[tuple[str, str], dict[str, str]] = {}  # (uri, experiment) -> fingerprint -> run id
-        todo = []
+        todo, bad = [], []
         original = HydraConfig.instance().cfg
         try:
-            for index, cell in enumerate(cells):
-                found = self._cell(cell, index)
-                if found is not None:
-                    uri, experiment, fingerprint = found
-                    if (uri, experiment) not in done:
-                        done[uri, experiment] = finished_cells(uri, experiment, sweep.run_id)
-                    run_id = done[uri, experiment].get(fingerprint)
-                    if run_id:
-                        name = job_run_name(tuple(cell), sweep.keys) or ",".join(cell)
-                        print(f"skipped {name}: this sweep already has it FINISHED as MLflow run {run_id} "
-                              "(force=true runs it again)")
-                        continue
-                todo.append(cell)
+            checked = [(cell, self._cell(cell, index)) for index, cell in enumerate(cells)]
         finally:
             HydraConfig.instance().cfg = original
+        bad = [(cell, found) for cell, found in checked if isinstance(found, str)]
+        if bad:
+            _refuse(bad, len(cells), keys)
+        for cell, found in checked:
+            if parent and isinstance(found, tuple):
+                uri, experiment, fingerprint = found
+                if (uri, experiment) not in done:
+                    done[uri, experiment] = finished_cells(uri, experiment, parent)
+                run_id = done[uri, experiment].get(fingerprint)
+                if run_id:
+                    name = job_run_name(tuple(cell), keys) or ",".join(cell)
+                    print(f"skipped {name}: this sweep already has it FINISHED as MLflow run {run_id} "
+                          "(force=true runs it again)")
+                    continue
+            todo.append(cell)
         return todo
 
-    def _cell(self, cell: list[str], index: int) -> tuple[str, str, str] | None:
+    def _cell(self, cell: list[str], index: int) -> tuple[str, str, str] | str | None:
         """(store, experiment, fingerprint) of a cell, from the config its job will receive;
-        None when it cannot be skipped (``force=true``) or does not validate (its job then
-        reports why)."""
+        None when it is not to be skipped (``force=true``); the one-line problem (a string)
+        when it does not validate."""
+        from hydra.errors import HydraException
+        from omegaconf.errors import OmegaConfBaseException
+
+        from runner import preflight
+        from runner.cli_errors import one_line
         from runner.config import build_run_config
+        from runner.errors import RunnerError
         from runner.fingerprint import fingerprint, prompt_files
 
-        task = self._values_set(cell)
-        if task is None:
-            task = self._composed(cell, index)
         try:
+            task = self._values_set(cell)
+            if task is None:
+                task = self._composed(cell, index)
             raw = OmegaConf.to_container(task, resolve=True, throw_on_missing=True)
             assert isinstance(raw, dict)
             config = build_run_config({str(k): v for k, v in raw.items()}, tuple(cell))
-            if config.force:
-                return None
-            return config.tracking_uri, config.experiment, fingerprint(config, prompt_files(config))
-        except Exception:  # noqa: BLE001  # any doubt: the cell runs, and its job says what is wrong
+            preflight.check(config)
+        except (HydraException, OmegaConfBaseException) as err:
+            return one_line(err)
+        except RunnerError as err:
+            return str(err)
+        if config.force:
             return None
+        return config.tracking_uri, config.experiment, fingerprint(config, prompt_files(config))
 
     def _composed(self, cell: list[str], index: int) -> DictConfig:
         """The config the cell's job receives, composed as the launcher does (~75 ms)."""
@@ -380,6 +399,19 @@ def _sweep_base(config: DictConfig | None) -> tuple[DictConfig | None, dict[str,
     }
     groups = {str(k) for k in config.hydra.runtime.choices}
     return (None if "hydra" in OmegaConf.to_yaml(base) else base), given, groups
+
+
+def _sweep_keys() -> tuple[str, ...]:
+    return tuple(k for k in os.environ.get(KEYS_ENV, "").split(",") if k)
+
+
+def _refuse(bad: list[tuple[list[str], str]], total: int, keys: tuple[str, ...]) -> None:
+    """One line naming the first bad cell and its problem; exit 2 before anything is made."""
+    cell, problem = bad[0]
+    name = job_run_name(tuple(cell), keys) or " ".join(cell)
+    more = f" (and {len(bad) - 1} more of the {total} cells)" if len(bad) > 1 else ""
+    print(f"error: sweep cell {name}: {problem}{more}; nothing was run", file=sys.stderr)
+    raise SystemExit(2)
 
 
 def _reopen() -> str:
