@@ -104,6 +104,21 @@ class Installed:
     """Where the wheel went."""
 
 
+def reuse_packages_of_this_environment(purelib: Path) -> None:
+    """Make the pinned packages of the interpreter running the tests visible in the new venv.
+
+    ``--system-site-packages`` reaches the *base* interpreter's packages: when the tests run
+    in a virtual environment, as the README's install suggests, those lack hydra and the rest.
+    A ``.pth`` line adds this environment's site-packages after the venv's own, so the wheel
+    installed there is still the copy imported; the ``.pth`` files inside it (the clone's
+    editable install) are not processed, as Python reads only a site directory's own.
+    """
+    import site
+
+    ours = [p for p in site.getsitepackages() if Path(p) != purelib]
+    (purelib / "_tested_environment.pth").write_text("\n".join(ours) + "\n", encoding="utf-8")
+
+
 @pytest.fixture(scope="module")
 def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Installed:
     home = tmp_path_factory.mktemp("user")
@@ -113,11 +128,12 @@ def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Installe
     venv = home / ".venv"
     run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv], cwd=home)
     python = venv / "bin" / "python"
+    site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=home)
+    reuse_packages_of_this_environment(Path(site.stdout.strip()))
     # The base environment's pip (visible through the system site-packages) installs into
     # the venv; --ignore-installed leaves the editable install of the clone alone.
     run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--ignore-installed",
          wheel], cwd=home)
-    site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=home)
     return Installed(home, python, venv / "bin" / "summarization-runner", Path(site.stdout.strip()))
 
 
