@@ -14,6 +14,10 @@ owner (``runner.pid``, ``runner.host``, ``runner.pid_start``) and the next run o
 marks runs whose owner is gone KILLED (``close_stale``). A new sqlite store is created under a
 temporary name and renamed into place, so a kill during MLflow's schema migrations never
 leaves a half-migrated store behind (MLflow would refuse to open it again).
+
+Every experiment it creates or opens records its kind (runs, not a GenAI app), and each run
+adds its headline metrics to the experiment's runs-table view: what the UI's first screen
+shows (``runner/ui.py``).
 """
 
 from __future__ import annotations
@@ -35,6 +39,8 @@ from typing import Any, TypeVar
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
+
+from runner.ui import KIND_TAG, RUNS_KIND, VIEW_TAG
 
 _MAX_PARAM = 500  # MLflow's limit is 6000 chars; short values keep the UI readable
 T = TypeVar("T")
@@ -169,17 +175,24 @@ class Tracker:
         self.run_id = ""
 
     def _experiment(self, name: str, artifact_root: Path | None) -> str:
-        """Get or create, safely when several jobs start at once."""
+        """Get or create, safely when several jobs start at once; either way the experiment
+        ends up with a kind (``KIND_TAG``), one set by the user left as it is."""
         for _ in range(5):
             found = self.client.get_experiment_by_name(name)
             if found is not None:
+                if KIND_TAG not in found.tags:  # made by older code, or by plain MLflow
+                    self._set_kind(str(found.experiment_id))
                 return str(found.experiment_id)
             try:
                 location = (artifact_root / name).as_uri() if artifact_root else None
-                return str(self.client.create_experiment(name, artifact_location=location))
+                kind = {KIND_TAG: RUNS_KIND}
+                return str(self.client.create_experiment(name, artifact_location=location, tags=kind))
             except MlflowException:
                 time.sleep(0.2)  # another job created it first (unique constraint): look again
         raise RuntimeError(f"could not create or find MLflow experiment {name!r}")
+
+    def _set_kind(self, experiment_id: str) -> None:
+        _retrying(lambda: self.client.set_experiment_tag(experiment_id, KIND_TAG, RUNS_KIND))
 
     @classmethod
     def for_run(cls, uri: str, run_id: str) -> Tracker:
@@ -264,6 +277,27 @@ class Tracker:
         """Tags (git commit, fingerprint, failure reason, ...)."""
         items = [RunTag(k, str(v)) for k, v in tags.items()]
         _retrying(lambda: self.client.log_batch(self.run_id, tags=items))
+
+    def show_columns(self, metrics: list[str], params: list[str]) -> None:
+        """Add these metric and param columns to the experiment's runs-table view (``VIEW_TAG``).
+
+        MLflow's runs table shows no metric until the user picks one, and keeps that choice
+        in the browser only; a shared view is the one state it reads from the store. Columns
+        other runs added stay (a sweep over metric groups shows every headline).
+        """
+        tags = self.client.get_experiment(self.experiment_id).tags
+        try:
+            state = json.loads(tags.get(VIEW_TAG, "{}"))
+        except ValueError:
+            state = {}
+        state = state if isinstance(state, dict) else {}  # an unreadable view is replaced
+        shown = list(state.get("selectedColumns", []))
+        wanted = [f"metrics.`{metric_name(m)}`" for m in metrics]
+        wanted += [f"params.`{p}`" for p in params]
+        columns = list(dict.fromkeys([*shown, *wanted]))
+        if columns != shown:
+            value = json.dumps({**state, "selectedColumns": columns})
+            _retrying(lambda: self.client.set_experiment_tag(self.experiment_id, VIEW_TAG, value))
 
     def log_table(self, columns: dict[str, list[Any]], artifact_file: str) -> None:
         """A table artifact (MLflow's table format: the UI shows it as a table)."""

@@ -1,4 +1,4 @@
-"""``python -m runner.ui``: the MLflow UI on this folder's store, offline.
+"""``python -m runner.ui``: the MLflow UI on this folder's store, offline, opening on the runs.
 
 Plain ``mlflow ui`` reports usage telemetry and, through the litellm it imports, retries a
 price-map download three times at start-up; on a machine without internet both are waits
@@ -8,14 +8,64 @@ and warnings. Importing ``runner`` sets the defaults that turn them off
     python -m runner.ui                       # the store of ./mlruns (what runs started here use)
     python -m runner.ui --port 5001           # any other ``mlflow ui`` option
     python -m runner.ui --backend-store-uri sqlite:////abs/path/mlflow.db
+
+MLflow 3.17's UI opens an experiment on its GenAI overview (traces, an assistant, "Detect
+Issues") unless the browser is in its "Model training" mode: the URL's
+``workflowType=machine_learning``, else the mode last picked in that browser (local storage),
+else GenAI. The experiment's ``mlflow.experimentKind`` tag does not decide it in this version.
+So every link made here (``experiment_url``, ``run_url``, and the ones printed at start-up)
+carries that parameter, and an experiment's link also names the runs-table view the runner
+keeps in the store (``Tracker.show_columns``: the headline metrics as columns).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import sqlite3
 import sys
+from pathlib import Path
 
 from runner.config import default_tracking_uri
+
+KIND_TAG, RUNS_KIND = "mlflow.experimentKind", "custom_model_development"
+"""The experiment's kind as MLflow records it: runs to compare ("Machine learning" in the UI's
+kind selector), not a GenAI app whose traces come first. ``Tracker`` sets it on the experiments
+it creates or opens, never replacing one already set. MLflow 3.17's UI does not read it to
+choose the first screen (see above), but it is what the store says about the experiment: the
+UI of MLflow versions that read it, and any tool asking the REST API, open the runs by it."""
+VIEW_KEY = "runner"
+"""The runs-table view the runner keeps in each experiment (``?viewStateShareKey=runner``)."""
+VIEW_TAG = "mlflow.sharedViewState." + VIEW_KEY
+"""The experiment tag MLflow's UI reads a shared runs-table view from: JSON of its state."""
+RUNS_MODE = "workflowType=machine_learning"
+"""The query that puts MLflow 3.17's UI in its "Model training" mode: runs first."""
+DEFAULT_PORT = 5000
+"""``mlflow ui``'s port unless ``--port`` says otherwise."""
+
+
+def ui_base(tracking_uri: str, port: int = DEFAULT_PORT) -> str:
+    """Where the UI of ``tracking_uri`` is: an ``mlflow server`` serves its own; a local
+    store (sqlite, a folder) is served by ``python -m runner.ui`` on 127.0.0.1:``port``."""
+    if tracking_uri.startswith(("http://", "https://")):
+        return tracking_uri.rstrip("/")
+    return f"http://127.0.0.1:{port}"
+
+
+def experiment_url(
+    tracking_uri: str, experiment_id: str, port: int = DEFAULT_PORT, view: bool = True
+) -> str:
+    """The experiment's runs table (not its GenAI overview); with ``view``, the runner's view of
+    it, whose columns are the headline metrics (only for an experiment that has that view:
+    MLflow shows an error for a view it cannot find)."""
+    query = RUNS_MODE + (f"&viewStateShareKey={VIEW_KEY}" if view else "")
+    return f"{ui_base(tracking_uri, port)}/#/experiments/{experiment_id}/runs?{query}"
+
+
+def run_url(tracking_uri: str, experiment_id: str, run_id: str, port: int = DEFAULT_PORT) -> str:
+    """The run's page in the UI (its metrics, artifacts such as viewer.html and usage.json,
+    traces), in the UI's "Model training" mode so the pages around it are runs, not traces."""
+    return f"{ui_base(tracking_uri, port)}/#/experiments/{experiment_id}/runs/{run_id}?{RUNS_MODE}"
 
 
 def command(args: list[str]) -> list[str]:
@@ -24,9 +74,52 @@ def command(args: list[str]) -> list[str]:
     return [sys.executable, "-m", "mlflow", "ui", *store, *args]
 
 
+def option(args: list[str], names: tuple[str, ...]) -> str | None:
+    """The value of the command-line option ``names`` (``--port 5001`` or ``--port=5001``)."""
+    for i, arg in enumerate(args):
+        name, eq, value = arg.partition("=")
+        if name in names:
+            return value if eq else (args[i + 1] if i + 1 < len(args) else None)
+    return None
+
+
+def experiment_links(uri: str, port: int) -> list[str]:
+    """One line per experiment with runs in a sqlite store: its name, runs and runs-table link.
+
+    Read with sqlite directly, read-only (as ``runner/store_peek.py`` does), not through MLflow,
+    so the UI's start-up waits for nothing; another kind of store gets no lines.
+    """
+    path = Path(uri[len("sqlite:///") :]) if uri.startswith("sqlite:///") else None
+    if path is None or "?" in uri or not path.is_file():
+        return []
+    read_only = f"{path.resolve().as_uri()}?mode=ro"
+    try:
+        with contextlib.closing(sqlite3.connect(read_only, uri=True, timeout=5)) as db:
+            rows = db.execute(
+                "SELECT e.experiment_id, e.name, COUNT(r.run_uuid), EXISTS(SELECT 1 FROM"
+                " experiment_tags t WHERE t.experiment_id = e.experiment_id AND t.key = ?)"
+                " FROM experiments e JOIN runs r ON r.experiment_id = e.experiment_id"
+                " AND r.lifecycle_stage = 'active' WHERE e.lifecycle_stage = 'active'"
+                " GROUP BY e.experiment_id ORDER BY e.name",
+                (VIEW_TAG,),
+            ).fetchall()
+    except Exception:  # noqa: BLE001 - an unreadable store: mlflow ui will say what is wrong
+        return []
+    return [
+        f"  {name} ({n} run{'s' * (n != 1)}): {experiment_url(uri, str(eid), port, view=bool(view))}"
+        for eid, name, n, view in rows
+    ]
+
+
 def main() -> None:
-    """Replace this process with ``mlflow ui`` (the environment set by ``import runner`` carries over)."""
+    """Print where each experiment's runs are, then replace this process with ``mlflow ui``
+    (the environment set by ``import runner`` carries over)."""
     argv = command(sys.argv[1:])
+    uri = option(argv, ("--backend-store-uri",)) or default_tracking_uri()
+    links = experiment_links(uri, int(option(argv, ("--port", "-p")) or DEFAULT_PORT))
+    if links:
+        heading = "runner.ui: each experiment's runs, once the UI is up:"
+        print("\n".join([heading, *links]), file=sys.stderr, flush=True)
     os.execve(sys.executable, argv, dict(os.environ))
 
 
