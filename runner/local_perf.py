@@ -2,8 +2,9 @@
 (reading the prompt) and generation (writing the answer), summed over a process's calls.
 
 Kept apart from ``runner/local_model.py`` (which imports litellm) so that the run's logging
-can read the totals without importing it. The runner logs them as ``time/local_*_s`` (and the token counts as ``local/*``)
-and the local-model benchmark prints their shares of the wall time.
+can read the totals without importing it. The runner records them as ``time/local_*_s`` (and the
+token counts as ``local/*``) in the run's ``usage.json`` (bookkeeping, not metrics to compare:
+``runner/usage.py``), and the local-model benchmark prints their shares of the wall time.
 """
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ shapes of params, metrics and artifacts, and ``Tracker`` is the only thing it ta
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import platform
 import subprocess
@@ -26,7 +27,9 @@ from runner.mlflow_traces import log_traces
 from runner.results import FAILED_DOCUMENTS_TAG
 from runner.tracking import Tracker
 from runner.types import DocumentOutcome
+from runner.usage import USAGE_FILE, kept_keys, split, usage_table
 
+_LOG = logging.getLogger(__name__)
 VERSIONED = (
     "summarization-runner", "litellm", "mlflow", "hydra-core", "tiktoken", "nltk", "llama-cpp-python",
 )
@@ -119,7 +122,8 @@ class Logged:
     """What the end-of-run summary shows, as logged."""
 
     system: dict[str, float]
-    """System values and totals."""
+    """Every run-level value: the ones logged as metrics and the counters of ``usage.json``
+    (``runner/usage.py`` decides which is which), so Python callers lose nothing."""
     per_document: dict[str, dict[str, float]]
     """doc_id -> its values."""
     headline: tuple[str, ...]
@@ -153,6 +157,9 @@ def log_outcomes(
 ) -> Logged:
     """Per-document and system values, summaries, traces, metric artifacts and warnings.
 
+    Only headline values, values read back from the run and a few totals become MLflow
+    metrics; the bookkeeping counters go to the table ``usage.json`` (``runner/usage.py``).
+
     ``failures`` (doc_id -> cause, from ``on_error=continue``) become ``failures.json``, the
     metric ``documents_failed``, the tag a report reads to leave the run out, and a warning.
     """
@@ -184,7 +191,9 @@ def log_outcomes(
             **local_perf.snapshot(),  # the embedded model's prompt-evaluation/generation clocks
         }
     )
-    tracker.log_metrics(system)
+    kept, usage = split(system, kept_keys(job.metrics, system))
+    tracker.log_metrics(kept)
+    tracker.log_table(usage_table(usage), USAGE_FILE)
     tracker.log_table(_score_table(per_doc), "scores_table.json")
     log_series(tracker, outcomes)
     tracker.log_json({o.doc_id: o.result.summary for o in outcomes}, "summaries.json")
@@ -202,7 +211,19 @@ def log_outcomes(
     if warnings:
         tracker.set_tags({"runner.warnings": " | ".join(warnings)})
     headline = tuple(f"{name}/{v}" for name, m in job.metrics.items() for v in m.headline)
+    show_in_runs_table(tracker, job, headline)
     return Logged(system, per_doc, headline, tuple(warnings))
+
+
+def show_in_runs_table(tracker: Tracker, job: Job, headline: tuple[str, ...]) -> None:
+    """The headline values, cost and the main settings as columns of the experiment's runs
+    table (the view ``runner.ui.experiment_url`` opens). A convenience: a failure is logged,
+    never raised, so it cannot fail a run whose results are already stored."""
+    params = ["strategy", *(role for role in ("model", "judge") if role in job.roles), "chunk"]
+    try:
+        tracker.show_columns([*headline, "cost_usd"], params)
+    except Exception as err:  # noqa: BLE001 - the run's results are logged; this is a view
+        _LOG.warning("could not set the runs table's columns: %s", err)
 
 
 def log_failures(tracker: Tracker, failures: dict[str, str], finished: int) -> list[str]:

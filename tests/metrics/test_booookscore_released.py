@@ -19,6 +19,7 @@ from runner.call_log import CallLog
 from runner.fake_server import FakeOpenAIServer
 from runner.llm import Gateway, ModelSpec
 from runner.retry import RetryPolicy
+from runner.usage import read_usage
 from tests.metrics.conftest import REPO, annotation_responder, released
 
 EXPECTED = {"claude-88000-hier": 90.25, "claude-88000-inc": 90.9}
@@ -57,7 +58,8 @@ def test_direct_calls_reproduce_a_slice_of_hier() -> None:
 def app_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, float]]:
     """Both released files through ``python -m runner strategy=none data=summaries ...``,
     as two processes at once against one loopback judge (the gateway's per-call CPU is the
-    bottleneck, so two processes use both cores). Returns each run's MLflow metrics."""
+    bottleneck, so two processes use both cores). Returns each run's MLflow metrics and the
+    counters of its usage.json."""
     from mlflow.tracking import MlflowClient
 
     files = {name: released(name) for name in sorted(EXPECTED)}
@@ -75,7 +77,7 @@ def app_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, fl
         uri = f"sqlite:///{root / name / 'mlflow.db'}"
         client = MlflowClient(tracking_uri=uri)
         runs = client.search_runs([client.get_experiment_by_name("summarization").experiment_id])
-        metrics[name] = dict(runs[0].data.metrics)
+        metrics[name] = {**read_usage(client, runs[0].info.run_id), **runs[0].data.metrics}  # counters too
     return metrics
 
 
