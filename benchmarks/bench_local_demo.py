@@ -10,7 +10,7 @@ machine with the weights already assembled and nothing else running:
     python -m runner strategy=summit       target <= 300 s
 
 For each run it prints the wall time and its shares: llama.cpp's prompt evaluation,
-its generation (both from llama.cpp's own clocks, logged as ``time/local_*``), and
+its generation (both from llama.cpp's own clocks, logged as ``time/local_*`` in usage.json), and
 everything else (start-up, imports, loading the weights, chunking, logging). Then, per
 document: summary length as a share of the source (target <= 25%), % repeated trigrams
 (< 10) and % novel trigrams (>= 15: not an opening copied), each computed here from the
@@ -76,7 +76,10 @@ def run(name: str, args: list[str], folder: Path) -> tuple[float, dict[str, floa
     exp = client.get_experiment_by_name("bench_local_demo")
     (found,) = client.search_runs([exp.experiment_id])
     local = Path(client.download_artifacts(found.info.run_id, "summaries.json", str(folder)))
-    return wall, found.data.metrics, json.loads(local.read_text(encoding="utf-8"))
+    from runner.usage import read_usage
+
+    values = {**read_usage(client, found.info.run_id), **found.data.metrics}  # time/local_* are usage
+    return wall, values, json.loads(local.read_text(encoding="utf-8"))
 
 
 def main() -> int:

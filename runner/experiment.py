@@ -75,6 +75,8 @@ class RunResult:
     """True when viewer.html was logged."""
     description: str = ""
     """The run's one-line description (its roles and models included)."""
+    experiment_id: str = ""
+    """The MLflow experiment's id (for the UI link)."""
 
 
 def run_name(overrides: tuple[str, ...], sweep: Sweep | None = None) -> str:
@@ -160,6 +162,7 @@ def run_experiment(config: RunConfig, items: list[WorkItem] | None = None) -> Ru
         failures=worked.failures,
         artifact_dir=local_artifact_dir(tracker),
         description=describe(job),
+        experiment_id=tracker.experiment_id,
         viewer=viewer,
     )
 

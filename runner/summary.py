@@ -26,10 +26,10 @@ def format_summary(result: RunResult) -> str:
     lines = [f"run {result.run_name}  (MLflow run id {result.run_id})"]
     if result.description:
         lines.append(f"  {result.description.split('; overrides:')[0]}")
-    for key in result.headline:
-        if key in system:
-            title = f"{_label(key)} ({key})" if _label(key) != key else key
-            lines.append(f"  {title:<40} {system[key]:10.2f}   (mean of {len(result.summaries)} documents)")
+    titles = {k: f"{_label(k)} ({k})" if _label(k) != k else k for k in result.headline if k in system}
+    width = max((len(t) for t in titles.values()), default=0)
+    for key, title in titles.items():
+        lines.append(f"  {title:<{width}} {system[key]:10.2f}   (mean of {len(result.summaries)} documents)")
     lines += [
         f"  model calls: {t.calls} (+{t.cache_hits} answered from the response cache)   "
         f"tokens: {t.prompt_tokens} prompt + {t.completion_tokens} completion"
@@ -53,6 +53,10 @@ def _where(result: RunResult) -> list[str]:
         if result.viewer:
             lines.append(f"  viewer:    {result.artifact_dir}/viewer.html  (open it in a browser)")
     lines.append(f"  MLflow UI: {ui}")
+    if result.experiment_id:
+        from runner.ui import run_url
+
+        lines.append(f"             then open {run_url(uri, result.experiment_id, result.run_id)}")
     return lines
 
 

@@ -26,7 +26,6 @@ import sqlite3
 import sys
 from pathlib import Path
 
-from runner.config import default_tracking_uri
 
 KIND_TAG, RUNS_KIND = "mlflow.experimentKind", "custom_model_development"
 """The experiment's kind as MLflow records it: runs to compare ("Machine learning" in the UI's
@@ -70,7 +69,10 @@ def run_url(tracking_uri: str, experiment_id: str, run_id: str, port: int = DEFA
 
 def command(args: list[str]) -> list[str]:
     """The ``mlflow ui`` command line: this folder's store unless one is given."""
-    store = [] if any(a.startswith("--backend-store-uri") for a in args) else ["--backend-store-uri", default_tracking_uri()]
+    from runner.config import default_tracking_uri  # here: runner.tracking imports this module
+
+    given = any(a.startswith("--backend-store-uri") for a in args)
+    store = [] if given else ["--backend-store-uri", default_tracking_uri()]
     return [sys.executable, "-m", "mlflow", "ui", *store, *args]
 
 
@@ -115,6 +117,8 @@ def main() -> None:
     """Print where each experiment's runs are, then replace this process with ``mlflow ui``
     (the environment set by ``import runner`` carries over)."""
     argv = command(sys.argv[1:])
+    from runner.config import default_tracking_uri
+
     uri = option(argv, ("--backend-store-uri",)) or default_tracking_uri()
     links = experiment_links(uri, int(option(argv, ("--port", "-p")) or DEFAULT_PORT))
     if links:

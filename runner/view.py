@@ -296,9 +296,17 @@ def render(page: Page) -> str:
 
 def render_run(client: Client, run_id: str) -> str:
     """The page of a stored run (any status: a RUNNING or FAILED run shows what it has)."""
+    from dataclasses import replace
+
+    from runner.usage import read_usage
+
     stored = client.get_run(run_id)
     files = read_files(client, run_id, stored.info.artifact_uri)
-    return render(build_page(RunRecord.from_run(stored), files))
+    record = RunRecord.from_run(stored)
+    with _quiet_downloads():
+        usage = read_usage(client, run_id)  # bookkeeping counters (cache hits) left the metrics
+    record = replace(record, metrics={**usage, **record.metrics})
+    return render(build_page(record, files))
 
 
 def log_viewer(client: Client, run_id: str) -> bool:

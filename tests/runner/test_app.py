@@ -249,7 +249,9 @@ def test_a_constant_judge_is_warned_about_in_the_run_and_its_summary(stores: dic
         result = run(items)
     printed = format_summary(result)
     assert "warning: judge=openai_compatible flagged no sentence of 9 judged sentences" in printed
-    assert printed.splitlines()[1].split()[0] == "booookscore/score"  # the headline leads
+    lines = printed.splitlines()
+    assert "judge=openai_compatible" in lines[1]  # the description names the judge
+    assert lines[2].split()[0] == "BooookScore"  # the headline leads, titled as in the report
     tags = MlflowClient(stores["tracking.uri"]).get_run(result.run_id).data.tags
     assert "flagged no sentence" in tags["runner.warnings"]
 

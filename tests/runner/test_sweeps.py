@@ -21,7 +21,7 @@ from mlflow.tracking import MlflowClient
 
 from runner.config import build_run_config
 from runner.errors import BudgetExceeded
-from runner.fake_server import FakeOpenAIServer
+from runner.fake_server import FakeOpenAIServer, FakeReply
 from runner.sweep import job_run_name, swept_keys
 from tests.runner.test_app import all_runs, overrides, run
 from tests.runner.test_config import CONF, composed
@@ -415,13 +415,35 @@ def test_repeats_get_their_own_seeds_and_cache_slots_and_reports_pool_them(store
 def test_a_failed_cell_makes_the_sweep_exit_1_whichever_launcher_ran_it(
     launcher: list[str], stores: dict[str, str], tmp_path: Path
 ) -> None:
-    with FakeOpenAIServer(responder()) as server:
-        proc = _cli(["-m", "chunk=512,-5", "strategy=hier", "metrics=stats", "data.limit=1",
+    answer = responder()
+
+    def refuse_hot(request: dict[str, Any]) -> Any:
+        """A request the server rejects (400, not retried): the cell's run fails mid-job."""
+        if request.get("temperature") == 0.9:
+            return FakeReply(status=400, text="temperature 0.9 is refused here")
+        return answer(request)
+
+    with FakeOpenAIServer(refuse_hot) as server:
+        proc = _cli(["-m", "model.temperature=0.1,0.9", "strategy=hier", "metrics=stats", "data.limit=1",
                      f"hydra.sweep.dir={tmp_path / 'sweep'}", *launcher, *overrides(server.url, stores)])
         _, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 1, stderr[-2000:]
-    assert "chunk=-5 must be a positive whole number" in stderr
-    assert "1 job(s) of the sweep failed" in stderr
+    assert "1 job(s) of the sweep failed" in stderr and "temperature 0.9 is refused here" in stderr
     (parent,) = _parents(stores["tracking.uri"])
-    assert [c.data.params["chunk"] for c in _children(stores["tracking.uri"], parent.info.run_id)
-            if c.info.status == "FINISHED"] == ["512"]  # the good cell still ran
+    children = _children(stores["tracking.uri"], parent.info.run_id)
+    assert sorted((c.data.params["model.temperature"], c.info.status) for c in children) == [
+        ("0.1", "FINISHED"), ("0.9", "FAILED")]  # the good cell still ran
+    assert parent.info.status == "FAILED" and parent.data.tags["failure"].startswith("1 of 2 jobs failed")
+
+
+def test_a_bad_value_in_one_cell_stops_the_sweep_before_anything_runs(
+    stores: dict[str, str], tmp_path: Path
+) -> None:
+    with FakeOpenAIServer(responder()) as server:
+        proc = _cli(["-m", "chunk=512,-5", "strategy=hier", "metrics=stats", "data.limit=1",
+                     f"hydra.sweep.dir={tmp_path / 'sweep'}", *overrides(server.url, stores)])
+        _, stderr = proc.communicate(timeout=600)
+    assert proc.returncode == 2, stderr[-2000:]
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "sweep cell chunk=-5: chunk=-5 must be a positive whole number" in lines[0]
+    assert server.requests == [] and not Path(stores["tracking.uri"][len("sqlite:///"):]).exists()
