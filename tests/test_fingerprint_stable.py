@@ -1,0 +1,37 @@
+"""A run's fingerprint does not depend on where the code lives.
+
+The fingerprint names an experiment: sweeps skip cells whose FINISHED run has it, and MLflow
+runs carry it. ``data/fingerprints.json`` holds the fingerprints the code computed before
+``runner/`` was split into concept subpackages (commit 72cd531); the same configs must give
+the same values, or every finished sweep would run again.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from runner.config import build_run_config
+from runner.fingerprint import fingerprint, prompt_files
+from tests.runner.test_config import composed
+
+GOLDEN = Path(__file__).resolve().parent / "data" / "fingerprints.json"
+CONFIGS: list[tuple[str, ...]] = [
+    (),
+    ("strategy=hier",),
+    ("strategy=incremental", "chunk=1024"),
+    ("strategy=summit",),
+    ("model=claude", "strategy=hier", "chunk=2048"),
+    ("model=gpt4", "judge=gpt4", "strategy=incremental", "metrics=paper"),
+    ("model=openai_compatible", "model.api_base=http://127.0.0.1:8000/v1", "metrics=article"),
+    ("strategy=hier", "metrics=stats", "seed=3", "repeat=1"),
+]
+
+
+@pytest.mark.parametrize("items", CONFIGS, ids=[" ".join(c) or "(defaults)" for c in CONFIGS])
+def test_the_fingerprint_is_the_one_the_code_gave_before_the_move(items: tuple[str, ...]) -> None:
+    golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
+    config = build_run_config(composed(*items), items)
+    assert fingerprint(config, prompt_files(config)) == golden[" ".join(items) or "(defaults)"]
