@@ -35,12 +35,12 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from metrics import alignment, coverage, repetitiveness, vagueness  # noqa: E402
-from runner.call_log import CallLog  # noqa: E402
-from runner.documents import load_documents  # noqa: E402
-from runner.llm import Gateway  # noqa: E402
-from runner.llm_cache import ResponseCache  # noqa: E402
-from runner.model_spec import ModelSpec  # noqa: E402
-from runner.testing import scripted_llm  # noqa: E402
+from runner.llm.call_log import CallLog  # noqa: E402
+from runner.data.loaders import load_documents  # noqa: E402
+from runner.llm.gateway import Gateway  # noqa: E402
+from runner.llm.cache import ResponseCache  # noqa: E402
+from runner.llm.spec import ModelSpec  # noqa: E402
+from tests.scripted_llm import scripted_llm  # noqa: E402
 from runner.text import split_sentences  # noqa: E402
 from runner.types import Document, Message  # noqa: E402
 from tests.metrics import article_judge  # noqa: E402

@@ -23,7 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from runner.fake_server import FakeOpenAIServer
+from tests.fake_server import FakeOpenAIServer
 from tests.test_bad_input import CASES, make_bad_files
 
 

@@ -29,8 +29,8 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from metrics.booookscore import score
-from runner.call_log import CallLog
-from runner.llm import Gateway, ModelSpec
+from runner.llm.call_log import CallLog
+from runner.llm.gateway import Gateway, ModelSpec
 from runner.text import split_sentences
 
 RELEASED = REPO.parent / "shared" / "data" / "booookscore" / "claude-88000-hier.summaries.json"

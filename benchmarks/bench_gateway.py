@@ -29,10 +29,10 @@ import httpx  # noqa: E402
 import litellm  # noqa: E402
 
 from runner import local_model  # noqa: E402
-from runner.call_log import CallLog  # noqa: E402
-from runner.fake_server import FakeOpenAIServer  # noqa: E402
-from runner.llm import Gateway, ModelSpec  # noqa: E402
-from runner.retry import RetryPolicy  # noqa: E402
+from runner.llm.call_log import CallLog  # noqa: E402
+from tests.fake_server import FakeOpenAIServer  # noqa: E402
+from runner.llm.gateway import Gateway, ModelSpec  # noqa: E402
+from runner.llm.retry import RetryPolicy  # noqa: E402
 
 
 def _median_ms(samples: list[float]) -> float:

@@ -76,7 +76,7 @@ def main() -> None:
     if not BOOK.exists():
         print("skipped: ../shared/data is absent (the book is needed)")
         return
-    from runner.fake_server import FakeOpenAIServer
+    from tests.fake_server import FakeOpenAIServer
 
     helps = [timed([sys.executable, "-m", "runner", "--help"])[0] for _ in range(args.repeat)]
     print(f"--help: median {statistics.median(helps):.2f} s over {args.repeat} (target < 1 s)")

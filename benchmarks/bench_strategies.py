@@ -66,7 +66,7 @@ def answer(request: dict[str, Any]) -> str:
 
 
 def _serve(latency: float, urls: Any, stop: Any, responder: Callable[[dict[str, Any]], str]) -> None:
-    from runner.fake_server import FakeOpenAIServer
+    from tests.fake_server import FakeOpenAIServer
 
     with FakeOpenAIServer(responder, latency_s=latency) as server:
         urls.put(server.url)
@@ -116,10 +116,10 @@ def main() -> int:
         print(f"skipped: {BOOK.resolve()} is absent (fresh clone without ../shared/data)")
         return 0
 
-    from runner.call_log import CallLog
+    from runner.llm.call_log import CallLog
     from runner.chunking import split_into_chunks
-    from runner.llm import Gateway, ModelSpec
-    from runner.retry import RetryPolicy
+    from runner.llm.gateway import Gateway, ModelSpec
+    from runner.llm.retry import RetryPolicy
     from runner.text import split_sentences
     from strategies import hier, incremental
 

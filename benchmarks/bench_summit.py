@@ -54,8 +54,8 @@ def main() -> None:
     args = parser.parse_args()
     from bench_strategies import loopback_server
 
-    from runner.config import build_run_config
-    from runner.experiment import run_experiment
+    from runner.config.run_config import build_run_config
+    from runner.run.lifecycle import run_experiment
     from tests.runner.test_config import composed
 
     bound = 2 * max(STOP_AT.values()) * args.latency

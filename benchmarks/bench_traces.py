@@ -3,7 +3,7 @@
 Builds a hier-shaped job without any model: 10 books of about 80k tokens, each with 80
 level-0 summaries, the merges above them (levels 1-3) and a post-processing call, so 100
 calls per book with prompts of about 4 KB and answers of about 1.5 KB, as a 2,048-token chunk
-run writes them. Then times ``runner.mlflow_traces.log_traces`` (reading calls.jsonl, building
+run writes them. Then times ``runner.tracking.traces.log_traces`` (reading calls.jsonl, building
 the spans, counting the sources' tokens, writing to a sqlite store) on a new run, median of 3.
 
     python benchmarks/bench_traces.py [--books 10] [--repeats 3]
@@ -27,8 +27,8 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from runner.mlflow_traces import log_traces  # noqa: E402
-from runner.tracking import Tracker, artifact_root  # noqa: E402
+from runner.tracking.traces import log_traces  # noqa: E402
+from runner.tracking.writer import Tracker, artifact_root  # noqa: E402
 from runner.types import Document, DocumentOutcome, StrategyResult, TraceStep, WorkItem  # noqa: E402
 
 CHUNKS = 80

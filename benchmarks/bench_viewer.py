@@ -77,9 +77,9 @@ def make_run(name: str, folder: Path) -> tuple[str, str]:
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
-    from runner.config import build_run_config
-    from runner.experiment import run_experiment
-    from runner.fake_server import FakeOpenAIServer
+    from runner.config.run_config import build_run_config
+    from runner.run.lifecycle import run_experiment
+    from tests.fake_server import FakeOpenAIServer
 
     file = RELEASED / f"{name}.summaries.json"
     summaries = json.loads(file.read_text(encoding="utf-8"))
@@ -109,8 +109,8 @@ def page_cost(uri: str, run_id: str) -> tuple[dict[str, float], str]:
     """Median ms of log_viewer and of its phases; the page as logged."""
     from mlflow.tracking import MlflowClient
 
-    from runner import view
-    from runner.results import RunRecord
+    from runner.view import page as view
+    from runner.tracking.reader import RunRecord
 
     client = MlflowClient(tracking_uri=uri)
     times: dict[str, list[float]] = {"read": [], "build": [], "render": [], "log_viewer": []}
@@ -173,7 +173,7 @@ def screenshot(binary: str, html: str, out: Path, book: str = "age-of-vice.epub"
     """The page with ``book`` selected and its second note highlighted, as a small PNG."""
     from PIL import Image
 
-    from runner.view_data import COLORS
+    from runner.view.data import COLORS
 
     pick = (
         f"<script>document.querySelector('tr td[data-v=\"{book}\"]').parentNode.click();"

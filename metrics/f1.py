@@ -34,7 +34,7 @@ ROLES = ("judge",)
 KEY = "metrics.f1"
 PROMPT_DIRS = ("alignment", "coverage")
 """The ``metrics/prompts/`` folders this metric reads (it has none of its own), for the
-run's prompt artifacts and fingerprint (runner/fingerprint.py must honour it)."""
+run's prompt artifacts and fingerprint (runner/config/fingerprint.py must honour it)."""
 
 
 def f_beta(precision: float, recall: float, beta: float = 1.0) -> float:

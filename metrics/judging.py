@@ -204,7 +204,7 @@ def run_units(units: Sequence[Callable[[], T]], concurrency: int) -> list[T]:
         return [unit() for unit in units]
     first = units[0]()
     with ThreadPoolExecutor(max_workers=min(concurrency, len(units) - 1)) as pool:
-        # each unit in a copy of this context, so its calls stay the document's (runner/call_log.py)
+        # each unit in a copy of this context, so its calls stay the document's (runner/llm/call_log.py)
         rest = list(pool.map(Context.run, [copy_context() for _ in units[1:]], units[1:]))
     return [first, *rest]
 

@@ -1,7 +1,7 @@
 """The experiment runner.
 
 No network at import or start-up, however the package is entered (``python -m runner``,
-the ``summarization-runner`` script, or ``import runner.local_model`` in a notebook):
+the ``summarization-runner`` script, or ``import runner.llm.local.model`` in a notebook):
 litellm reads its bundled price map instead of fetching one, and MLflow's usage telemetry
 is off. Each is a default: a user who sets the variable keeps their value.
 """

@@ -26,14 +26,14 @@ from omegaconf import DictConfig, OmegaConf
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm is imported
 
-from runner import cli_errors
+from runner.config import hydra_errors as cli_errors
 from runner.errors import RunnerError, Terminated
-from runner.sweep import FAILED_CELLS, FAILED_MARK, current_sweep
+from runner.sweep.callback import FAILED_CELLS, FAILED_MARK, current_sweep
 
 cli_errors.install()
 FAILED_JOBS: list[str] = []
 """Errors of sweep jobs run in this process: a failed cell does not stop the others; the exit
-status says so. Jobs in joblib or Ray workers come back through ``runner.sweep.FAILED_CELLS``."""
+status says so. Jobs in joblib or Ray workers come back through ``runner.sweep.callback.FAILED_CELLS``."""
 
 
 def _overrides() -> tuple[str, ...]:
@@ -50,8 +50,8 @@ def _terminate(signum: int, frame: Any) -> None:
 @hydra.main(config_path="pkg://runner.conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> str | None:
     """Compose, validate, run, report."""
-    from runner import preflight
-    from runner.config import build_run_config
+    from runner.run import preflight
+    from runner.config.run_config import build_run_config
 
     signal.signal(signal.SIGTERM, _terminate)
     # Ctrl-C and SIGTERM end the job KILLED; a parent that blocked or ignored them (Python's
@@ -64,7 +64,7 @@ def main(cfg: DictConfig) -> str | None:
         assert isinstance(raw, dict)
         config = build_run_config({str(k): v for k, v in raw.items()}, _overrides())
         items = preflight.check(config)  # before MLflow and litellm load: bad input answers in ~1 s
-        from runner.experiment import run_experiment
+        from runner.run.lifecycle import run_experiment
 
         result = run_experiment(config, items)
     except RunnerError as err:
@@ -81,7 +81,7 @@ def main(cfg: DictConfig) -> str | None:
         _kill_sweep(cfg)
         sys.stderr.flush()
         os._exit(143 if isinstance(err, Terminated) else 130)  # don't wait for calls in flight
-    from runner.summary import format_summary
+    from runner.run.console import format_summary
 
     print(format_summary(result))
     return None
@@ -91,8 +91,8 @@ def _kill_sweep(cfg: DictConfig) -> None:
     """An interrupted sweep ends KILLED too (its remaining cells never start)."""
     sweep = current_sweep()
     if sweep is not None:
-        from runner.config import default_tracking_uri
-        from runner.tracking import Tracker
+        from runner.config.run_config import default_tracking_uri
+        from runner.tracking.writer import Tracker
 
         Tracker.for_run(cfg.tracking.uri or default_tracking_uri(), sweep.run_id).finish("KILLED")
 

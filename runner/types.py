@@ -1,7 +1,7 @@
 """Typed values passed between modules.
 
 Strategies and metrics import these (never litellm, mlflow or hydra), so the gateway is
-described here as a Protocol: what ``runner.llm.Gateway`` offers a strategy or metric.
+described here as a Protocol: what ``runner.llm.gateway.Gateway`` offers a strategy or metric.
 """
 
 from __future__ import annotations

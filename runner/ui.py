@@ -69,7 +69,7 @@ def run_url(tracking_uri: str, experiment_id: str, run_id: str, port: int = DEFA
 
 def command(args: list[str]) -> list[str]:
     """The ``mlflow ui`` command line: this folder's store unless one is given."""
-    from runner.config import default_tracking_uri  # here: runner.tracking imports this module
+    from runner.config.run_config import default_tracking_uri  # here: runner.tracking.writer imports this module
 
     given = any(a.startswith("--backend-store-uri") for a in args)
     store = [] if given else ["--backend-store-uri", default_tracking_uri()]
@@ -88,7 +88,7 @@ def option(args: list[str], names: tuple[str, ...]) -> str | None:
 def experiment_links(uri: str, port: int) -> list[str]:
     """One line per experiment with runs in a sqlite store: its name, runs and runs-table link.
 
-    Read with sqlite directly, read-only (as ``runner/store_peek.py`` does), not through MLflow,
+    Read with sqlite directly, read-only (as ``runner/tracking/sqlite_peek.py`` does), not through MLflow,
     so the UI's start-up waits for nothing; another kind of store gets no lines.
     """
     path = Path(uri[len("sqlite:///") :]) if uri.startswith("sqlite:///") else None
@@ -117,7 +117,7 @@ def main() -> None:
     """Print where each experiment's runs are, then replace this process with ``mlflow ui``
     (the environment set by ``import runner`` carries over)."""
     argv = command(sys.argv[1:])
-    from runner.config import default_tracking_uri
+    from runner.config.run_config import default_tracking_uri
 
     uri = option(argv, ("--backend-store-uri",)) or default_tracking_uri()
     links = experiment_links(uri, int(option(argv, ("--port", "-p")) or DEFAULT_PORT))

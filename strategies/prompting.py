@@ -1,4 +1,4 @@
-"""Prompt files: read and fill (``runner/fingerprint.py`` hashes them).
+"""Prompt files: read and fill (``runner/config/fingerprint.py`` hashes them).
 
 Prompts live as plain text beside the strategies (``strategies/prompts/<set>/<name>.txt``)
 with positional ``{}`` slots, exactly as the papers print them, so they can be diffed

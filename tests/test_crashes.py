@@ -41,11 +41,11 @@ from typing import Any
 
 import pytest
 
-from runner.fake_server import FakeOpenAIServer
-from runner.llm_cache import STALE_TMP_S, ResponseCache
-from runner.report_runs import select_runs
-from runner.results import RunRecord, find_runs, finished_run
-from runner.tracking import (
+from tests.fake_server import FakeOpenAIServer
+from runner.llm.cache import STALE_TMP_S, ResponseCache
+from runner.report.runs import select_runs
+from runner.tracking.reader import RunRecord, find_runs, finished_run
+from runner.tracking.writer import (
     HOST_TAG,
     PID_START_TAG,
     PID_TAG,

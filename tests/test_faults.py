@@ -20,18 +20,18 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-from runner.call_log import CallLog
+from runner.llm.call_log import CallLog
 from runner.errors import InvalidAnswerError, TransientLLMError
-from runner.experiment import RunResult
-from runner.fake_server import FAULT_KINDS, FakeOpenAIServer, FakeReply, FaultPlan
-from runner.llm import Gateway
-from runner.llm_cache import ResponseCache
-from runner.llm_errors import cut_off_json
-from runner.model_spec import ModelSpec
-from runner.report_runs import select_runs
-from runner.results import find_runs, finished_run
-from runner.retry import RetryPolicy
-from runner.summary import format_summary
+from runner.run.lifecycle import RunResult
+from tests.fake_server import FAULT_KINDS, FakeOpenAIServer, FakeReply, FaultPlan
+from runner.llm.gateway import Gateway
+from runner.llm.cache import ResponseCache
+from runner.llm.provider_errors import cut_off_json
+from runner.llm.spec import ModelSpec
+from runner.report.runs import select_runs
+from runner.tracking.reader import find_runs, finished_run
+from runner.llm.retry import RetryPolicy
+from runner.run.console import format_summary
 from tests.runner.test_app import artifact, run
 
 TIMEOUT_S = 1.0

@@ -22,7 +22,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from runner.errors import ProviderUnreachableError
-from runner.fake_server import FakeOpenAIServer, FakeReply
+from tests.fake_server import FakeOpenAIServer, FakeReply
 from tests.runner.test_config import composed
 
 REPO = Path(__file__).resolve().parents[1]
@@ -141,9 +141,9 @@ def test_the_end_of_a_run_says_where_the_summaries_and_viewer_are(tmp_path: Path
 
 
 def test_the_per_document_column_says_booookscore() -> None:
-    from runner.call_log import CallTotals
-    from runner.experiment import RunResult
-    from runner.summary import format_summary
+    from runner.llm.call_log import CallTotals
+    from runner.run.lifecycle import RunResult
+    from runner.run.console import format_summary
 
     result = RunResult("r1", "defaults", {"a": "s"}, {"booookscore/score": 80.0}, CallTotals(), "sqlite:///x",
                        per_document={"a": {"booookscore/score": 80.0}}, headline=("booookscore/score",))
@@ -245,9 +245,9 @@ def test_a_provider_host_that_refuses_fails_at_once_with_network_advice(monkeypa
     closed loopback port: one attempt, a message about network and proxy, not 'start the server'."""
     import threading
 
-    from runner.call_log import CallLog
-    from runner.config import model_spec
-    from runner.llm import Gateway
+    from runner.llm.call_log import CallLog
+    from runner.config.run_config import model_spec
+    from runner.llm.gateway import Gateway
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-for-test")
     monkeypatch.setenv("ANTHROPIC_API_BASE", f"http://127.0.0.1:{_closed_port()}")
@@ -264,7 +264,7 @@ def test_a_provider_host_that_refuses_fails_at_once_with_network_advice(monkeypa
 def test_a_name_resolution_failure_under_litellms_wrapping_is_not_retried() -> None:
     import litellm
 
-    from runner.llm_errors import translate
+    from runner.llm.provider_errors import translate
 
     try:
         try:

@@ -2,7 +2,7 @@
 
 A ``sitecustomize`` in a fresh interpreter records every attempt to resolve or connect to
 a host other than the loopback and refuses it; the test then fails on any attempt. Before
-the fix, ``import runner.local_model`` from a notebook made litellm fetch its price map
+the fix, ``import runner.llm.local.model`` from a notebook made litellm fetch its price map
 from GitHub (three tries).
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.fake_server import FakeOpenAIServer
+from tests.fake_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -88,8 +88,8 @@ def test_importing_every_module_opens_no_connection(tmp_path: Path) -> None:
         for package in ("runner", "strategies", "metrics")
         for p in (REPO / package).rglob("*.py")
     )
-    # runner.local_model first, as a notebook would: it imports litellm directly.
-    code = "import importlib\nimport runner.local_model\n" + "".join(f"importlib.import_module({m!r})\n" for m in modules)
+    # runner.llm.local.model first, as a notebook would: it imports litellm directly.
+    code = "import importlib\nimport runner.llm.local.model\n" + "".join(f"importlib.import_module({m!r})\n" for m in modules)
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert _attempts(log) == []

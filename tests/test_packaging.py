@@ -22,9 +22,9 @@ import pytest
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
-from runner.config import build_run_config
-from runner.fake_server import FakeOpenAIServer
-from runner.fingerprint import fingerprint, prompt_files
+from runner.config.run_config import build_run_config
+from tests.fake_server import FakeOpenAIServer
+from runner.config.fingerprint import fingerprint, prompt_files
 from tests.runner.test_config import composed
 
 pytestmark = pytest.mark.packaging

@@ -15,7 +15,7 @@ from metrics import alignment
 from metrics.bm25 import BM25, JOIN_COST, SEPARATOR, pick_chunks
 from runner.chunking import split_into_chunks
 from runner.errors import ConfigError
-from runner.testing import calls_of, scripted_llm
+from tests.scripted_llm import calls_of, scripted_llm
 from runner.text import count_tokens
 from runner.types import Chunk, Document, Message
 from tests.metrics.article_judge import SENTENCES, SOURCE, reasonable, verdict
@@ -179,7 +179,7 @@ def test_a_judge_that_only_invents_claims_gives_nan_not_a_score() -> None:
     import json as _json
 
     from metrics import alignment as _alignment
-    from runner.testing import calls_of, scripted_llm
+    from tests.scripted_llm import calls_of, scripted_llm
     from runner.types import Document as _Document
 
     example = {"claims": ["Marie Curie won the Nobel Prize in Physics in 1903.", "Marie Curie was born in Warsaw."]}

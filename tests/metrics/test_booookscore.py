@@ -15,8 +15,8 @@ from metrics.booookscore import score
 from metrics.booookscore_parse import LABELS
 from metrics.booookscore_prompt import SENTENCE_PROMPT, parse_template
 from runner.errors import AuthError, ConfigError, ContextWindowError
-from runner.llm import Gateway
-from runner.testing import calls_of, scripted_llm
+from runner.llm.gateway import Gateway
+from tests.scripted_llm import calls_of, scripted_llm
 from runner.types import Message
 
 SUMMARY = (

@@ -21,8 +21,8 @@ SUMMARY = (
 
 @pytest.mark.local_model
 def test_local_judge_pipeline() -> None:
-    from runner.call_log import CallLog
-    from runner.llm import Gateway, ModelSpec
+    from runner.llm.call_log import CallLog
+    from runner.llm.gateway import Gateway, ModelSpec
 
     spec = ModelSpec(
         name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=8192, temperature=0.0

@@ -15,11 +15,11 @@ from pathlib import Path
 import pytest
 
 from metrics.booookscore import score
-from runner.call_log import CallLog
-from runner.fake_server import FakeOpenAIServer
-from runner.llm import Gateway, ModelSpec
-from runner.retry import RetryPolicy
-from runner.usage import read_usage
+from runner.llm.call_log import CallLog
+from tests.fake_server import FakeOpenAIServer
+from runner.llm.gateway import Gateway, ModelSpec
+from runner.llm.retry import RetryPolicy
+from runner.run.usage import read_usage
 from tests.metrics.conftest import REPO, annotation_responder, released
 
 EXPECTED = {"claude-88000-hier": 90.25, "claude-88000-inc": 90.9}
@@ -141,7 +141,7 @@ def test_a_sweep_over_the_released_files_reports_the_papers_table2_cells(tmp_pat
         )
     assert sweep.returncode == 0, sweep.stderr[-3000:]
     report = subprocess.run(
-        [sys.executable, "-m", "runner.report", f"tracking.uri={uri}", f"out={tmp_path / 'report'}",
+        [sys.executable, "-m", "runner.report.make", f"tracking.uri={uri}", f"out={tmp_path / 'report'}",
          "resamples=200"],
         cwd=REPO, capture_output=True, text=True, timeout=300,
     )

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from metrics import coherence
-from runner.call_log import CallLog
+from runner.llm.call_log import CallLog
 from runner.errors import ConfigError
-from runner.fake_server import FakeOpenAIServer
-from runner.llm import Gateway
-from runner.llm_cache import ResponseCache
-from runner.model_spec import ModelSpec
-from runner.retry import RetryPolicy
+from tests.fake_server import FakeOpenAIServer
+from runner.llm.gateway import Gateway
+from runner.llm.cache import ResponseCache
+from runner.llm.spec import ModelSpec
+from runner.llm.retry import RetryPolicy
 from runner.text import split_sentences
 from tests.runner.test_local_embedder import require_weights
 

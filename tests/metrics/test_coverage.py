@@ -15,8 +15,8 @@ from metrics import coverage
 from metrics.coverage import allocate
 from runner.chunking import split_into_chunks
 from runner.errors import ConfigError
-from runner.llm_cache import ResponseCache
-from runner.testing import calls_of, scripted_llm
+from runner.llm.cache import ResponseCache
+from tests.scripted_llm import calls_of, scripted_llm
 from runner.types import Document, Message
 from tests.metrics.article_judge import SENTENCES, SOURCE, reasonable
 from tests.metrics.conftest import REPO

@@ -12,8 +12,8 @@ import yaml
 from metrics import alignment, coverage, f1
 from metrics.f1 import f_beta
 from runner.errors import ConfigError
-from runner.llm_cache import ResponseCache
-from runner.testing import scripted_llm
+from runner.llm.cache import ResponseCache
+from tests.scripted_llm import scripted_llm
 from runner.types import Document
 from tests.metrics.article_judge import SENTENCES, SOURCE, reasonable
 from tests.metrics.conftest import REPO

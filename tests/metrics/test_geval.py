@@ -13,14 +13,14 @@ import yaml
 from metrics import geval
 from metrics.geval import parse_score, setup
 from metrics.geval_prompt import PROMPT_DIR
-from runner.call_log import CallLog
+from runner.llm.call_log import CallLog
 from runner.errors import ConfigError
-from runner.fake_server import FakeOpenAIServer, FakeReply
-from runner.llm import Gateway
-from runner.llm_cache import ResponseCache
-from runner.model_spec import ModelSpec
-from runner.retry import RetryPolicy
-from runner.testing import calls_of, scripted_llm
+from tests.fake_server import FakeOpenAIServer, FakeReply
+from runner.llm.gateway import Gateway
+from runner.llm.cache import ResponseCache
+from runner.llm.spec import ModelSpec
+from runner.llm.retry import RetryPolicy
+from tests.scripted_llm import calls_of, scripted_llm
 from runner.types import Document, Message
 
 SOURCE = Document("d1", "The council closed the river lock in May after a flood damaged its gates.")

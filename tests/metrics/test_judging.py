@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from metrics.judging import Usage, as_list, ask_json, parse_json
-from runner.testing import calls_of, scripted_llm
+from tests.scripted_llm import calls_of, scripted_llm
 from runner.types import Message
 
 

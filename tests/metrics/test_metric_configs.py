@@ -42,7 +42,7 @@ def test_paper_group_composes_booookscore_and_stats_and_is_the_default() -> None
 def test_composed_default_config_validates() -> None:
     from hydra import compose, initialize_config_dir
 
-    from runner.config import build_run_config
+    from runner.config.run_config import build_run_config
 
     with initialize_config_dir(config_dir=str(REPO / "conf"), version_base="1.3"):
         cfg = compose(config_name="config", overrides=["metrics.booookscore.batch_size=5"])

@@ -12,7 +12,7 @@ import pytest
 from metrics import repetitiveness
 from metrics.repetitiveness import check_verdict, setup
 from runner.errors import ConfigError
-from runner.testing import calls_of, scripted_llm
+from tests.scripted_llm import calls_of, scripted_llm
 from runner.text import split_sentences
 from runner.types import Message
 

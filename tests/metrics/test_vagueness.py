@@ -13,7 +13,7 @@ import pytest
 from metrics import vagueness
 from metrics.vagueness import batch_check, setup
 from runner.errors import ConfigError
-from runner.testing import calls_of, scripted_llm
+from tests.scripted_llm import calls_of, scripted_llm
 from runner.types import Message
 
 SUMMARY = (

@@ -12,13 +12,13 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-from runner.config import build_run_config
+from runner.config.run_config import build_run_config
 from runner.errors import AuthError, ConfigError, DataError, ModelUnreachableError
-from runner.documents import load_documents
-from runner.experiment import RunResult, run_experiment
-from runner.fake_server import FakeOpenAIServer
+from runner.data.loaders import load_documents
+from runner.run.lifecycle import RunResult, run_experiment
+from tests.fake_server import FakeOpenAIServer
 from runner.text import count_tokens
-from runner.usage import read_usage
+from runner.run.usage import read_usage
 from tests.runner.test_config import composed
 
 REPO = Path(__file__).resolve().parents[2]
@@ -131,7 +131,7 @@ def test_server_that_dies_mid_run_marks_the_run_failed(stores: dict[str, str]) -
         url = server.url
         items = overrides(url, stores, "model.timeout_s=2", "cache.enabled=false")
         config = build_run_config(composed(*items), tuple(items))
-        from runner import job as job_module
+        from runner.run import prepare as job_module
 
         real_prepare = job_module.prepare
 
@@ -140,7 +140,7 @@ def test_server_that_dies_mid_run_marks_the_run_failed(stores: dict[str, str]) -
             server.__exit__()
             return prepared
 
-        import runner.experiment as experiment
+        import runner.run.lifecycle as experiment
 
         original = experiment.prepare
         experiment.prepare = prepare_then_stop_server  # type: ignore[assignment]
@@ -237,7 +237,7 @@ def test_cli_bad_input_is_one_line_and_exit_2(args: list[str], message: str, tmp
 
 
 def test_a_constant_judge_is_warned_about_in_the_run_and_its_summary(stores: dict[str, str]) -> None:
-    from runner.summary import format_summary
+    from runner.run.console import format_summary
 
     def answer(request: dict[str, Any]) -> str:
         if "[Your sentence]" in str(request["messages"][-1]["content"]):
@@ -257,7 +257,7 @@ def test_a_constant_judge_is_warned_about_in_the_run_and_its_summary(stores: dic
 
 
 def test_a_key_the_strategy_ignores_is_named() -> None:
-    from runner.experiment import ignored_keys
+    from runner.run.lifecycle import ignored_keys
 
     (line,) = ignored_keys(build_run_config(composed("chunk=512"), ("chunk=512",)))
     assert line.startswith("chunk= has no effect with strategy=baseline")

@@ -9,7 +9,7 @@ import pytest
 
 from runner import chunking
 from runner.chunking import split_into_chunks
-from runner.documents import load_documents
+from runner.data.loaders import load_documents
 from runner.errors import ConfigError
 from runner.text import count_tokens, decode, encode, sentence_spans
 from tests.conftest import SHARED_DATA

@@ -12,9 +12,9 @@ from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
 from metrics import METRICS
-from runner.config import build_run_config
+from runner.config.run_config import build_run_config
 from runner.errors import ConfigError
-from runner.model_spec import ModelSpec
+from runner.llm.spec import ModelSpec
 from strategies import STRATEGIES
 
 CONF = Path(__file__).resolve().parents[2] / "conf"

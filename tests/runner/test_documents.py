@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.documents import load_documents, restricted_loads
+from runner.data.loaders import load_documents, restricted_loads
 from runner.errors import ConfigError, DataError
 from runner.text import count_tokens
 

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import build_run_config
-from runner.documents import load_documents, load_work
+from runner.config.run_config import build_run_config
+from runner.data.loaders import load_documents, load_work
 from runner.errors import ConfigError, DataError
 from tests.runner.test_config import composed
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.config import build_run_config
+from runner.config.run_config import build_run_config
 from runner.errors import ConfigError
-from runner.fingerprint import fingerprint, prompt_files
+from runner.config.fingerprint import fingerprint, prompt_files
 from tests.runner.test_config import composed
 
 

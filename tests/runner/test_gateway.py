@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from runner.call_log import CallLog
+from runner.llm.call_log import CallLog
 from runner.errors import AuthError, ConfigError, ModelUnreachableError
-from runner.fake_server import FakeOpenAIServer, FakeReply
-from runner.limits import EndpointLimits
-from runner.llm import Gateway, ModelSpec
-from runner.llm_cache import ResponseCache
-from runner.retry import RetryPolicy
+from tests.fake_server import FakeOpenAIServer, FakeReply
+from runner.llm.limits import EndpointLimits
+from runner.llm.gateway import Gateway, ModelSpec
+from runner.llm.cache import ResponseCache
+from runner.llm.retry import RetryPolicy
 from runner.types import Message
 
 

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import math
 
-from runner.call_log import CallLog
-from runner.fake_server import FakeOpenAIServer, FakeReply, letter_embedder
-from runner.llm import Gateway
-from runner.llm_cache import ResponseCache
-from runner.model_spec import ModelSpec
-from runner.retry import RetryPolicy
+from runner.llm.call_log import CallLog
+from tests.fake_server import FakeOpenAIServer, FakeReply, letter_embedder
+from runner.llm.gateway import Gateway
+from runner.llm.cache import ResponseCache
+from runner.llm.spec import ModelSpec
+from runner.llm.retry import RetryPolicy
 
 
 def _gateway(url: str, cache: ResponseCache | None, model: str = "openai/fake", role: str = "embedder") -> Gateway:

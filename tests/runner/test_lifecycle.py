@@ -15,7 +15,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from runner.errors import AuthError
-from runner.fake_server import FakeOpenAIServer, FakeReply, max_overlap
+from tests.fake_server import FakeOpenAIServer, FakeReply, max_overlap
 from tests.runner.test_app import all_runs, overrides, run
 from tests.strategies.conftest import responder
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.llm_cache import ResponseCache, cache_key
+from runner.llm.cache import ResponseCache, cache_key
 
 BASE = {
     "model": "openai/x",

@@ -17,12 +17,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner import local_embedder
-from runner.call_log import CallLog
+from runner.llm.local import embedder as local_embedder
+from runner.llm.call_log import CallLog
 from runner.errors import ConfigError
-from runner.llm import Gateway
-from runner.llm_cache import ResponseCache
-from runner.model_spec import ModelSpec
+from runner.llm.gateway import Gateway
+from runner.llm.cache import ResponseCache
+from runner.llm.spec import ModelSpec
 from tests.conftest import missing
 
 REFERENCE = json.loads((Path(__file__).parent / "data" / "minilm_reference.json").read_text())

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from runner import local_model
-from runner.call_log import CallLog
-from runner.llm import Gateway, ModelSpec
+from runner.llm.local import model as local_model
+from runner.llm.call_log import CallLog
+from runner.llm.gateway import Gateway, ModelSpec
 from runner.types import Message
 from tests.runner.test_app import run
 
@@ -60,7 +60,7 @@ def test_default_run_on_the_embedded_model(tmp_path: Path, stores: dict[str, str
 def test_the_repeat_stop_ends_generation_inside_llama_cpp(monkeypatch: pytest.MonkeyPatch) -> None:
     """With every later sentence counted a repeat (OVERLAP 0), the answer must end after its
     first sentence: generation stopped early (few tokens, not max_tokens), not merely cut."""
-    from runner import local_repeats
+    from runner.llm.local import stops as local_repeats
 
     ask = "Retell this story in five sentences:\n" + STORY
     spec = ModelSpec(name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=2048, temperature=0.0)
@@ -79,7 +79,7 @@ def test_the_copy_stop_ends_a_copied_answer_and_knows_the_roles_own_answers(monk
     """Asked to copy the story, the model copies it; with the copy stop the answer ends after
     its first sentence, inside llama.cpp. The role's answers for the same document (cached or
     not) reach the provider as its own text, outside the request and so the cache key."""
-    from runner.call_log import for_document
+    from runner.llm.call_log import for_document
 
     ask = "Copy this text exactly, word for word:\n" + STORY
     spec = ModelSpec(name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=2048, temperature=0.0)
@@ -109,7 +109,7 @@ def test_the_copy_stop_ends_a_copied_answer_and_knows_the_roles_own_answers(monk
 def test_a_sampled_answer_opening_with_a_copy_is_drawn_again_with_the_next_seeds() -> None:
     """Told to copy, the model copies on every draw: two more draws (counted), the last kept.
     At temperature 0 another seed gives the same answer, so there is none."""
-    from runner import local_perf
+    from runner.llm.local import perf as local_perf
 
     ask = "Copy this text exactly, word for word:\n" + STORY
     spec = ModelSpec(name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=2048,
@@ -127,7 +127,7 @@ def test_a_sampled_answer_opening_with_a_copy_is_drawn_again_with_the_next_seeds
 def test_llama_cpps_clocks_count_this_jobs_calls() -> None:
     """The time/local_* values: llama.cpp's own prompt and generation counts must match the
     tokens the answer reports (prompt tokens evaluated = those not reused from the KV cache)."""
-    from runner import local_perf
+    from runner.llm.local import perf as local_perf
 
     local_perf.reset()
     gw = Gateway(ModelSpec(name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=2048, temperature=0.0),

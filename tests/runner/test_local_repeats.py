@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from runner.local_repeats import (
+from runner.llm.local.stops import (
     cut_repeats,
     first_repeat,
     opens_with_copy,

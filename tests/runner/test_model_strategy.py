@@ -14,11 +14,11 @@ import yaml
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
-from runner.call_log import CallLog
-from runner.fake_server import FakeOpenAIServer
-from runner.llm import Gateway
-from runner.model_spec import ModelSpec
-from runner.retry import RetryPolicy
+from runner.llm.call_log import CallLog
+from tests.fake_server import FakeOpenAIServer
+from runner.llm.gateway import Gateway
+from runner.llm.spec import ModelSpec
+from runner.llm.retry import RetryPolicy
 from runner.types import Message
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
@@ -58,7 +58,7 @@ def test_the_local_model_gets_its_file_on_top_of_the_strategy(strategy: str) -> 
 def test_the_local_chunked_strategies_split_each_sample_story_in_several_chunks() -> None:
     """At the paper's 2048 a ~2,090-token story's second chunk would be a stub of ~100 tokens."""
     from runner.chunking import split_into_chunks
-    from runner.documents import load_documents
+    from runner.data.loaders import load_documents
 
     for strategy in ("hier", "incremental"):
         chunk = _compose("model=local", f"strategy={strategy}")["chunk"]

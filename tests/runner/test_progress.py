@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from runner.call_log import CallTotals
-from runner.fake_server import FakeOpenAIServer
-from runner.progress import Progress
+from runner.llm.call_log import CallTotals
+from tests.fake_server import FakeOpenAIServer
+from runner.run.progress import Progress
 
 SAMPLES = Path(__file__).resolve().parents[2] / "runner" / "sample_data"
 

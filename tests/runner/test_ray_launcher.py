@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.fake_server import FakeOpenAIServer
+from tests.fake_server import FakeOpenAIServer
 from tests.conftest import missing
 from tests.runner.test_app import all_runs, overrides
 from tests.strategies.conftest import responder

@@ -1,4 +1,4 @@
-"""runner.report against runs written here with MlflowClient (not by the runner's writer),
+"""runner.report.make against runs written here with MlflowClient (not by the runner's writer),
 and once against real runs made by the runner; expected numbers are computed here from the
 per-document values, with ``statistics``, not with the report's code."""
 
@@ -20,10 +20,10 @@ from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
 from runner.errors import ConfigError, DataError
-from runner.fake_server import FakeOpenAIServer
-from runner.report import Report, make_report
-from runner.report_config import ReportConfig, build_report_config
-from runner.report_table import bootstrap_ci
+from tests.fake_server import FakeOpenAIServer
+from runner.report.make import Report, make_report
+from runner.report.config import ReportConfig, build_report_config
+from runner.report.table import bootstrap_ci
 from tests.runner.test_app import overrides, run
 
 REPO = Path(__file__).resolve().parents[2]
@@ -471,7 +471,7 @@ def test_config_defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Non
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     return subprocess.run(
-        [sys.executable, "-m", "runner.report", *args],
+        [sys.executable, "-m", "runner.report.make", *args],
         cwd=REPO,
         capture_output=True,
         text=True,

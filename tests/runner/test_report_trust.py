@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-from runner import report_plots
+from runner.report import plots as report_plots
 from runner.errors import DataError
-from runner.report import make_report
-from runner.report_config import ReportConfig
-from runner.report_runs import layout
-from runner.report_table import Table, build_table
-from runner.results import RunRecord
+from runner.report.make import make_report
+from runner.report.config import ReportConfig
+from runner.report.runs import layout
+from runner.report.table import Table, build_table
+from runner.tracking.reader import RunRecord
 from tests.runner.test_report import LENGTH, SCORE, Store, cli
 
 EXPERIMENT = "trust"

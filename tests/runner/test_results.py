@@ -1,4 +1,4 @@
-"""runner.results against a store written here with MlflowClient, not by this project's writer,
+"""runner.tracking.reader against a store written here with MlflowClient, not by this project's writer,
 so a mistake shared by both sides cannot hide."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
-from runner.results import (
+from runner.tracking.reader import (
     PARENT_TAG,
     RUN_COLUMNS,
     SCORE_COLUMNS,

@@ -11,7 +11,7 @@ from runner.errors import (
     RateLimitedError,
     TransientLLMError,
 )
-from runner.retry import RetryPolicy
+from runner.llm.retry import RetryPolicy
 
 
 class Flaky:

@@ -12,11 +12,11 @@ from mlflow.tracking import MlflowClient
 
 from metrics import METRICS
 from metrics.base import Metric
-from runner.config import build_run_config
+from runner.config.run_config import build_run_config
 from runner.errors import ModelUnreachableError
-from runner.experiment import run_experiment
-from runner.fake_server import FakeOpenAIServer, echo_responder
-from runner.results import finished_run, scores_frame
+from runner.run.lifecycle import run_experiment
+from tests.fake_server import FakeOpenAIServer, echo_responder
+from runner.tracking.reader import finished_run, scores_frame
 from runner.text import count_tokens
 from runner.types import LLM, Chunk, Document, MetricResult, StrategyResult, TraceStep
 from strategies import STRATEGIES

@@ -19,10 +19,10 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-from runner.config import build_run_config
+from runner.config.run_config import build_run_config
 from runner.errors import BudgetExceeded
-from runner.fake_server import FakeOpenAIServer, FakeReply
-from runner.sweep import job_run_name, swept_keys
+from tests.fake_server import FakeOpenAIServer, FakeReply
+from runner.sweep.callback import job_run_name, swept_keys
 from tests.runner.test_app import all_runs, overrides, run
 from tests.runner.test_config import CONF, composed
 from tests.strategies.conftest import responder
@@ -157,7 +157,7 @@ def test_an_identical_rerun_launches_no_job_and_a_killed_or_deleted_cell_runs_ag
 ) -> None:
     """The sweeper decides before any job: a rerun of a finished sweep calls no model, makes no
     run and leaves the parent as it was; a cell whose run was killed or deleted runs again."""
-    from runner import sweep as sweep_module
+    from runner.sweep import callback as sweep_module
 
     args = ["-m", "seed=0,1,2", "data.limit=1", f"hydra.sweep.dir={tmp_path / 'sweep'}"]
     uri = stores["tracking.uri"]
@@ -199,7 +199,7 @@ def test_an_identical_rerun_launches_no_job_and_a_killed_or_deleted_cell_runs_ag
     # the one query behind it, read with sqlite3, agrees with MLflow's answer
     done = sweep_module.finished_cells(uri, "summarization", parent.info.run_id)
     assert done == {c.data.tags["fingerprint"]: c.info.run_id for c in finished}
-    from runner import store_peek
+    from runner.tracking import sqlite_peek as store_peek
 
     store_peek._sqlite_file, sqlite_file = (lambda uri: None), store_peek._sqlite_file  # MLflow's own query
     try:
@@ -214,11 +214,11 @@ def test_a_finished_run_with_failed_documents_does_not_count_as_done() -> None:
 
 
 def sweep_module_newest(rows: list[tuple[str, str, str]]) -> dict[str, str]:
-    from runner.results import FAILED_DOCUMENTS_TAG
-    from runner.store_peek import FAILED_DOCUMENTS_TAG as SWEEP_TAG
-    from runner.store_peek import _newest_clean
+    from runner.tracking.reader import FAILED_DOCUMENTS_TAG
+    from runner.tracking.sqlite_peek import FAILED_DOCUMENTS_TAG as SWEEP_TAG
+    from runner.tracking.sqlite_peek import _newest_clean
 
-    assert SWEEP_TAG == FAILED_DOCUMENTS_TAG  # runner.store_peek keeps its own copy (results imports MLflow)
+    assert SWEEP_TAG == FAILED_DOCUMENTS_TAG  # runner.tracking.sqlite_peek keeps its own copy (results imports MLflow)
     return _newest_clean(rows)
 
 
@@ -234,7 +234,7 @@ def _sweeper(*sweep: str) -> Iterator[tuple[Any, list[list[str]]]]:
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.types import HydraContext, RunMode
 
-    from runner.sweep import ResumingSweeper
+    from runner.sweep.callback import ResumingSweeper
 
     before = HydraConfig.instance().cfg
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
@@ -279,7 +279,7 @@ def test_a_cell_that_changes_more_than_values_is_composed(sweep: list[str]) -> N
 
 
 def test_the_sweeper_fingerprints_each_cell_as_its_job_does(tmp_path: Path) -> None:
-    from runner.fingerprint import fingerprint, prompt_files
+    from runner.config.fingerprint import fingerprint, prompt_files
 
     prompt = tmp_path / "judge-prompt.txt"
     prompt.write_text("Summary:\n{}\nSentence:\n{}\n", encoding="utf-8")
@@ -294,7 +294,7 @@ def test_the_sweeper_fingerprints_each_cell_as_its_job_does(tmp_path: Path) -> N
     for cell in cells:
         config = build_run_config(composed(*cell))
         jobs.append(fingerprint(config, prompt_files(config)))
-    assert [found[2] for found in after if found] == jobs  # what runner.experiment compares
+    assert [found[2] for found in after if found] == jobs  # what runner.run.lifecycle compares
     assert len(set(jobs)) == 4
     assert all(b and a and b[2] != a[2] for b, a in zip(before, after, strict=True)), "a changed prompt was reused"
 
@@ -401,8 +401,8 @@ def test_repeats_get_their_own_seeds_and_cache_slots_and_reports_pool_them(store
     (parent,) = _parents(stores["tracking.uri"])
     assert sorted(c.info.run_name for c in _children(stores["tracking.uri"], parent.info.run_id)) == [
         "repeat=0", "repeat=1", "repeat=2"]
-    from runner.report import make_report
-    from runner.report_config import build_report_config
+    from runner.report.make import make_report
+    from runner.report.config import build_report_config
 
     raw = composed_report(f"tracking.uri={stores['tracking.uri']}", f"out={tmp_path / 'r'}", "plots=false")
     report = make_report(build_report_config(raw))

@@ -8,7 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from runner.documents import load_documents
+from runner.data.loaders import load_documents
 from runner.text import (
     count_tokens,
     cut_to_sentence_end,

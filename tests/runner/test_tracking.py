@@ -6,7 +6,7 @@ from pathlib import Path
 
 from mlflow.tracking import MlflowClient
 
-from runner.tracking import Tracker, metric_name
+from runner.tracking.writer import Tracker, metric_name
 
 
 def test_concurrent_jobs_share_one_experiment(tmp_path: Path) -> None:

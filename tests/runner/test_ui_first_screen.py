@@ -23,11 +23,11 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-from runner.experiment import RunResult
-from runner.fake_server import FakeOpenAIServer
-from runner.tracking import Tracker
+from runner.run.lifecycle import RunResult
+from tests.fake_server import FakeOpenAIServer
+from runner.tracking.writer import Tracker
 from runner.ui import KIND_TAG, RUNS_KIND, VIEW_TAG, experiment_url, run_url
-from runner.usage import USAGE_FILE, read_usage
+from runner.run.usage import USAGE_FILE, read_usage
 from tests.runner.test_app import overrides, run
 from tests.runner.test_mlflow_traces import _mlflow_server
 from tests.runner.test_view import chromium, run_chromium

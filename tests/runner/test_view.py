@@ -1,4 +1,4 @@
-"""The summary viewer (runner/view.py) on real runs against a loopback model and judge.
+"""The summary viewer (runner/view/page.py) on real runs against a loopback model and judge.
 
 The judge flags chosen sentences with known types and questions, so what the page must
 show is known before the page is made; the HTML is read back with the standard library's
@@ -24,11 +24,11 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from metrics.booookscore_parse import LABELS
-from runner import view
-from runner.config import build_run_config
-from runner.experiment import run_experiment
-from runner.fake_server import FakeOpenAIServer
-from runner.results import RunRecord
+from runner.view import page as view
+from runner.config.run_config import build_run_config
+from runner.run.lifecycle import run_experiment
+from tests.fake_server import FakeOpenAIServer
+from runner.tracking.reader import RunRecord
 from runner.text import split_sentences
 from tests.runner.test_config import composed
 from tests.strategies.conftest import echo_summary, kind_of, text_of, words_of
@@ -107,7 +107,7 @@ class Made:
 def make_run(root: Path, *extra: str, monkeypatch: pytest.MonkeyPatch) -> Made:
     """One job through ``run_experiment``, which logs the page just before FINISHED; the
     call is watched (the run's status at that moment, its time), not replaced."""
-    import runner.experiment
+    import runner.run.lifecycle
 
     uri = f"sqlite:///{root / 'mlflow.db'}"
     made = Made(uri, "", MlflowClient(tracking_uri=uri))
@@ -118,7 +118,7 @@ def make_run(root: Path, *extra: str, monkeypatch: pytest.MonkeyPatch) -> Made:
         view.log_viewer(client, run_id)
         made.ms.append(1000 * (time.perf_counter() - start))
 
-    monkeypatch.setattr(runner.experiment, "log_viewer", watched)
+    monkeypatch.setattr(runner.run.lifecycle, "log_viewer", watched)
     with FakeOpenAIServer(responder) as server:
         items = [
             "model=openai_compatible",

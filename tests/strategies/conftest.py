@@ -9,9 +9,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from runner.call_log import CallLog
-from runner.llm import Gateway, ModelSpec
-from runner.retry import RetryPolicy
+from runner.llm.call_log import CallLog
+from runner.llm.gateway import Gateway, ModelSpec
+from runner.llm.retry import RetryPolicy
 from runner.text import count_tokens, ends_with_sentence_end
 from runner.types import StrategyResult
 from tests.conftest import missing_shared

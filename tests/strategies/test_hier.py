@@ -15,14 +15,14 @@ import pytest
 import yaml
 
 from runner.chunking import split_into_chunks
-from runner.documents import load_documents
+from runner.data.loaders import load_documents
 from runner.errors import ConfigError
-from runner.fake_server import FakeOpenAIServer
-from runner.llm import Gateway
-from runner.testing import calls_of, scripted_llm
+from tests.fake_server import FakeOpenAIServer
+from runner.llm.gateway import Gateway
+from tests.scripted_llm import calls_of, scripted_llm
 from runner.text import count_tokens, ends_with_sentence_end
 from runner.types import Chunk, Message
-from runner.usage import read_usage
+from runner.run.usage import read_usage
 from strategies import STRATEGIES, hier, incremental
 from strategies.budgets import level_budgets, word_limit
 from strategies.generation import load_prompt_set

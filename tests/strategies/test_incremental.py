@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 
 from runner.chunking import split_into_chunks
-from runner.documents import load_documents
+from runner.data.loaders import load_documents
 from runner.errors import ConfigError
-from runner.fake_server import FakeOpenAIServer
-from runner.llm import Gateway
-from runner.testing import calls_of, scripted_llm
+from tests.fake_server import FakeOpenAIServer
+from runner.llm.gateway import Gateway
+from tests.scripted_llm import calls_of, scripted_llm
 from runner.text import count_tokens
 from runner.types import Chunk, Message
 from strategies import incremental

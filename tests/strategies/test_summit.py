@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-from runner.config import build_run_config
-from runner.experiment import run_experiment
-from runner.fake_server import FakeOpenAIServer
+from runner.config.run_config import build_run_config
+from runner.run.lifecycle import run_experiment
+from tests.fake_server import FakeOpenAIServer
 from runner.text import count_tokens
-from runner.testing import calls_of, scripted_llm
+from tests.scripted_llm import calls_of, scripted_llm
 from runner.types import Chunk, Message
-from runner.usage import read_usage
+from runner.run.usage import read_usage
 from strategies import summit
 from strategies.summit_feedback import Operation, parse_feedback
 from tests.runner.test_app import all_runs

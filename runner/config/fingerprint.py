@@ -1,0 +1,84 @@
+"""A job's identity: what decides whether a finished run can stand for a new one.
+
+The fingerprint hashes the resolved config minus what cannot change a result (where
+results go, progress display, and per-model concurrency, timeouts and retry policy), the
+blocks of the model roles the job actually uses, and the SHA-256 of every prompt file it
+can read: the strategy's and metrics' prompt folders, and any file a ``*prompt_path`` (or G-Eval's ``steps``)
+parameter names, wherever it lives. A changed prompt is a changed experiment.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from metrics import METRICS
+from metrics import PROMPT_ROOT as METRIC_PROMPTS
+from runner.config.run_config import ALL_ROLES, RunConfig
+from runner.errors import ConfigError
+from runner.llm.spec import NOT_IN_FINGERPRINT
+from strategies import PROMPT_ROOT as STRATEGY_PROMPTS
+
+NON_EXPERIMENT_KEYS = ("tracking", "cache", "progress", "hydra", "budget", "force", "on_error", "verbose")
+"""Top-level keys that say where results go or how they are shown, not what they are."""
+
+
+def prompt_files(config: RunConfig) -> dict[str, Path]:
+    """Artifact path -> file, for every prompt file this job's strategy and metrics can read."""
+    folders = {
+        f"strategies/prompts/{config.strategy}": STRATEGY_PROMPTS / config.strategy,
+        "strategies/prompts/common": STRATEGY_PROMPTS / "common",
+    }
+    folders.update(  # a metric built from others (f1) names their folders in PROMPT_DIRS
+        {
+            f"metrics/prompts/{folder}": METRIC_PROMPTS / folder
+            for name in config.metrics
+            for folder in getattr(METRICS[name], "PROMPT_DIRS", (name,))
+        }
+    )
+    files = {
+        f"{label}/{p.relative_to(folder).as_posix()}": p
+        for label, folder in folders.items()
+        if folder.is_dir()
+        for p in sorted(folder.rglob("*.txt"))
+    }
+    for key, value in _prompt_path_params(config):
+        path = Path(str(value)).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"{key}={value} does not exist; give an existing prompt file")
+        files[f"prompts/{key}/{path.name}"] = path.resolve()
+    return files
+
+
+def _prompt_path_params(config: RunConfig) -> list[tuple[str, Any]]:
+    """(config key, value) of every set parameter naming a file the job reads: ``*prompt_path``,
+    and G-Eval's ``steps`` when it is a file rather than ``official``."""
+    found = [(f"strategy.{k}", v) for k, v in config.strategy_params.items()]
+    found += [(f"metrics.{m}.{k}", v) for m, params in config.metrics.items() for k, v in params.items()]
+    return [(k, v) for k, v in found if v and (k.endswith("prompt_path") or _steps_file(k, v))]
+
+
+def _steps_file(key: str, value: Any) -> bool:
+    return key.endswith(".steps") and str(value) != "official"
+
+
+def file_digest(path: Path) -> str:
+    """SHA-256 of a file's bytes."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def fingerprint(config: RunConfig, prompts: dict[str, Path]) -> str:
+    """16 hex characters naming the experiment (see the module docstring)."""
+    core = {
+        k: v
+        for k, v in config.resolved.items()
+        if k not in NON_EXPERIMENT_KEYS and k not in ALL_ROLES
+    }
+    for role in config.roles:
+        block = dict(config.resolved.get(role) or {})
+        core[role] = {k: v for k, v in block.items() if k not in NOT_IN_FINGERPRINT}
+    digests = {label: file_digest(path) for label, path in sorted(prompts.items())}
+    blob = json.dumps({"config": core, "prompts": digests}, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]

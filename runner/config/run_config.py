@@ -1,0 +1,356 @@
+"""Typed, validated run configuration built from Hydra's composed config.
+
+Only ``runner/__main__.py`` sees a ``DictConfig``; it hands the plain container here.
+Validation happens before any model is loaded or run created, and each failure is a
+``ConfigError`` naming the key and a valid choice. Importing this module imports no
+litellm and no MLflow (``--cfg``, ``--help`` and config errors stay fast).
+"""
+
+from __future__ import annotations
+
+import inspect
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from metrics import METRICS
+from runner.config.checks import check_fields, number, refuse_secret
+from runner.errors import ConfigError
+from runner.data.hf import HFSpec, require_datasets
+from runner.llm.spec import ModelSpec
+from runner.llm.retry import RetryPolicy
+from strategies import STRATEGIES
+
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
+"""The folder above the packages: a clone's root, or ``site-packages`` for an installed wheel.
+Only the git commit is looked up here; results go under the current folder."""
+ALL_ROLES: tuple[str, ...] = tuple(
+    sorted({r for m in [*STRATEGIES.values(), *METRICS.values()] for r in m.ROLES})
+)
+"""Top-level config keys that are model roles (each a ``conf/<role>/`` group)."""
+
+
+@dataclass(frozen=True)
+class DataConfig:
+    """Where the documents (or the summaries to score) come from."""
+
+    source: str
+    """'sample', 'dir', 'booookscore_pickle', 'summaries', 'hf' or 'none'."""
+    path: str | None = None
+    """Folder or file for 'dir', 'booookscore_pickle' and 'summaries'; a local copy for 'hf'."""
+    limit: int | None = None
+    """Use only the first N documents."""
+    sources: str | None = None
+    """'summaries' only: the source texts (a folder of .txt files or a pickle)."""
+    references: str | None = None
+    """'dir' only: a folder of reference summaries, <doc_id>.txt or <doc_id>.<n>.txt."""
+    name: str | None = None
+    """'hf' only: the dataset's hub id (needs internet unless ``path`` holds a local copy)."""
+    split: str | None = None
+    """'hf' only: the split to load."""
+    config: str | None = None
+    """'hf' only: the dataset's configuration name."""
+    text_field: str | None = None
+    """'hf' only: the column (or dotted path) holding the text."""
+    reference_field: str | None = None
+    """'hf' only: the column (or dotted path) holding a reference string or a list of them."""
+    id_field: str | None = None
+    """'hf' only: the column (or dotted path) holding the document id; None = row index."""
+
+    @property
+    def hf(self) -> HFSpec | None:
+        """The dataset settings of 'hf' (None for every other source)."""
+        if self.source != "hf":
+            return None
+        return HFSpec(
+            self.name, self.split, self.config, self.text_field, self.reference_field, self.id_field
+        )
+
+
+_HF_KEYS = ("name", "split", "config", "text_field", "reference_field", "id_field")
+SOURCE_KEYS: dict[str, tuple[str, ...]] = {
+    "sample": ("limit",),
+    "none": (),
+    "dir": ("path", "references", "limit"),
+    "booookscore_pickle": ("path", "limit"),
+    "summaries": ("path", "sources", "limit"),
+    "hf": ("path", *_HF_KEYS, "limit"),
+}
+"""The keys each data source reads; any other key set is refused, never silently ignored
+(``data.path=books`` without ``data=dir`` once summarized the bundled sample instead)."""
+_NEEDS_PATH = {
+    "dir": "a folder of UTF-8 .txt files",
+    "booookscore_pickle": "the BooookScore {book_id: text} pickle",
+    "summaries": "a {doc_id: summary} JSON file",
+}
+_PATH_SOURCES = {"dir": "a folder of .txt files", "booookscore_pickle": "a .pkl file",
+                 "summaries": "a summaries JSON", "hf": "a local dataset copy"}
+
+
+def data_config(raw: dict[str, Any] | None) -> DataConfig:
+    """The ``data`` block, checked: known keys, and each key only with the source that reads it."""
+    raw = dict(raw or {"source": "none"})
+    known = [f.name for f in fields(DataConfig)]
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise ConfigError(f"data.{unknown[0]} is not a data setting; valid: {', '.join(known)}")
+    data = DataConfig(**raw)
+    if data.source not in SOURCE_KEYS:
+        raise ConfigError(f"data.source={data.source} is unknown; use one of {', '.join(SOURCE_KEYS)}")
+    _refuse_stray_keys(data)
+    _check_limit(data.limit)
+    if data.source in _NEEDS_PATH and not data.path:
+        raise ConfigError(
+            f"data={data.source} needs data.path=<{_NEEDS_PATH[data.source]}>; add it to the command"
+        )
+    if data.source == "hf":
+        require_datasets()
+        if not (data.name or data.path) or not data.text_field:
+            raise ConfigError("data=hf needs data.name=<hub id> (or data.path=<local copy>) and data.text_field")
+    return data
+
+
+def _refuse_stray_keys(data: DataConfig) -> None:
+    """A key set that the chosen source does not read: one line naming the source that does."""
+    reads = SOURCE_KEYS[data.source]
+    for key in ("path", "references", "sources", *_HF_KEYS):
+        if getattr(data, key) is None or key in reads:
+            continue
+        owners = [s for s, keys in SOURCE_KEYS.items() if key in keys]
+        if key == "path":
+            hint = "; ".join(f"data={s} for {what}" for s, what in _PATH_SOURCES.items())
+            raise ConfigError(
+                f"data.path={data.path} is ignored by data={data.source}, which reads no path; "
+                f"choose the source it is for: {hint}"
+            )
+        raise ConfigError(
+            f"data.{key} is for data={' or data='.join(owners)} only, and data={data.source} ignores it; "
+            f"remove it, or add data={owners[0]}"
+        )
+
+
+def _check_limit(limit: Any) -> None:
+    """``limit``: the first N documents (N >= 1), or null for all; a negative N once dropped
+    the last document through a Python slice."""
+    if limit is None:
+        return
+    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+        raise ConfigError(
+            f"data.limit={limit} must be a whole number >= 1 (the first N documents); "
+            "data.limit=null uses them all"
+        )
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything one job needs, validated."""
+
+    strategy: str
+    """Registered strategy name."""
+    strategy_params: dict[str, Any]
+    """Keyword parameters of the strategy function."""
+    roles: dict[str, ModelSpec]
+    """The model of each role the strategy and metrics declare (and only those)."""
+    data: DataConfig
+    """The documents."""
+    metrics: dict[str, dict[str, Any]]
+    """Metric name -> keyword parameters of its ``setup``."""
+    chunk: int
+    """Tokens per chunk."""
+    temperature: float | None
+    """Summarizer (role ``model``) temperature override."""
+    seed: int | None
+    """Seed passed to every model that accepts one."""
+    tracking_uri: str
+    """MLflow tracking URI."""
+    experiment: str
+    """MLflow experiment name."""
+    cache_dir: str | None
+    """Response cache folder (None = disabled)."""
+    progress: str
+    """bar (a terminal), lines (one per document, for logs) or off (``runner/run/progress.py``)."""
+    budget_usd: float | None = None
+    """Stop the job's model calls at this spending (USD)."""
+    sweep_budget_usd: float | None = None
+    """Stop the sweep's model calls at this spending (USD), shared by its jobs."""
+    force: bool = False
+    """Rerun a sweep cell that already has a FINISHED run with the same fingerprint."""
+    repeat: int = 0
+    """Repeat index: seeds become seed + repeat and responses get their own cache slots."""
+    on_error: str = "fail"
+    """'fail': the first failed document stops the job (the others are cancelled) and the run
+    ends FAILED; 'continue': the other documents finish, the failed ones are recorded."""
+    resolved: dict[str, Any] = field(default_factory=dict)
+    """The full resolved config, logged as config.yaml."""
+    overrides: tuple[str, ...] = ()
+    """Hydra overrides of this job; they name the MLflow run."""
+
+    @property
+    def strategy_module(self) -> ModuleType:
+        """The strategy's module (``summarize`` and ``ROLES``)."""
+        return STRATEGIES[self.strategy]
+
+
+def _keyword_params(fn: Callable[..., Any]) -> set[str]:
+    return {p.name for p in inspect.signature(fn).parameters.values() if p.kind == p.KEYWORD_ONLY}
+
+
+def _check_params(kind: str, name: str, fn: Callable[..., Any], params: dict[str, Any]) -> None:
+    accepted = _keyword_params(fn)
+    unknown = sorted(set(params) - accepted)
+    if unknown:
+        raise ConfigError(
+            f"{kind}.{unknown[0]} is not a parameter of {kind} {name!r}; "
+            f"valid keys: {', '.join(sorted(accepted)) or 'none'}"
+        )
+
+
+def model_spec(raw: dict[str, Any], role: str) -> ModelSpec:
+    """A ModelSpec from a role's config block, rejecting unknown keys."""
+    raw = dict(raw)
+    known = {f.name for f in fields(ModelSpec)}
+    unknown = sorted(set(raw) - known)
+    for key in unknown:
+        refuse_secret(role, key)
+    if unknown:
+        raise ConfigError(f"{role}.{unknown[0]} is not a model setting; valid: {', '.join(sorted(known))}")
+    if not raw.get("model"):
+        raise ConfigError(f"{role}.model is empty; give a litellm model string, e.g. openai/gpt-4o")
+    check_fields(ModelSpec, raw, role)
+    retry = dict(raw.get("retry") or {})
+    stray = sorted(set(retry) - {f.name for f in fields(RetryPolicy)})
+    if stray:
+        raise ConfigError(f"{role}.retry.{stray[0]} is not a retry setting; valid: {', '.join(f.name for f in fields(RetryPolicy))}")
+    check_fields(RetryPolicy, retry, f"{role}.retry")
+    raw["retry"] = RetryPolicy(**retry)
+    return ModelSpec(**{k: v for k, v in raw.items() if v is not None})
+
+
+def _pick(kind: str, registry: dict[str, ModuleType], name: Any) -> ModuleType:
+    if name not in registry:
+        raise ConfigError(f"{kind}={name} is unknown; available: {', '.join(sorted(registry))}")
+    return registry[name]
+
+
+def _roles(raw: dict[str, Any], needs: dict[str, str]) -> dict[str, ModelSpec]:
+    """The specs of the roles needed; ``needs`` maps role -> who needs it (for the message)."""
+    out = {}
+    for role, who in needs.items():
+        if not isinstance(raw.get(role), dict):
+            raise ConfigError(f"{who} needs the model role '{role}'; add {role}=<model alias> (see conf/model/)")
+        out[role] = model_spec(raw[role], role)
+    return out
+
+
+def _check_data_and_strategy(data: DataConfig, strategy: str, strategy_params: dict[str, Any]) -> None:
+    if strategy == "precomputed":
+        file = strategy_params.get("summaries") or "FILE.json"
+        raise ConfigError(
+            f"strategy=precomputed was replaced; use strategy=none data=summaries data.path={file} "
+            "(data.sources=DIR adds the source texts)"
+        )
+    if (data.source == "summaries") != (strategy == "none"):
+        raise ConfigError(
+            "data=summaries scores summaries made elsewhere and goes with strategy=none; "
+            "use both together (python -m runner strategy=none data=summaries data.path=FILE.json)"
+        )
+
+
+def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> RunConfig:
+    """Validate the composed config (a plain dict) into a RunConfig."""
+    strategy_raw = dict(raw.get("strategy") or {})
+    name = strategy_raw.pop("name", None)
+    data = data_config(raw.get("data"))
+    _check_data_and_strategy(data, str(name), strategy_raw)
+    strategy = _pick("strategy", STRATEGIES, name)
+    _check_params("strategy", str(name), strategy.summarize, strategy_raw)
+    needs = {role: f"strategy={name}" for role in strategy.ROLES}
+    metrics = {k: dict(v or {}) for k, v in (raw.get("metrics") or {}).items()}
+    for metric, params in metrics.items():
+        module = _pick("metrics", METRICS, metric)
+        _check_params(f"metrics.{metric}", metric, module.setup, params)
+        needs.update({role: f"metric {metric}" for role in module.ROLES if role not in needs})
+    chunk = raw.get("chunk")
+    if not isinstance(chunk, int) or isinstance(chunk, bool) or chunk <= 0:
+        raise ConfigError(f"chunk={chunk} must be a positive whole number of tokens; try chunk=2048")
+    temperature = raw.get("temperature")
+    if temperature is not None:
+        temperature = number("temperature", temperature, 0.0, 2.0, "temperature=0.5")
+    seed = raw.get("seed")
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+        raise ConfigError(f"seed={seed} must be a whole number (or null); try seed=0")
+    tracking = raw.get("tracking") or {}
+    budget = raw.get("budget") or {}
+    cache = raw.get("cache") or {}
+    return RunConfig(
+        strategy=str(name),
+        strategy_params=strategy_raw,
+        roles=_roles(raw, needs),
+        data=data,
+        metrics=metrics,
+        chunk=chunk,
+        temperature=None if temperature is None else float(temperature),
+        seed=seed,
+        tracking_uri=tracking.get("uri") or default_tracking_uri(),
+        experiment=str(tracking.get("experiment") or "summarization"),
+        cache_dir=(cache.get("dir") or default_cache_dir())
+        if cache.get("enabled", True)
+        else None,
+        progress=_progress_mode(raw.get("progress", "auto")),
+        budget_usd=_usd(budget, "usd"),
+        sweep_budget_usd=_usd(budget, "sweep_usd"),
+        force=bool(raw.get("force", False)),
+        repeat=_repeat(raw.get("repeat", 0)),
+        on_error=_on_error(raw.get("on_error", "fail")),
+        resolved=raw,
+        overrides=tuple(overrides),
+    )
+
+
+def _on_error(value: Any) -> str:
+    if value not in ("fail", "continue"):
+        raise ConfigError(f"on_error={value} must be fail (stop the job) or continue (finish the other documents)")
+    return str(value)
+
+
+def _repeat(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ConfigError(f"repeat={value} must be a whole number >= 0; sweep it with -m repeat='range(3)'")
+    return value
+
+
+def _usd(budget: dict[str, Any], key: str) -> float | None:
+    value = budget.get(key)
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ConfigError(
+            f"budget.{key}={value} must be a number of US dollars > 0 (a budget of 0 allows no call), "
+            f"e.g. budget.{key}=5; budget.{key}=null means no limit"
+        )
+    return float(value)
+
+
+def _progress_mode(value: Any) -> str:
+    """auto: a bar on a terminal, one line per document in a log; true = bar; false = off."""
+    if value == "auto":
+        return "bar" if sys.stderr.isatty() else "lines"
+    if isinstance(value, bool):
+        return "bar" if value else "off"
+    if value in ("bar", "lines", "off"):
+        return str(value)
+    raise ConfigError(f"progress={value} is not a progress mode; use auto, bar, lines or off (true/false)")
+
+
+def default_tracking_uri() -> str:
+    """sqlite store in ./mlruns of the current folder, where MLflow users look (MLflow 3.13+
+    refuses a plain file store); the artifacts go beside it, in ./mlruns/artifacts."""
+    return f"sqlite:///{Path.cwd() / 'mlruns' / 'mlflow.db'}"
+
+
+def default_cache_dir() -> str:
+    """The gateway's response cache: ./.cache/llm of the current folder."""
+    return str(Path.cwd() / ".cache" / "llm")

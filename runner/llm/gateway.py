@@ -1,0 +1,374 @@
+"""The gateway: the one door to language models.
+
+Every strategy and metric calls ``Gateway.complete``; only this module calls
+``litellm.completion``. It adds what litellm leaves to the caller: a persistent response
+cache keyed by the whole request, bounded retries with backoff, a concurrency limit per
+endpoint owned by the job (``runner/llm/limits.py``), cancellation when the job stops, and
+accounting of every call (tokens, cost, latency, cache hits) written to ``calls.jsonl``.
+
+litellm costs about 5 s to import, so it is imported only when a call misses the cache
+or a check needs it (a model's context window from litellm's map, a key litellm must
+name): an identical rerun served from the cache never imports it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from runner.llm.call_log import DOCUMENT, CallLog
+from runner.llm.endpoints import check_reachable, require_key
+from runner.errors import Cancelled, ConfigError, LLMError
+from runner.llm.limits import EndpointLimits
+from runner.llm.providers import load_litellm as _litellm
+from runner.llm.providers import new_call_id
+from runner.llm.cache import ResponseCache, cache_key
+from runner.llm.provider_errors import check_answer, translate
+from runner.llm.spec import LOCAL_PREFIX, ModelSpec
+from runner.text import count_tokens
+from runner.types import Completion, Message
+
+DEFAULT_SCRIPTED_WINDOW = 8192
+
+
+class Gateway:
+    """A configured model in one role: cache, retries, limits, accounting. Implements ``types.LLM``."""
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        calls: CallLog,
+        cache: ResponseCache | None = None,
+        seed: int | None = None,
+        temperature: float | None = None,
+        role: str = "model",
+        limits: EndpointLimits | None = None,
+        cancel: threading.Event | None = None,
+        repeat: int = 0,
+    ) -> None:
+        self.spec = spec
+        self.name = spec.name
+        self.call_log = calls
+        self.cache = cache
+        self.seed = seed
+        self.temperature = temperature if temperature is not None else spec.temperature
+        self.role = role
+        self.cancel = cancel or threading.Event()
+        self.repeat = repeat
+        limits = limits or EndpointLimits([spec])
+        self._semaphore = limits.semaphore(spec)
+        self.concurrency = limits.limit(spec)
+        self._model_path = self._local_path() if spec.is_local else None
+        self._answers: dict[str | None, list[str]] = {}
+        """This role's answers per document (cached ones too, so a resumed run decides alike)."""
+        self.context_window = self._context_window()
+
+    def _local_path(self) -> str:
+        from runner.llm.local.weights import default_gguf_path
+
+        return str(default_gguf_path() if not self.spec.path else Path(_existing(self.spec.path)))
+
+    def _context_window(self) -> int:
+        if self.spec.context_window:
+            return int(self.spec.context_window)
+        if self.spec.is_local:
+            return self.spec.n_ctx
+        if self.spec.in_process:
+            return DEFAULT_SCRIPTED_WINDOW
+        try:
+            info = _litellm().get_model_info(self.spec.model)
+        except Exception as err:
+            raise ConfigError(
+                f"{self.role}={self.name}: litellm does not know the context window of "
+                f"{self.spec.model!r}; set {self.role}.context_window=<tokens>"
+            ) from err
+        return int(info.get("max_input_tokens") or info.get("max_tokens") or 4096)
+
+    def check_ready(self) -> None:
+        """Fail fast, before any work: the API key is missing or the server does not answer."""
+        if self.spec.in_process:
+            return
+        if self.spec.api_base:
+            check_reachable(self.role, self.spec, self.spec.api_base)
+            return
+        if self.spec.api_key_env:
+            require_key(self.role, self.spec, [] if os.environ.get(self.spec.api_key_env) else [self.spec.api_key_env])
+        else:
+            require_key(self.role, self.spec, list(_litellm().validate_environment(self.spec.model).get("missing_keys") or []))
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens in the project's tokenizer (cl100k_base), used for all budgets."""
+        return count_tokens(text)
+
+    def complete(
+        self,
+        messages: Sequence[Message] | str,
+        *,
+        max_tokens: int | None = None,
+        temperature: float | None = None,
+        stop: Sequence[str] | None = None,
+        sample: int = 0,
+        purpose: str = "",
+        response_format: dict[str, Any] | None = None,
+        top_logprobs: int = 0,
+    ) -> Completion:
+        """One chat completion, served from the cache when the identical request was made."""
+        if self.cancel.is_set():
+            raise Cancelled(f"{self.role}={self.name}: the job was stopped before this call")
+        request = self._request(messages, max_tokens, temperature, stop, sample, response_format)
+        if top_logprobs:  # only then, so other requests keep their cache keys
+            request.update(logprobs=True, top_logprobs=int(top_logprobs))
+        key = cache_key(request)
+        stored = self.cache.get(key) if self.cache else None
+        if stored is not None:
+            completion = _completion(stored, cost=0.0, latency=0.0, cached=True)
+        else:
+            completion = self._call(request, purpose)
+            if self.cache:
+                self.cache.put(key, _stored(completion))
+        self.call_log.record(self.role, self.name, request, completion, purpose)
+        if self.spec.stop_on_copied_sentence:
+            self._answers.setdefault(DOCUMENT.get(), []).append(completion.text)
+        return completion
+
+    def _request(
+        self,
+        messages: Sequence[Message] | str,
+        max_tokens: int | None,
+        temperature: float | None,
+        stop: Sequence[str] | None,
+        sample: int,
+        response_format: dict[str, Any] | None,
+    ) -> dict[str, Any]:
+        if isinstance(messages, str):
+            messages = [Message("user", messages)]
+        if self.spec.system_prompt:  # unset (every API model): requests as before
+            messages = with_system_prompt(list(messages), self.spec.system_prompt)
+        request = {
+            "model": self.spec.model,
+            "model_file": self._model_path,
+            "api_base": self.spec.api_base,
+            "messages": [self._message(m) for m in messages],
+            "temperature": temperature if temperature is not None else self.temperature,
+            "top_p": self.spec.top_p,
+            "max_tokens": max_tokens or self.spec.max_tokens,
+            "seed": sample_seed(self.seed, sample),
+            "stop": list(stop) if stop else None,
+            "response_format": response_format,
+            "sample": sample,
+        }
+        if self.repeat:  # only then, so the cache keys of unrepeated runs stay as they were
+            request["repeat"] = self.repeat
+        if self.spec.repeat_penalty is not None:  # likewise: only models that set one
+            request["repeat_penalty"] = self.spec.repeat_penalty
+        if self.spec.stop_on_repeated_sentence:  # likewise
+            request["stop_on_repeated_sentence"] = True
+        if self.spec.stop_on_copied_sentence:  # likewise
+            request["stop_on_copied_sentence"] = True
+        return request
+
+    def _message(self, m: Message) -> dict[str, Any]:
+        """litellm's message form; a cache mark becomes Anthropic's cache_control block."""
+        if m.cache and ("anthropic" in self.spec.model or "claude" in self.spec.model):
+            block = {"type": "text", "text": m.content, "cache_control": {"type": "ephemeral"}}
+            return {"role": m.role, "content": [block]}
+        return {"role": m.role, "content": m.content}
+
+    def _call(self, request: dict[str, Any], purpose: str) -> Completion:
+        kwargs = {k: v for k, v in request.items() if v is not None}
+        sample = kwargs.pop("sample", 0)
+        kwargs.pop("repeat", None)
+        kwargs.pop("model_file", None)
+        if self.spec.in_process:  # a scripted model answers per sample and purpose
+            kwargs["metadata"] = {"sample": sample, "purpose": purpose}
+        if self.call_log.budget is not None:
+            self.call_log.budget.check()
+        if self.spec.is_local:
+            kwargs["model"] = self._register_local()
+            if self.spec.stop_on_copied_sentence:  # outside the request: the cache key holds the flag only
+                kwargs["own_text"] = "\n".join(self._answers.get(DOCUMENT.get(), []))
+        _litellm()  # its ~5 s import is no attempt's: keep it off the retry deadline
+        if self.api_key() is not None:
+            kwargs["api_key"] = self.api_key()
+        kwargs.update(timeout=self.spec.timeout_s, num_retries=0, max_retries=0, drop_params=True)
+        start = time.perf_counter()
+        with self._semaphore:
+            if self.cancel.is_set():
+                raise Cancelled(f"{self.role}={self.name}: the job was stopped before this call")
+            response, _ = self.spec.retry.run(lambda: self._attempt(kwargs))
+        latency = time.perf_counter() - start
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        details = getattr(usage, "prompt_tokens_details", None)
+        choice = response.choices[0]
+        return Completion(
+            top_logprobs=_top_logprobs(choice),
+            text=choice.message.content or "",
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost_usd=self._cost(response, prompt_tokens, completion_tokens),
+            latency_s=latency,
+            cached=False,
+            call_id=new_call_id(),
+            finish_reason=str(choice.finish_reason or "stop"),
+            cached_prompt_tokens=int(getattr(details, "cached_tokens", 0) or 0),
+        )
+
+    def api_key(self) -> str | None:
+        """The key from the environment; 'no-key' for a keyless OpenAI-compatible server."""
+        if self.spec.api_key_env and os.environ.get(self.spec.api_key_env):
+            return os.environ[self.spec.api_key_env]
+        return "no-key" if self.spec.api_base else None  # such servers often need none
+
+    def missing_extra(self) -> str | None:
+        """Why this in-process embedder cannot run (its weights package is absent), else None.
+
+        Metrics ask before the run and skip with this notice instead of failing the run.
+        """
+        if not self.spec.is_local_embedder:
+            return None
+        from runner.llm.local import embedder as local_embedder
+
+        try:
+            local_embedder.check_available()
+        except ConfigError as err:
+            return str(err)
+        return None
+
+    def embed(self, texts: Sequence[str], *, purpose: str = "") -> list[list[float]]:
+        """One embedding per text (the ``embedder`` role), cached per text."""
+        from runner.llm.embed import embed
+
+        return embed(self, texts, purpose)
+
+    def _register_local(self) -> str:
+        """The litellm model string of this role's own llama.cpp instance ('local/<name>@judge').
+
+        One instance per role, not per model: each keeps its own KV cache, so the judge's
+        long instructions and SummIt's evaluator's document stay evaluated while the
+        summarizer works (one shared instance re-read them after every summarizer call).
+        The request, and so the cache key, still names the model alone."""
+        _litellm()
+        from runner.llm.local import model as local_model
+
+        assert self._model_path is not None
+        name = f"{self.spec.model[len(LOCAL_PREFIX):]}@{self.role}"
+        local_model.PROVIDER.register(name, Path(self._model_path), self.spec.n_ctx, self.spec.n_threads)
+        return LOCAL_PREFIX + name
+
+    def _attempt(self, kwargs: dict[str, Any]) -> Any:
+        """One HTTP attempt (litellm's own retries are off: each attempt is counted here).
+
+        A 200 whose answer is empty or cut-off JSON raises ``InvalidAnswerError`` so the
+        retry policy asks again: such an answer is never cached nor logged as a call. An
+        in-process model is exempt: it answers the same request the same way every time.
+        A job stopped while this call was backing off makes no further attempt.
+        """
+        if self.cancel.is_set():  # Cancelled is no LLMError: the retry loop lets it through
+            raise Cancelled(f"{self.role}={self.name}: the job was stopped during retries")
+        try:
+            response = _litellm().completion(**kwargs)
+        except Exception as err:  # translated once, here, into runner.errors
+            spec = self.spec
+            raise translate(err, self.role, spec.name, spec.api_base, spec.model) from err
+        if not self.spec.in_process:
+            json_mode = (kwargs.get("response_format") or {}).get("type") == "json_object"
+            check_answer(response, json_mode, self.role, self.spec.name)
+        return response
+
+    def _cost(self, response: Any, prompt_tokens: int, completion_tokens: int) -> float:
+        spec = self.spec
+        if spec.input_cost_per_token is not None or spec.output_cost_per_token is not None:
+            return (spec.input_cost_per_token or 0.0) * prompt_tokens + (
+                spec.output_cost_per_token or 0.0
+            ) * completion_tokens
+        if spec.in_process:
+            return 0.0  # litellm.completion_cost raises for custom providers
+        hidden = getattr(response, "_hidden_params", None) or {}
+        if hidden.get("response_cost") is not None:  # litellm priced it already: don't redo it
+            return float(hidden["response_cost"])
+        try:
+            return float(_litellm().completion_cost(completion_response=response))
+        except Exception:  # unmapped model: cost unknown, reported as 0 (see README)
+            return 0.0
+
+
+def sample_seed(seed: int | None, sample: int) -> int | None:
+    """The seed of one sample: the run's seed for sample 0, a distinct one for each other.
+
+    With one seed for every sample, a seeded provider (llama.cpp, OpenAI) answers repeated
+    samples of the same prompt identically, and G-Eval's 20 samples or a regeneration at
+    temperature 1 would be one answer counted many times.
+    """
+    if seed is None or sample == 0:
+        return seed
+    digest = hashlib.sha256(f"{seed}:{sample}".encode()).hexdigest()
+    return int(digest[:8], 16) & 0x7FFFFFFF
+
+
+def _top_logprobs(choice: Any) -> tuple[dict[str, float], ...]:
+    """Per generated token, its alternatives and their log-probabilities (when returned)."""
+    content = getattr(getattr(choice, "logprobs", None), "content", None)
+    if content is None and isinstance(getattr(choice, "logprobs", None), dict):
+        content = choice.logprobs.get("content")
+    out = []
+    for token in content or ():
+        alternatives = _get(token, "top_logprobs") or []
+        out.append({str(_get(a, "token")): float(_get(a, "logprob")) for a in alternatives})
+    return tuple(out)
+
+
+def _get(item: Any, name: str) -> Any:
+    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
+
+
+def _existing(path: str) -> str:
+    expanded = os.path.expanduser(path)
+    if not os.path.isfile(expanded):
+        raise ConfigError(f"model.path={path} does not exist; point it at a .gguf file")
+    return expanded
+
+
+def _stored(c: Completion) -> dict[str, Any]:
+    return {
+        "text": c.text,
+        "prompt_tokens": c.prompt_tokens,
+        "completion_tokens": c.completion_tokens,
+        "finish_reason": c.finish_reason,
+        "cached_prompt_tokens": c.cached_prompt_tokens,
+        "cost_usd": c.cost_usd,
+        **({"top_logprobs": list(c.top_logprobs)} if c.top_logprobs else {}),
+    }
+
+
+def _completion(stored: dict[str, Any], cost: float, latency: float, cached: bool) -> Completion:
+    return Completion(
+        text=stored["text"],
+        prompt_tokens=stored["prompt_tokens"],
+        completion_tokens=stored["completion_tokens"],
+        cost_usd=cost,
+        latency_s=latency,
+        cached=cached,
+        call_id=new_call_id(),
+        finish_reason=stored.get("finish_reason", "stop"),
+        cached_prompt_tokens=stored.get("cached_prompt_tokens", 0),
+        top_logprobs=tuple(stored.get("top_logprobs") or ()),
+    )
+
+
+__all__ = ["CallLog", "Gateway", "LLMError", "ModelSpec"]
+
+
+def with_system_prompt(messages: list[Message], system_prompt: str) -> list[Message]:
+    """The model's system prompt first: its own message, or at the head of the request's own
+    system message (SummIt brings one), so a prompt that has one still gets the model's."""
+    if messages and messages[0].role == "system":
+        head = messages[0]
+        return [Message("system", f"{system_prompt}\n\n{head.content}", head.cache), *messages[1:]]
+    return [Message("system", system_prompt), *messages]

@@ -1,0 +1,44 @@
+"""Concurrency limits per model endpoint, owned by a job.
+
+A limit belongs to an endpoint (the model string plus its server), as httpx keeps
+``Limits`` per client: two roles on one endpoint share it, and a sweep that runs
+``model.concurrency=2,8`` in one process gives each job its own limit. Nothing here is
+process-global; a job builds one ``EndpointLimits`` from the specs of its roles.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable
+
+from runner.llm.spec import ModelSpec
+
+
+def endpoint_limit(spec: ModelSpec) -> int:
+    """Calls in flight for one spec: 1 for the embedded model (one llama.cpp context), else its setting."""
+    return 1 if spec.is_local else max(1, int(spec.concurrency))
+
+
+class EndpointLimits:
+    """One semaphore per endpoint; roles that share an endpoint get the smaller limit."""
+
+    def __init__(self, specs: Iterable[ModelSpec] = ()) -> None:
+        self._limits: dict[tuple[str, str], int] = {}
+        for spec in specs:
+            key = spec.endpoint
+            self._limits[key] = min(self._limits.get(key, endpoint_limit(spec)), endpoint_limit(spec))
+        self._semaphores = {k: threading.BoundedSemaphore(n) for k, n in self._limits.items()}
+        self._lock = threading.Lock()
+
+    def limit(self, spec: ModelSpec) -> int:
+        """The number of calls allowed in flight to this spec's endpoint."""
+        self.semaphore(spec)
+        return self._limits[spec.endpoint]
+
+    def semaphore(self, spec: ModelSpec) -> threading.BoundedSemaphore:
+        """The endpoint's semaphore (created on demand for a spec the job did not list)."""
+        with self._lock:
+            if spec.endpoint not in self._semaphores:
+                self._limits[spec.endpoint] = endpoint_limit(spec)
+                self._semaphores[spec.endpoint] = threading.BoundedSemaphore(endpoint_limit(spec))
+            return self._semaphores[spec.endpoint]

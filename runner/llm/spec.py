@@ -1,0 +1,95 @@
+"""A model as configured in ``conf/model/*.yaml``: plain data, importable without litellm.
+
+Kept apart from the gateway so that validating a config (``runner/config/run_config.py``) and
+printing ``--help`` never pay litellm's import.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from runner.llm.retry import RetryPolicy
+
+LOCAL_PREFIX = "local/"
+"""The embedded llama.cpp model (``runner/llm/local/model.py``)."""
+SCRIPTED_PREFIX = "scripted/"
+"""A scripted in-process model for tests (``runner/llm/scripted.py``)."""
+LOCAL_EMBED_PREFIX = "local-embed/"
+"""The embedded sentence embedder (``runner/llm/local/embedder.py``), for the ``embedder`` role."""
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A model as configured in ``conf/model/*.yaml``."""
+
+    name: str
+    """The config alias ('local', 'claude', ...), used in messages and run names."""
+    model: str
+    """litellm model string: 'anthropic/...', 'openai/...', or 'local/<name>'."""
+    api_base: str | None = None
+    """OpenAI-compatible server URL (vLLM, Ollama, llama.cpp server)."""
+    api_key_env: str | None = None
+    """Environment variable holding the key; the key itself never enters config or logs."""
+    temperature: float | None = None
+    """Default sampling temperature (the paper: 0.5; Claude 1.0)."""
+    top_p: float | None = None
+    """Nucleus sampling; the paper uses p=1."""
+    max_tokens: int | None = None
+    """Default cap on generated tokens when the caller gives none."""
+    context_window: int | None = None
+    """Input window in tokens; None = litellm's model info (or n_ctx for local)."""
+    input_cost_per_token: float | None = None
+    """USD price override for models litellm does not map."""
+    output_cost_per_token: float | None = None
+    """USD price override for generated tokens."""
+    concurrency: int = 8
+    """Calls in flight at once to this endpoint (model + api_base) within a job."""
+    timeout_s: float = 600.0
+    """Per-attempt timeout."""
+    retry: RetryPolicy = field(default_factory=RetryPolicy)
+    """Retry policy for transient failures."""
+    path: str | None = None
+    """Local only: GGUF file (None = the bundled Qwen2.5-Coder-0.5B-Instruct)."""
+    n_ctx: int = 8192
+    """Local only: llama.cpp context size."""
+    n_threads: int | None = None
+    """Local only: CPU threads (None = llama.cpp's choice)."""
+    repeat_penalty: float | None = None
+    """Local only: llama.cpp's penalty on tokens repeated within the last 64 (1.1 is its
+    command line's default; None = none). Small models otherwise loop at temperature 0."""
+    stop_on_repeated_sentence: bool = False
+    """Local only: end an answer at its first sentence that mostly repeats what it already
+    said, cut before it (``runner/llm/local/stops.py``); llama.cpp's repeat penalty looks back
+    64 tokens only."""
+    stop_on_copied_sentence: bool = False
+    """Local only: end an answer at its first sentence (after the first) copied from the
+    prompt, cut before it. Text this role already answered for the same document (a running
+    summary, level-0 summaries, SummIt's summary) is its own, not a copy."""
+    system_prompt: str | None = None
+    """A system message before every request, or at the head of the request's own (None =
+    none, as for every API model: the papers' prompts are sent as they are). The embedded
+    0.5B summarizer copies the story's opening without one."""
+
+    @property
+    def is_local(self) -> bool:
+        """True for the in-process llama.cpp model."""
+        return self.model.startswith(LOCAL_PREFIX)
+
+    @property
+    def in_process(self) -> bool:
+        """True for models answered inside this process (no key, no server, no price)."""
+        return self.is_local or self.model.startswith((SCRIPTED_PREFIX, LOCAL_EMBED_PREFIX))
+
+    @property
+    def is_local_embedder(self) -> bool:
+        """True for the in-process sentence embedder."""
+        return self.model.startswith(LOCAL_EMBED_PREFIX)
+
+    @property
+    def endpoint(self) -> tuple[str, str]:
+        """What a concurrency limit belongs to: the model string and its server."""
+        return (self.model, self.api_base or "")
+
+
+NOT_IN_FINGERPRINT = ("concurrency", "timeout_s", "retry")
+"""Model keys that change how calls are made, never what they answer."""

@@ -1,0 +1,114 @@
+"""The report's settings (``conf/report.yaml``) as a validated, typed ``ReportConfig``.
+
+Kept apart from the Hydra entry so that tests and scripts build a report from plain values,
+and so that a bad value is a one-line ``ConfigError`` before MLflow is even imported.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.errors import ConfigError
+
+DEFAULT_METRICS = (
+    "booookscore/score",
+    "stats/length_tokens",
+    "stats/novel_trigrams_pct",
+    "stats/repeated_trigrams_pct",
+)
+SETTINGS = (
+    "tracking.uri",
+    "tracking.experiment",
+    "sweep",
+    "out",
+    "metric_keys",
+    "columns",
+    "rows",
+    "resamples",
+    "confidence",
+    "seed",
+    "plots",
+)
+
+
+@dataclass(frozen=True)
+class ReportConfig:
+    """``conf/report.yaml``, validated (see the comments there)."""
+
+    uri: str
+    """MLflow tracking URI."""
+    experiment: str
+    """MLflow experiment name."""
+    sweep: str | None = None
+    """Parent run id (or name) of the sweep; None = the latest sweep, or all runs if none."""
+    out: Path | None = None
+    """Output folder; None = reports/<experiment>-<sweep id or 'all'> under the current folder."""
+    metrics: tuple[str, ...] = DEFAULT_METRICS
+    """Metric names, in column order; those no selected run has are skipped with a note."""
+    columns: tuple[str, ...] | None = None
+    """Column keys; None = ('strategy',) when it varies."""
+    rows: tuple[str, ...] | None = None
+    """Row keys; None = the other varying params that tell configurations apart."""
+    resamples: int = 1000
+    """Bootstrap resamples per cell."""
+    confidence: float = 0.95
+    """Interval coverage."""
+    seed: int = 0
+    """Seed of the bootstrap."""
+    plots: bool = True
+    """Draw the figures."""
+
+
+def _keys(name: str, value: Any, *, allow_none: bool) -> tuple[str, ...] | None:
+    """A list of non-empty strings (a single string counts as a list of one)."""
+    if value is None and allow_none:
+        return None
+    items = [value] if isinstance(value, str) else value
+    if not isinstance(items, list) or not all(isinstance(v, str) and v for v in items):
+        raise ConfigError(f"{name}={value} must be a list of names; e.g. {name}=[model,chunk]")
+    return tuple(items)
+
+
+def build_report_config(raw: dict[str, Any]) -> ReportConfig:
+    """Validate the composed ``report`` config (a plain dict) into a ``ReportConfig``."""
+    from runner.config.run_config import default_tracking_uri
+
+    unknown = sorted(set(raw) - {s.split(".")[0] for s in SETTINGS})
+    tracking = raw.get("tracking") or {}
+    unknown += sorted(f"tracking.{k}" for k in set(tracking) - {"uri", "experiment"})
+    if unknown:
+        raise ConfigError(f"{unknown[0]} is not a report setting; valid: {', '.join(SETTINGS)}")
+    resamples, confidence, seed = raw.get("resamples"), raw.get("confidence"), raw.get("seed")
+    if not isinstance(resamples, int) or isinstance(resamples, bool) or resamples < 100:
+        raise ConfigError(
+            f"resamples={resamples} must be a whole number >= 100; try resamples=1000"
+        )
+    if (
+        isinstance(confidence, bool)
+        or not isinstance(confidence, (int, float))
+        or not 0 < confidence < 1
+    ):
+        raise ConfigError(f"confidence={confidence} must be between 0 and 1; try confidence=0.95")
+    if not isinstance(seed, int) or isinstance(seed, bool):
+        raise ConfigError(f"seed={seed} must be a whole number; try seed=0")
+    if not isinstance(raw.get("plots"), bool):
+        raise ConfigError(f"plots={raw.get('plots')} must be true or false")
+    metrics = _keys("metric_keys", raw.get("metric_keys"), allow_none=False) or ()
+    if not metrics:
+        raise ConfigError("metric_keys=[] names no metric; e.g. metric_keys=[booookscore/score]")
+    sweep, out = raw.get("sweep"), raw.get("out")
+    return ReportConfig(
+        uri=str(tracking.get("uri") or default_tracking_uri()),
+        experiment=str(tracking.get("experiment") or "summarization"),
+        sweep=None if sweep is None else str(sweep),
+        out=None if out is None else Path(str(out)).expanduser(),
+        metrics=metrics,
+        columns=_keys("columns", raw.get("columns"), allow_none=True),
+        rows=_keys("rows", raw.get("rows"), allow_none=True),
+        resamples=resamples,
+        confidence=float(confidence),
+        seed=seed,
+        plots=raw["plots"],
+    )

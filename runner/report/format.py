@@ -1,0 +1,185 @@
+"""A ``Table`` as Markdown (printed, and for notes), LaTeX (booktabs, for the paper) and CSV.
+
+Markdown and LaTeX show ``mean [low, high]`` per cell: the interval is a percentile
+bootstrap, so it need not be symmetric and a ``±`` would misstate one side. Both end with
+the footnote of runs that were not averaged, so a copied table carries its caveats. The CSV is
+long (one line per cell and metric) with full-precision numbers, for re-analysis.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Sequence
+
+from runner.report.runs import Excluded
+from runner.report.table import Estimate, Key, Table
+
+METRIC_LABELS = {
+    "booookscore/score": "BooookScore",
+    "stats/length_tokens": "Avg length (tokens)",
+    "stats/novel_trigrams_pct": "% novel trigrams",
+    "stats/repeated_trigrams_pct": "% repeated trigrams",
+}
+"""Column titles of the paper's Table 2; any other metric is titled by its name."""
+CSV_FIELDS = ("metric", "mean", "ci_low", "ci_high", "n", "runs")
+_REASON_CHARS = 160  # a failure tag can hold a traceback: the footnote shows its first line
+
+
+def metric_label(metric: str) -> str:
+    """The column title of ``metric``."""
+    return METRIC_LABELS.get(metric, metric)
+
+
+def decimals(table: Table, metric: str) -> int:
+    """One precision per metric, from its largest mean: 0.612, 5.43, 78.1, 1204."""
+    means = [abs(e.mean) for (_, _, m), e in table.cells.items() if m == metric]
+    largest = max(means, default=0.0)
+    return 3 if largest < 1 else 2 if largest < 10 else 1 if largest < 1000 else 0
+
+
+def cell_text(estimate: Estimate | None, places: int) -> tuple[str, str]:
+    """(mean, interval) as text; ('—', '') for an empty cell."""
+    if estimate is None:
+        return "—", ""
+    return f"{estimate.mean:.{places}f}", f"[{estimate.low:.{places}f}, {estimate.high:.{places}f}]"
+
+
+def _column_title(column: Key) -> str:
+    return "/".join(column)
+
+
+def _row_titles(table: Table) -> tuple[list[str], list[Key]]:
+    """Header and values of the label columns ('configuration: all' when no key varies)."""
+    if table.layout.rows:
+        return list(table.layout.rows), list(table.rows)
+    return ["configuration"], [("all",) for _ in table.rows]
+
+
+def caption(table: Table) -> str:
+    """What a cell is, in one sentence."""
+    counts = [e.n for e in table.cells.values()] or [0]
+    n = f"{min(counts)}" if min(counts) == max(counts) else f"{min(counts)}–{max(counts)}"
+    text = (
+        f"Cells: mean [{table.confidence:.0%} CI] over documents, pooled over the runs of a cell "
+        f"(percentile bootstrap, {table.resamples} resamples, seed {table.seed}); "
+        f"n = {n} per cell."
+    )
+    if table.per_run:
+        text += f" One value per run (no per-document values): {', '.join(sorted(table.per_run))}."
+    return text
+
+
+def footnote_lines(excluded: Sequence[Excluded]) -> list[str]:
+    """One line per run left out: name, short id, status and reason."""
+    lines = []
+    for run in excluded:
+        reason = (run.reason.strip().splitlines() or [""])[0][:_REASON_CHARS]
+        lines.append(
+            f"{run.run_name} ({run.run_id[:8]}): {run.status}" + (f": {reason}" if reason else "")
+        )
+    return lines
+
+
+def markdown(table: Table, excluded: Sequence[Excluded]) -> str:
+    """A GitHub-flavoured Markdown table, its caption and the footnote."""
+    titles, labels = _row_titles(table)
+    header = list(titles)
+    for column in table.columns:
+        prefix = f"{_column_title(column)}: " if table.layout.columns else ""
+        header += [prefix + metric_label(m) for m in table.metrics]
+    places = {m: decimals(table, m) for m in table.metrics}
+    lines = [
+        "| " + " | ".join(header) + " |",
+        "|" + "---|" * len(titles) + "--:|" * (len(header) - len(titles)),
+    ]
+    for row, label in zip(table.rows, labels, strict=True):
+        cells = [
+            " ".join(cell_text(table.cell(row, c, m), places[m])).strip()
+            for c in table.columns
+            for m in table.metrics
+        ]
+        lines.append("| " + " | ".join([*label, *cells]) + " |")
+    lines += ["", caption(table)]
+    if excluded:
+        lines += ["", f"Not averaged ({len(excluded)} runs):"]
+        lines += [f"- {line}" for line in footnote_lines(excluded)]
+    return "\n".join(lines) + "\n"
+
+
+_LATEX_SPECIAL = re.compile(r"([\\&%$#_{}~^])")
+_LATEX_REPLACE = {"\\": r"\textbackslash{}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+
+
+def latex_escape(text: str) -> str:
+    """Text safe inside a LaTeX table cell."""
+    return _LATEX_SPECIAL.sub(lambda m: _LATEX_REPLACE.get(m.group(1), "\\" + m.group(1)), text)
+
+
+def latex(table: Table, excluded: Sequence[Excluded]) -> str:
+    r"""A booktabs ``table`` (needs ``\usepackage{booktabs}``): a column group per column value."""
+    titles, labels = _row_titles(table)
+    width = len(table.metrics)
+    spec = "l" * len(titles) + " ".join(["r" * width] * len(table.columns))
+    places = {m: decimals(table, m) for m in table.metrics}
+    out = [
+        "% Generated by python -m runner.report; needs \\usepackage{booktabs}.",
+        "\\begin{table}[t]",
+        "\\centering",
+        "\\small",
+        f"\\begin{{tabular}}{{{spec}}}",
+        "\\toprule",
+    ]
+    if table.layout.columns:
+        groups, rules = [], []
+        for i, column in enumerate(table.columns):
+            first = len(titles) + i * width + 1
+            groups.append(f"\\multicolumn{{{width}}}{{c}}{{{latex_escape(_column_title(column))}}}")
+            rules.append(f"\\cmidrule(lr){{{first}-{first + width - 1}}}")
+        out += [" & " * len(titles) + " & ".join(groups) + " \\\\", " ".join(rules)]
+    names = [latex_escape(t) for t in titles]
+    names += [latex_escape(metric_label(m)) for _ in table.columns for m in table.metrics]
+    out += [" & ".join(names) + " \\\\", "\\midrule"]
+    for row, label in zip(table.rows, labels, strict=True):
+        cells = []
+        for column in table.columns:
+            for m in table.metrics:
+                mean, interval = cell_text(table.cell(row, column, m), places[m])
+                cells.append(mean + (f" {{\\scriptsize {interval}}}" if interval else ""))
+        out.append(" & ".join([*(latex_escape(v) for v in label), *cells]) + " \\\\")
+    out += [
+        "\\bottomrule",
+        "\\end{tabular}",
+        f"\\caption{{{latex_escape(caption(table)).replace('–', '--')}}}",
+    ]
+    if excluded:
+        listed = "; ".join(latex_escape(line) for line in footnote_lines(excluded))
+        out += ["\\par\\smallskip", f"{{\\footnotesize Not averaged: {listed}.}}"]
+    out.append("\\end{table}")
+    return "\n".join(out) + "\n"
+
+
+def csv_text(table: Table) -> str:
+    """One line per (row, column, metric) cell that has observations; numbers at full precision."""
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow([*table.layout.rows, *table.layout.columns, *CSV_FIELDS])
+    for row in table.rows:
+        for column in table.columns:
+            for metric in table.metrics:
+                e = table.cell(row, column, metric)
+                if e is not None:
+                    writer.writerow(
+                        [
+                            *row,
+                            *column,
+                            metric,
+                            repr(e.mean),
+                            repr(e.low),
+                            repr(e.high),
+                            e.n,
+                            e.runs,
+                        ]
+                    )
+    return buffer.getvalue()

@@ -1,0 +1,297 @@
+"""``python -m runner.report``: the paper's Table 2 and figures from the MLflow runs of a sweep.
+
+    python -m runner.report                                   # the latest sweep of 'summarization'
+    python -m runner.report tracking.experiment=NAME sweep=PARENT_RUN_ID out=DIR
+    python -m runner.report 'metric_keys=[booookscore/score,cost_usd]' 'rows=[model]'
+
+It reads the runs back through ``runner.tracking.reader`` (FINISHED only, newest per fingerprint;
+``runner.report.runs``), estimates every cell with a bootstrap CI over documents
+(``runner.report.table``), writes Markdown, LaTeX and CSV (``runner.report.format``) and the
+figures (``runner.report.plots``) to ``out``, logs them to the sweep's parent run under
+``report/``, and prints the Markdown. ``make_report`` does all of it from a ``ReportConfig``
+without Hydra; ``main`` is the Hydra entry, the only place that sees a ``DictConfig``.
+
+The list of metrics is ``metric_keys``, not ``metrics``: ``report.yaml`` lives beside the
+runner's config groups, where ``metrics=`` already picks the runner's metric plugins.
+Heavy imports (MLflow, pandas, matplotlib) wait until the config is valid, so ``--help`` and
+config errors stay quick.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import hydra
+from omegaconf import DictConfig, OmegaConf
+
+from runner.config import hydra_errors as cli_errors
+from runner.errors import ConfigError, DataError, RunnerError
+from runner.report.config import SETTINGS, ReportConfig, build_report_config
+
+if TYPE_CHECKING:
+    from runner.report.plots import History, Plot
+    from runner.report.runs import Layout, Selection
+    from runner.report.table import Scores, Table
+    from runner.tracking.reader import RunRecord
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+TABLE_FILES = {"md": "table.md", "tex": "table.tex", "csv": "table.csv"}
+PLOT_FILES = ("score_vs_length.png", "error_types.png", "summit_iterations.png")
+_LISTED = 20  # experiments named in the error for an unknown one
+
+
+@dataclass(frozen=True)
+class Report:
+    """What ``make_report`` produced."""
+
+    header: str
+    """Which runs were read and how they were laid out."""
+    markdown: str
+    """The table, its caption and footnote."""
+    table: Table
+    """The numbers."""
+    selection: Selection
+    """The runs averaged and those left out."""
+    out: Path
+    """The output folder."""
+    files: tuple[Path, ...]
+    """Every file written."""
+    notes: tuple[str, ...]
+    """Skipped metrics and figures."""
+    logged_to: str | None
+    """The sweep parent run the files were logged to (None: no sweep)."""
+
+    def text(self) -> str:
+        """What the command prints."""
+        lines = [self.header, "", self.markdown.rstrip(), "", *self.notes]
+        lines.append(f"wrote {len(self.files)} files to {self.out}")
+        if self.logged_to:
+            lines.append(f"logged them to the sweep's parent run {self.logged_to} under report/")
+        return "\n".join(lines)
+
+
+def _check_store(uri: str) -> None:
+    """A sqlite URI must name an existing file: MLflow would create an empty store instead."""
+    if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///") :]).exists():
+        raise ConfigError(
+            f"tracking.uri={uri} names no database file; give the store the runs were written to "
+            "(the runner's default is sqlite:///<its folder>/mlruns/mlflow.db)"
+        )
+
+
+def _scores(uri: str, runs: list[RunRecord]) -> Scores:
+    """Each run's ``scores.json`` through ``runner.tracking.reader.scores_frame``."""
+    from runner.tracking.reader import SCORE_COLUMNS, scores_frame
+
+    frame = scores_frame(uri, runs=runs)
+    names = [c for c in frame.columns if c not in SCORE_COLUMNS and not c.startswith("param.")]
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for rec in frame.to_dict("records"):
+        values = {n: float(rec[n]) for n in names if rec[n] == rec[n]}  # NaN: absent or undecided
+        out.setdefault(str(rec["run_id"]), {})[str(rec["doc_id"])] = values
+    return out
+
+
+def _histories(uri: str, runs: tuple[RunRecord, ...]) -> dict[str, History]:
+    """SummIt's score series of every run that has one (its steps are the iterations).
+
+    ``runner.tracking.reader`` reads only each metric's latest value; the whole series comes through
+    the MLflow door's ``Tracker``, bound to each run (the only two modules importing mlflow).
+    """
+    from runner.report.plots import SUMMIT_SERIES
+    from runner.tracking.writer import Tracker
+
+    out: dict[str, History] = {}
+    for run in runs:
+        if SUMMIT_SERIES in run.metrics:
+            history = Tracker.for_run(uri, run.run_id).client.get_metric_history(
+                run.run_id, SUMMIT_SERIES
+            )
+            out[run.run_id] = sorted((m.step, m.value) for m in history)
+    return out
+
+
+def _log_to_parent(uri: str, run_id: str, files: list[Path]) -> None:
+    """The report's files as artifacts ``report/<name>`` of the sweep's parent run."""
+    from runner.tracking.writer import Tracker
+
+    parent = Tracker.for_run(uri, run_id)
+    for path in files:
+        parent.log_file(path, "report")
+
+
+def _default_out(experiment: str, sweep_id: str | None) -> Path:
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", experiment)
+    return Path.cwd() / "reports" / f"{safe}-{sweep_id or 'all'}"
+
+
+def _no_runs(uri: str, experiment: str) -> str:
+    """Why ``experiment`` has no runs: a name the store lacks (listing the names it has, since
+    that is most often a typo) or an experiment nothing was logged to yet."""
+    from runner.tracking.reader import experiments
+
+    counts = experiments(uri)
+    others = {
+        name: n
+        for name, n in counts.items()
+        if name != experiment and not (name == "Default" and n == 0)  # MLflow's own, unused
+    }
+    if experiment in counts:
+        problem = f"experiment '{experiment}' exists in {uri} but has no runs"
+        fix = f"run python -m runner tracking.experiment={experiment} first"
+        there = "other experiments there"
+    else:
+        problem = f"experiment '{experiment}' does not exist in {uri}"
+        fix = "check tracking.uri (the store the runs were written to)"
+        there = "experiments there"
+    if not others:
+        return f"{problem}, and no other experiment there has runs; {fix}"
+    listed = ", ".join(_count(name, n) for name, n in list(others.items())[:_LISTED])
+    listed += f", and {len(others) - _LISTED} more" if len(others) > _LISTED else ""
+    return f"{problem}; {there}: {listed}; set tracking.experiment=<name>"
+
+
+def _count(name: str, runs: int) -> str:
+    """'local_demo (2 runs)'; a count at the reader's limit is a lower bound."""
+    from runner.tracking.reader import PAGE_SIZE
+
+    more = "+" if runs >= PAGE_SIZE else ""
+    return f"{name} ({runs}{more} run{'s' * (runs != 1)})"
+
+
+def _read(config: ReportConfig) -> tuple[Selection, Scores]:
+    """The selected runs and their per-document scores; a clear error when there are none."""
+    from runner.report.runs import select_runs
+    from runner.tracking.reader import find_runs
+
+    _check_store(config.uri)
+    records = find_runs(config.uri, config.experiment)
+    if not records:
+        raise DataError(_no_runs(config.uri, config.experiment))
+    selection = select_runs(records, config.experiment, config.sweep)
+    if not selection.runs:
+        raise DataError(
+            f"{selection.scope} has no FINISHED run to report "
+            f"({len(selection.excluded)} not finished); rerun the failed jobs"
+        )
+    return selection, _scores(config.uri, list(selection.runs))
+
+
+def _present(wanted: tuple[str, ...], runs: tuple[RunRecord, ...], scores: Scores) -> list[str]:
+    """The metrics of ``wanted`` that some run has, run-level or per document."""
+    have = {k for r in runs for k in r.metrics}
+    have |= {k for docs in scores.values() for values in docs.values() for k in values}
+    present = [m for m in wanted if m in have]
+    if not present:
+        raise DataError(
+            f"none of metric_keys={list(wanted)} is in the selected runs; "
+            f"they have e.g.: {', '.join(sorted(have)[:12])}"
+        )
+    return present
+
+
+def _header(config: ReportConfig, selection: Selection, grid: Layout) -> str:
+    """What was read and how it is laid out, for the printout and ``table.md``."""
+    keys = f"Rows: {', '.join(grid.rows) or '—'}; columns: {', '.join(grid.columns) or '—'}"
+    if grid.implied:
+        keys += f"; implied by them: {', '.join(grid.implied)}"
+    if grid.pooled:
+        keys += f"; pooled over: {', '.join(grid.pooled)}"
+    counts = f"{len(selection.runs)} runs averaged, {len(selection.excluded)} not"
+    passed = "".join(f"{line}\n" for line in selection.passed_over)
+    return f"# Report: {selection.scope}\n{passed}Store: {config.uri}. {counts}.\n{keys}."
+
+
+def _figures(
+    config: ReportConfig, selection: Selection, scores: Scores, grid: Layout, out: Path
+) -> list[Plot]:
+    """The three figures (each written, or skipped with a note)."""
+    from runner.report import plots
+
+    needed = [plots.SCORE, plots.LENGTH, *plots.TYPE_METRICS]
+    cells = _cells(config, selection, scores, grid, needed)
+    histories = _histories(config.uri, selection.runs)
+    return [
+        plots.score_vs_length(cells, out / PLOT_FILES[0]),
+        plots.error_types(cells, out / PLOT_FILES[1]),
+        plots.summit_curves(selection.runs, grid, histories, out / PLOT_FILES[2]),
+    ]
+
+
+def _cells(config: ReportConfig, selection: Any, scores: Scores, grid: Any, metrics: list[str]) -> Any:
+    """Cells of ``metrics`` with the configured bootstrap (one call shape for table and plots)."""
+    from runner.report.table import build_table
+
+    return build_table(
+        selection.runs, scores, grid, metrics,
+        resamples=config.resamples, confidence=config.confidence, seed=config.seed,
+    )
+
+
+def make_report(config: ReportConfig) -> Report:
+    """Select the runs, build the table, write every output and log it to the sweep's parent."""
+    from runner.report import format as report_format
+    from runner.report.runs import layout
+
+    selection, scores = _read(config)
+    metrics = _present(config.metrics, selection.runs, scores)
+    notes = [
+        f"skipped metric {m}: no selected run has it" for m in config.metrics if m not in metrics
+    ]
+    grid = layout(selection.runs, config.rows, config.columns)
+    table = _cells(config, selection, scores, grid, metrics)
+    header = _header(config, selection, grid)
+    md = report_format.markdown(table, selection.excluded)
+    texts = {
+        TABLE_FILES["md"]: header + "\n\n" + md,
+        TABLE_FILES["tex"]: report_format.latex(table, selection.excluded),
+        TABLE_FILES["csv"]: report_format.csv_text(table),
+    }
+    out = config.out or _default_out(config.experiment, selection.sweep_id)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, text in texts.items():
+        (out / name).write_text(text, encoding="utf-8")
+    files = [out / name for name in texts]
+    for name in PLOT_FILES:
+        (out / name).unlink(missing_ok=True)  # a figure skipped now must not survive from before
+    if config.plots:
+        drawn = _figures(config, selection, scores, grid, out)
+        files += [p.path for p in drawn if p.path]
+        notes += [p.note for p in drawn if not p.path]
+    if selection.sweep_id:
+        _log_to_parent(config.uri, selection.sweep_id, files)
+    return Report(header, md, table, selection, out, tuple(files), tuple(notes), selection.sweep_id)
+
+
+def _one_line(err: BaseException) -> str:
+    """Hydra's error as one line, with the report's own settings in the hint."""
+    found = re.search(r"Could not override '([^']+)'", str(err))
+    if not found:
+        return cli_errors.one_line(err)
+    key = found.group(1)
+    if key.split(".")[0] == "metrics":
+        return (
+            "metrics= picks the runner's metric plugins; the report's list of metrics is "
+            "metric_keys=[booookscore/score,stats/length_tokens]"
+        )
+    return f"{key} is not a report setting; valid: {', '.join(SETTINGS)}"
+
+
+@hydra.main(config_path="pkg://runner.conf", config_name="report", version_base="1.3")
+def main(cfg: DictConfig) -> None:
+    """Validate, report, print."""
+    os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")  # keep stdout the table
+    try:
+        raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+        assert isinstance(raw, dict)
+        report = make_report(build_report_config({str(k): v for k, v in raw.items()}))
+    except RunnerError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+    print(report.text())

@@ -1,0 +1,230 @@
+"""The report's figures as PNG files: the BooookScore paper's Figures 3 and 4, and SummIt's curve.
+
+Each figure is drawn on its own ``Figure`` with the Agg canvas, never through pyplot's
+global figure stack, so nothing needs a display and nothing leaks between reports. A figure
+whose data the runs do not have is skipped with a note saying what is missing: a report of
+``metrics=stats`` runs has no BooookScore to plot, and that is not an error.
+
+Axes are set from what the numbers can be, not left to matplotlib's autoscale, which pads a
+0-100 score past 100 and turns a single value v into v ± 5% with ticks like 0.945..1.050:
+a reader of the folder would take those for data. BooookScore stays within 0..100, SummIt's
+score axis covers its 1-5 scale, iterations are whole numbers, and a panel of error types
+with no sentence flagged says so in words instead of drawing an empty axis around zero.
+Each ``*_figure`` function returns the ``Figure`` (None: nothing to draw) so that tests can
+check what is drawn; the functions named after the files save it or note the skip.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from matplotlib.axes import Axes
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
+
+from metrics.booookscore import type_key
+from metrics.booookscore_parse import LABELS
+from runner.report.runs import Layout, param
+from runner.report.table import Key, Table, natural
+from runner.tracking.reader import RunRecord
+
+SCORE = "booookscore/score"
+LENGTH = "stats/length_tokens"
+TYPE_METRICS = tuple(f"booookscore/{type_key(label)}" for label in LABELS)
+"""Per-type error rates (% of judged sentences), in the paper's order."""
+SUMMIT_SERIES = "strategy/score"
+"""SummIt's evaluator score, logged once per iteration as the metric's steps."""
+SCORE_RANGE = (0.0, 100.0)
+"""BooookScore's possible values: the share of sentences without an error, x100."""
+SUMMIT_RANGE = (1.0, 5.0)
+"""SummIt's evaluator scale (``strategies/summit_feedback.py``); the axis always shows it."""
+NO_FLAG = "no sentence flagged"
+"""Written in an error-type panel whose every rate is zero."""
+History = Sequence[tuple[int, float]]
+"""(step, value) points of one run's metric."""
+
+
+@dataclass(frozen=True)
+class Plot:
+    """What became of one figure."""
+
+    path: Path | None
+    """The PNG written, or None when skipped."""
+    note: str
+    """'wrote ...' or 'skipped ...: <what is missing>'."""
+
+
+def label(row: Key, column: Key) -> str:
+    """A configuration's short name: its column then its row values."""
+    return " / ".join([*column, *row]) or "all"
+
+
+def _save(figure: Figure | None, path: Path, missing: str) -> Plot:
+    """Write ``figure`` as a PNG, or note that it was skipped because of ``missing``."""
+    if figure is None:
+        return Plot(None, f"skipped {path.name}: {missing}")
+    FigureCanvasAgg(figure)
+    figure.savefig(path, dpi=150, bbox_inches="tight")
+    return Plot(path, f"wrote {path.name}")
+
+
+def score_vs_length(table: Table, path: Path) -> Plot:
+    """Figure 3 as ``path`` (see ``score_vs_length_figure``)."""
+    return _save(score_vs_length_figure(table), path, f"no run has both {SCORE} and {LENGTH}")
+
+
+def score_vs_length_figure(table: Table) -> Figure | None:
+    """Figure 3: one point per configuration at (mean length, mean BooookScore), with CIs."""
+    figure = Figure(figsize=(6.4, 4.8))
+    axes = figure.add_subplot()
+    lows: list[float] = []
+    highs: list[float] = []
+    for column in table.columns:
+        points = [
+            (row, length, score)
+            for row in table.rows
+            if (length := table.cell(row, column, LENGTH))
+            and (score := table.cell(row, column, SCORE))
+        ]
+        if not points:
+            continue
+        lows += [p[2].low for p in points]
+        highs += [p[2].high for p in points]
+        xs, ys = [p[1].mean for p in points], [p[2].mean for p in points]
+        axes.errorbar(
+            xs,
+            ys,
+            xerr=[[p[1].mean - p[1].low for p in points], [p[1].high - p[1].mean for p in points]],
+            yerr=[[p[2].mean - p[2].low for p in points], [p[2].high - p[2].mean for p in points]],
+            fmt="o",
+            capsize=3,
+            clip_on=False,  # a point at 100 sits on the top edge: draw it whole
+            label="/".join(column) or None,
+        )
+        for (row, _, _), x, y in zip(points, xs, ys, strict=True):
+            text = ", ".join(row) or "all"
+            axes.annotate(text, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+    if not lows:
+        return None
+    axes.set_ylim(*score_limits(lows, highs))
+    axes.set_xlabel("summary length (tokens, mean over documents)")
+    axes.set_ylabel("BooookScore (mean over documents)")
+    axes.set_title("BooookScore vs summary length", pad=12)  # labels of points at 100 sit above
+    if table.layout.columns:
+        axes.legend(title="/".join(table.layout.columns), fontsize=8)
+    axes.grid(alpha=0.3)
+    return figure
+
+
+def score_limits(lows: Sequence[float], highs: Sequence[float]) -> tuple[float, float]:
+    """The score axis: every interval with a margin of at least 5 points, within 0..100."""
+    low, high = min(lows), max(highs)
+    margin = max(0.05 * (high - low), 5.0)
+    return max(SCORE_RANGE[0], low - margin), min(SCORE_RANGE[1], high + margin)
+
+
+def error_types(table: Table, path: Path) -> Plot:
+    """Figure 4 as ``path`` (see ``error_types_figure``)."""
+    missing = "no run has booookscore/type/<label> metrics"
+    return _save(error_types_figure(table), path, missing)
+
+
+def error_types_figure(table: Table) -> Figure | None:
+    """Figure 4: per column value (strategy) a panel of grouped bars, one per error type."""
+    present = [m for m in TYPE_METRICS if any(k[2] == m for k in table.cells)]
+    if not present:
+        return None
+    figure = Figure(figsize=(max(6.4, 1.1 * len(present)), 3.4 * len(table.columns)))
+    for i, column in enumerate(table.columns):
+        axes = figure.add_subplot(len(table.columns), 1, i + 1)
+        _error_panel(axes, table, column, present)
+        axes.set_xticks(range(len(present)))
+        axes.set_xlim(-0.5, len(present) - 0.5)  # every type keeps its slot, drawn or not
+        axes.set_xticklabels(
+            [m.rsplit("/", 1)[1].replace("_", " ") for m in present], rotation=20, fontsize=8
+        )
+        axes.set_title("/".join(column) or "error types", fontsize=10)
+    figure.suptitle("Error types per strategy")
+    figure.tight_layout()
+    return figure
+
+
+def _error_panel(axes: Axes, table: Table, column: Key, present: Sequence[str]) -> None:
+    """One column's bars; a panel with no bar above zero says so in words instead."""
+    cells = {
+        (row, m): cell
+        for row in table.rows
+        for m in present
+        if (cell := table.cell(row, column, m))  # no bar, not a zero, when absent
+    }
+    if not any(cell.mean > 0 for cell in cells.values()):
+        text = NO_FLAG if cells else "not judged (no booookscore/type/<label> rates)"
+        axes.text(0.5, 0.5, text, transform=axes.transAxes, ha="center", va="center")
+        axes.set_ylim(0.0, 1.0)
+        axes.set_yticks([])
+        return
+    width = 0.8 / max(1, len(table.rows))
+    for j, row in enumerate(table.rows):
+        offset = (j - (len(table.rows) - 1) / 2) * width
+        found = [(k, m) for k, m in enumerate(present) if (row, m) in cells]
+        bars = [(k + offset, cells[row, m].mean) for k, m in found]
+        if bars:
+            xs, heights = zip(*bars, strict=True)
+            axes.bar(xs, heights, width=width, label=", ".join(row) or "all")
+    axes.set_ylim(bottom=0.0)
+    axes.set_ylabel("% of judged sentences")
+    if table.layout.rows:
+        axes.legend(title=", ".join(table.layout.rows), fontsize=7)
+
+
+def summit_curves(
+    runs: Sequence[RunRecord], layout: Layout, histories: Mapping[str, History], path: Path
+) -> Plot:
+    """SummIt's curve as ``path`` (see ``summit_figure``)."""
+    missing = f"no run has the {SUMMIT_SERIES} series (strategy=summit)"
+    return _save(summit_figure(runs, layout, histories), path, missing)
+
+
+def summit_figure(
+    runs: Sequence[RunRecord], layout: Layout, histories: Mapping[str, History]
+) -> Figure | None:
+    """SummIt's evaluator score per iteration, one line per configuration.
+
+    A line is the mean over the configuration's runs at each step; each run's step value is
+    already the mean over its documents that reached that iteration.
+    """
+    by_config: dict[tuple[Key, Key], dict[int, list[float]]] = {}
+    for run in runs:
+        points = histories.get(run.run_id) or ()
+        key = (
+            tuple(param(run, k) for k in layout.rows),
+            tuple(param(run, k) for k in layout.columns),
+        )
+        for step, value in points:
+            by_config.setdefault(key, {}).setdefault(step, []).append(value)
+    if not by_config:
+        return None
+    figure = Figure(figsize=(6.4, 4.2))
+    axes = figure.add_subplot()
+    ys: list[float] = []
+    for (row, column), steps in sorted(
+        by_config.items(), key=lambda kv: (natural(kv[0][1]), natural(kv[0][0]))
+    ):
+        xs = sorted(steps)
+        means = [sum(steps[x]) / len(steps[x]) for x in xs]
+        ys += means
+        axes.plot([x + 1 for x in xs], means, marker="o", label=label(row, column))
+    iterations = max(step for steps in by_config.values() for step in steps) + 1
+    axes.set_xlim(0.5, iterations + 0.5)
+    axes.set_ylim(min(SUMMIT_RANGE[0], *ys) - 0.2, max(SUMMIT_RANGE[1], *ys) + 0.2)
+    for axis in (axes.xaxis, axes.yaxis):  # min_n_ticks=1: one iteration is still tick 1 alone
+        axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    axes.set_xlabel("iteration")
+    axes.set_ylabel(f"evaluator score ({SUMMIT_SERIES})")
+    axes.set_title("SummIt: score per iteration")
+    axes.legend(fontsize=8)
+    axes.grid(alpha=0.3)
+    return figure

@@ -1,0 +1,312 @@
+"""Which runs a report averages, and how their params lay out as rows and columns.
+
+A report reads one sweep (the children of a parent run tagged ``runner.kind=sweep``) or, when
+the experiment has no sweep, all of its runs. Left to choose, it reads the newest sweep with a
+run to average and names each newer one it passed over (just started, empty, all failed), as
+stopping at those would hide the last good sweep and skipping them unannounced would pass an
+older one off as the latest. Only FINISHED runs with every document scored
+are averaged (a run that skipped failed documents under ``on_error=continue`` is listed, not
+averaged: its cell would silently cover other documents than its neighbours), and of several
+FINISHED runs with one fingerprint only the newest: the older ones are the same experiment
+run again (a rerun after a code or cache fix), so counting both would double its documents.
+Everything left out is returned with its reason, because a table that silently drops a
+failed cell reads as a complete one.
+
+Rows and columns are the params that vary across the averaged runs. The column key is
+``strategy`` when it varies (the paper's Table 2); the row keys are the smallest set of the
+other varying params that still tells every configuration apart, so ``model.model`` (which
+follows ``model``) or ``strategy.levels`` (which follows ``strategy``) do not widen the table.
+This module is plain Python over ``RunRecord``s: no MLflow, no pandas.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+
+from runner.config.run_config import ALL_ROLES
+from runner.errors import ConfigError, DataError
+from runner.config.fingerprint import NON_EXPERIMENT_KEYS
+from runner.llm.spec import NOT_IN_FINGERPRINT
+from runner.tracking.reader import FAILED_DOCUMENTS_TAG, RunRecord
+
+SWEEP_TAG = "runner.kind"
+"""Tag of a sweep's parent run; its value is ``SWEEP_KIND``."""
+SWEEP_KIND = "sweep"
+STOPPED_TAG = "runner.stopped"
+"""Set by the runner on a run it stopped itself (``budget`` when a cost budget was reached)."""
+PREFERRED_KEYS = ("strategy", "model", "judge", "evaluator", "chunk", "data", "temperature", "seed")
+"""Row keys tried first, so a label reads ``model=gpt4`` rather than ``model.model=openai/...``."""
+MISSING = "—"
+"""Shown for a param a run does not have (e.g. ``strategy.levels`` of a non-hier run)."""
+
+
+@dataclass(frozen=True)
+class Excluded:
+    """A run listed in the footnote instead of being averaged."""
+
+    run_id: str
+    """MLflow run id."""
+    run_name: str
+    """The run's name, as the MLflow UI shows it."""
+    status: str
+    """FAILED, 'FAILED (budget)', KILLED, RUNNING, 'FINISHED (2 documents failed)', ... or
+    'superseded'."""
+    reason: str
+    """The run's ``failure`` tag, or which newer run supersedes it ('' when untagged)."""
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The runs of one report."""
+
+    scope: str
+    """One line saying what was read, for the printed header."""
+    sweep_id: str | None
+    """The sweep's parent run id, or None when all runs of the experiment were read."""
+    runs: tuple[RunRecord, ...]
+    """FINISHED runs, newest per fingerprint, newest first: the ones averaged."""
+    excluded: tuple[Excluded, ...]
+    """Everything else, newest first."""
+    passed_over: tuple[str, ...] = ()
+    """One line per sweep newer than the one read that had no run to average, saying why."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Which params name the rows and the columns of the table."""
+
+    rows: tuple[str, ...]
+    """Row keys, in label order."""
+    columns: tuple[str, ...]
+    """Column keys (usually just ``strategy``; empty for a single column group)."""
+    implied: tuple[str, ...]
+    """Varying params left out because the row and column keys determine them."""
+    pooled: tuple[str, ...]
+    """Varying params left out that the keys do not determine: cells pool over them."""
+
+
+def select_runs(records: Sequence[RunRecord], experiment: str, sweep: str | None) -> Selection:
+    """The sweep ``sweep`` (a parent run id or name; None = the newest sweep with a run to
+    average) or, when the experiment has no sweep, all runs.
+
+    ``records`` are all runs of the experiment, newest first (``find_runs`` order).
+    """
+    sweeps = [r for r in records if r.tags.get(SWEEP_TAG) == SWEEP_KIND]
+    if sweep is None and not sweeps:
+        scope = f"all {len(records)} runs of experiment '{experiment}' (it has no sweep)"
+        return _finished(scope, None, records)
+    children: dict[str, list[RunRecord]] = {}
+    for run in records:
+        if run.parent_run_id:
+            children.setdefault(run.parent_run_id, []).append(run)
+    if sweep is None:
+        return _latest(sweeps, children, experiment)
+    parent = _find_parent(records, sweeps, sweep, experiment)
+    runs = children.get(parent.run_id, [])
+    chosen = _of_sweep(parent, runs, experiment, "sweep")
+    if not chosen.runs:
+        raise DataError(_nothing_to_average(parent, runs, experiment))
+    return chosen
+
+
+def _of_sweep(
+    parent: RunRecord, children: list[RunRecord], experiment: str, which: str
+) -> Selection:
+    """The sweep's runs to average and to list; a RUNNING parent is said to be unfinished."""
+    scope = f"{which} {parent.run_id} ('{parent.run_name}') of experiment '{experiment}'"
+    scope += f": {len(children)} runs"
+    if parent.status == "RUNNING":
+        scope += " (its parent run is still RUNNING: cells not run yet are missing)"
+    return _finished(scope, parent.run_id, children)
+
+
+def _latest(
+    sweeps: Sequence[RunRecord], children: dict[str, list[RunRecord]], experiment: str
+) -> Selection:
+    """The newest sweep with a run to average; each newer one is named with why it was not."""
+    passed: list[str] = []
+    for parent in sweeps:
+        runs = children.get(parent.run_id, [])
+        chosen = _of_sweep(parent, runs, experiment, "sweep" if passed else "the latest sweep")
+        if chosen.runs and not passed:
+            return chosen
+        if chosen.runs:
+            scope = f"{chosen.scope} (the latest sweep to report; {len(passed)} newer passed over)"
+            return replace(chosen, scope=scope, passed_over=tuple(passed))
+        why = why_empty(parent, runs)
+        passed.append(f"passed over sweep {parent.run_id} ({parent.run_name}): {why}")
+    shown = ", ".join(line.removeprefix("passed over ") for line in passed[:3])
+    more = f", and {len(passed) - 3} more" if len(passed) > 3 else ""
+    started = [p for p in sweeps if p.run_id in children]  # the newest with a child says why
+    fix = (
+        _fix(started[0], children[started[0].run_id])
+        if started
+        else f"wait for a running sweep to start its jobs, or rerun {_rerun(sweeps[0])}"
+    )
+    raise DataError(
+        f"none of the {len(sweeps)} sweeps of experiment '{experiment}' has a FINISHED run to "
+        f"report ({shown}{more}); {fix}"
+    )
+
+
+def why_empty(parent: RunRecord, children: Sequence[RunRecord]) -> str:
+    """Why a sweep has no run to average: 'no FINISHED child (3 FAILED)', 'no child run'."""
+    running = parent.status == "RUNNING"
+    if not children:
+        return "no child run yet (its parent run is still RUNNING)" if running else "no child run"
+    counts = Counter(_outcome(run) for run in children)
+    listed = ", ".join(f"{n} {what}" for what, n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    listed += "; its parent run is still RUNNING" if running else ""
+    kind = "complete FINISHED" if any(r.status == "FINISHED" for r in children) else "FINISHED"
+    return f"no {kind} child{' yet' * running} ({listed})"
+
+
+def _outcome(run: RunRecord) -> str:
+    """A child's status for a count; a FINISHED one that skipped documents is not complete."""
+    if run.status == "FINISHED" and run.failed_documents:
+        return "FINISHED with failed documents"
+    return run.status
+
+
+def _nothing_to_average(parent: RunRecord, children: Sequence[RunRecord], experiment: str) -> str:
+    """The error for an explicit sweep with no run to average: its cause and its fix."""
+    sweep = f"sweep {parent.run_id} ('{parent.run_name}') of experiment '{experiment}'"
+    if not children:
+        return f"{sweep} has no child runs; give another sweep= (a parent run id)"
+    return f"{sweep} has no run to report: {why_empty(parent, children)}; {_fix(parent, children)}"
+
+
+def _fix(parent: RunRecord, children: Sequence[RunRecord]) -> str:
+    """What to do about a sweep with no run to average: read why, then rerun or wait."""
+    failures = [r.tags["failure"].strip() for r in children if r.tags.get("failure", "").strip()]
+    if not failures and parent.status == "RUNNING":
+        return "wait for it to finish, or give sweep= an older sweep"
+    if failures:
+        why = f"each child's 'failure' tag says why (newest: {failures[0].splitlines()[0][:120]})"
+    else:
+        why = "each child's logs and failures.json say why"
+    return (
+        f"{why}; fix that and rerun {_rerun(parent)} "
+        "(it reruns only the cells without a FINISHED run)"
+    )
+
+
+def _rerun(parent: RunRecord) -> str:
+    """The command that made the sweep (its ``sweep.overrides`` param), to run it again."""
+    command = parent.params.get("sweep.overrides")
+    return f"python -m runner -m {command}" if command else "the sweep's command"
+
+
+def _find_parent(
+    records: Sequence[RunRecord], sweeps: Sequence[RunRecord], wanted: str, experiment: str
+) -> RunRecord:
+    """The run named by id, or by name when one run has it."""
+    by_id = [r for r in records if r.run_id == wanted]
+    by_name = [r for r in sweeps if r.run_name == wanted]
+    if by_id or len(by_name) == 1:
+        return (by_id or by_name)[0]
+    known = ", ".join(f"{r.run_id} ({r.run_name})" for r in sweeps[:5]) or "none"
+    problem = "names several sweeps" if by_name else "is not a run"
+    raise ConfigError(
+        f"sweep={wanted} {problem} of experiment '{experiment}'; give a parent run id "
+        f"(sweeps there, newest first: {known}) or leave sweep unset for the latest"
+    )
+
+
+def _finished(scope: str, sweep_id: str | None, runs: Iterable[RunRecord]) -> Selection:
+    """Keep FINISHED runs, newest per fingerprint; list the rest with their reason."""
+    kept: list[RunRecord] = []
+    excluded: list[Excluded] = []
+    newest: dict[str, RunRecord] = {}
+    for run in sorted(runs, key=lambda r: (r.start_time, r.run_id), reverse=True):
+        if run.tags.get(SWEEP_TAG) == SWEEP_KIND:
+            continue  # a parent holds no results of its own
+        if run.status != "FINISHED":
+            stopped = run.tags.get(STOPPED_TAG)  # why the runner stopped it, e.g. 'budget'
+            status = f"{run.status} ({stopped})" if stopped else run.status
+            excluded.append(Excluded(run.run_id, run.run_name, status, run.tags.get("failure", "")))
+        elif run.failed_documents:
+            excluded.append(_incomplete(run))
+        elif run.fingerprint and run.fingerprint in newest:
+            newer = newest[run.fingerprint]
+            reason = f"same fingerprint as the newer {newer.run_name} ({newer.run_id[:8]})"
+            excluded.append(Excluded(run.run_id, run.run_name, "superseded", reason))
+        else:
+            if run.fingerprint:
+                newest[run.fingerprint] = run
+            kept.append(run)
+    return Selection(scope, sweep_id, tuple(kept), tuple(excluded))
+
+
+def _incomplete(run: RunRecord) -> Excluded:
+    """A FINISHED run that skipped failed documents, as its footnote line."""
+    n = run.failed_documents
+    status = f"FINISHED ({n} document{'s' * (n > 1)} failed)"
+    reason = f"on_error=continue skipped them; see failures.json (tag {FAILED_DOCUMENTS_TAG})"
+    return Excluded(run.run_id, run.run_name, status, reason)
+
+
+def param(run: RunRecord, key: str) -> str:
+    """The run's value of ``key`` (``MISSING`` when it has none)."""
+    return run.params.get(key, MISSING)
+
+
+def varying_keys(runs: Sequence[RunRecord]) -> list[str]:
+    """Params with more than one value across ``runs`` (absent counts as a value)."""
+    keys = sorted({k for r in runs for k in r.params})
+    return [k for k in keys if len({param(r, k) for r in runs}) > 1]
+
+
+def _is_setting(key: str) -> bool:
+    """True for params that say how a job ran, not what it computed (as in the fingerprint)."""
+    parts = key.split(".")
+    if parts[0] in NON_EXPERIMENT_KEYS:
+        return True
+    return parts[0] in ALL_ROLES and len(parts) > 1 and parts[1] in NOT_IN_FINGERPRINT
+
+
+def _priority(key: str) -> tuple[int, int, str]:
+    preferred = PREFERRED_KEYS.index(key) if key in PREFERRED_KEYS else len(PREFERRED_KEYS)
+    return (key.count("."), preferred, key)
+
+
+def _determined(runs: Sequence[RunRecord], by: Sequence[str], key: str) -> bool:
+    """True when runs that agree on every ``by`` key also agree on ``key``."""
+    seen: dict[tuple[str, ...], str] = {}
+    for run in runs:
+        value = seen.setdefault(tuple(param(run, k) for k in by), param(run, key))
+        if value != param(run, key):
+            return False
+    return True
+
+
+def layout(
+    runs: Sequence[RunRecord], rows: Sequence[str] | None, columns: Sequence[str] | None
+) -> Layout:
+    """Row and column keys: the given ones (checked), or chosen as the module docstring says."""
+    known = {k for r in runs for k in r.params}
+    for what, keys in (("rows", rows), ("columns", columns)):
+        unknown = [k for k in keys or () if k not in known]
+        if unknown:
+            raise ConfigError(
+                f"{what}: '{unknown[0]}' is not a param of the selected runs; "
+                f"params that vary: {', '.join(varying_keys(runs)) or 'none'}"
+            )
+    both = set(rows or ()) & set(columns or ())
+    if both:
+        raise ConfigError(f"'{sorted(both)[0]}' is in both rows and columns; keep it in one")
+    varying = [k for k in varying_keys(runs) if not _is_setting(k)]
+    if columns is None:
+        columns = ["strategy"] if "strategy" in varying and "strategy" not in (rows or ()) else []
+    if rows is None:
+        rows = []
+        for key in sorted((k for k in varying if k not in columns and k != "repeat"), key=_priority):
+            if not _determined(runs, [*columns, *rows], key):
+                rows.append(key)
+    keys = [*columns, *rows]
+    rest = [k for k in varying if k not in keys]
+    implied = [k for k in rest if _determined(runs, keys, k)]
+    pooled = [k for k in rest if k not in implied]
+    return Layout(tuple(rows), tuple(columns), tuple(implied), tuple(pooled))

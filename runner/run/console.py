@@ -1,0 +1,86 @@
+"""The one-screen summary printed when a job ends: what a researcher reads first.
+
+The headline values of each metric group lead, then calls, tokens, cost and time, then a
+table per document and any warning. Bookkeeping counters (judge calls, re-asks, phase
+times, strategy counters) stay in MLflow. The two caches are named apart: the runner's
+response cache (a repeated request costs nothing) and the provider's prefix cache
+(prompt tokens it did not have to process again).
+"""
+
+from __future__ import annotations
+
+from runner.run.lifecycle import RunResult
+
+_ROWS = 20
+
+
+def format_summary(result: RunResult) -> str:
+    """Headline values, cost, per-document table, warnings and where to look."""
+    if result.skipped:
+        return (
+            f"skipped {result.run_name}: this sweep already has it FINISHED as MLflow run "
+            f"{result.run_id} (force=true runs it again)"
+        )
+    t = result.totals
+    system = result.system_metrics
+    lines = [f"run {result.run_name}  (MLflow run id {result.run_id})"]
+    if result.description:
+        lines.append(f"  {result.description.split('; overrides:')[0]}")
+    titles = {k: f"{_label(k)} ({k})" if _label(k) != k else k for k in result.headline if k in system}
+    width = max((len(t) for t in titles.values()), default=0)
+    for key, title in titles.items():
+        lines.append(f"  {title:<{width}} {system[key]:10.2f}   (mean of {len(result.summaries)} documents)")
+    lines += [
+        f"  model calls: {t.calls} (+{t.cache_hits} answered from the response cache)   "
+        f"tokens: {t.prompt_tokens} prompt + {t.completion_tokens} completion"
+        + (f" ({t.cached_prompt_tokens} prompt tokens reused by the provider's prefix cache)"
+           if t.cached_prompt_tokens else ""),
+        f"  cost: ${t.cost_usd:.4f}   wall: {sum(result.timings.values()):.1f} s",
+    ]
+    lines += _table(result)
+    lines += [f"  warning: {w}" for w in result.warnings]
+    lines += _where(result)
+    return "\n".join(lines)
+
+
+def _where(result: RunResult) -> list[str]:
+    """Where the summaries, the viewer page and the MLflow UI are, as commands to paste."""
+    uri = result.tracking_uri
+    ui = f"python -m runner.ui --backend-store-uri {uri}" if uri.startswith("sqlite") else uri
+    lines = []
+    if result.artifact_dir:
+        lines.append(f"  summaries: {result.artifact_dir}/summaries.json")
+        if result.viewer:
+            lines.append(f"  viewer:    {result.artifact_dir}/viewer.html  (open it in a browser)")
+    lines.append(f"  MLflow UI: {ui}")
+    if result.experiment_id:
+        from runner.ui import run_url
+
+        lines.append(f"             then open {run_url(uri, result.experiment_id, result.run_id)}")
+    return lines
+
+
+def _label(key: str) -> str:
+    """The report's column title (``BooookScore``, ``Avg length (tokens)``), else the key."""
+    from runner.report.format import metric_label
+
+    return metric_label(key)
+
+
+def _table(result: RunResult) -> list[str]:
+    """One row per document: its headline values, each column as wide as its full title."""
+    keys = [k for k in result.headline if any(k in v for v in result.per_document.values())]
+    if not keys or not result.per_document:
+        return []
+    titles = [_label(k) for k in keys]
+    widths = [max(len(t), 8) + 2 for t in titles]
+    width = max(len("document"), *(len(d) for d in result.per_document)) + 2
+    out = ["  " + "document".ljust(width) + "".join(t.rjust(w) for t, w in zip(titles, widths))]
+    for doc_id, values in list(result.per_document.items())[:_ROWS]:
+        cells = "".join(
+            f"{values[k]:{w}.2f}" if k in values else "-".rjust(w) for k, w in zip(keys, widths)
+        )
+        out.append("  " + doc_id.ljust(width) + cells)
+    if len(result.per_document) > _ROWS:
+        out.append(f"  ... {len(result.per_document) - _ROWS} more documents in scores_table.json")
+    return out

@@ -1,0 +1,102 @@
+"""The documents of a job: summarize, then score, several at once, stopping together.
+
+With ``on_error=fail`` (the default), when one document fails the job's cancel event is
+set: every gateway refuses its next call, queued documents never start, and the first
+failure is what the run reports. With ``on_error=continue`` a failed document is recorded
+with its cause and the others go on; what would fail every document anyway (a reached
+budget, a rejected key, an interrupt) still stops the job, and so does the failure of
+every document (there is nothing to report). A document whose summary came with the data
+skips the strategy.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from typing import Any
+
+from runner.llm.call_log import for_document
+from runner.chunking import split_into_chunks
+from runner.errors import AuthError, BudgetExceeded, Cancelled
+from runner.run.prepare import Job
+from runner.run.progress import Progress
+from runner.types import DocumentOutcome, StrategyResult, TraceStep, WorkItem
+
+STOPS_THE_JOB = (BudgetExceeded, AuthError, Cancelled)
+"""Failures that would repeat for every document: never recorded per document."""
+
+
+@dataclass(frozen=True)
+class Done:
+    """What became of the documents."""
+
+    outcomes: list[DocumentOutcome]
+    """The finished documents, in input order."""
+    failures: dict[str, str] = field(default_factory=dict)
+    """doc_id -> the cause, for documents that failed under ``on_error=continue``."""
+
+
+def run_documents(job: Job, progress: Progress) -> Done:
+    """Every document's outcome, in input order; raises the first failure that stops the job."""
+    locks = {
+        name: contextlib.nullcontext() if metric.thread_safe else threading.Lock()
+        for name, metric in job.metrics.items()
+    }
+    tolerate = job.config.on_error == "continue"
+    errors: dict[str, Exception] = {}
+
+    def one(item: WorkItem) -> DocumentOutcome | None:
+        try:
+            outcome: DocumentOutcome | None = process(item, job, locks)
+        except Exception as err:
+            if not tolerate or isinstance(err, STOPS_THE_JOB):
+                raise
+            errors[item.doc_id] = err
+            outcome = None
+        progress.doc_done(item.doc_id)
+        return outcome
+
+    pool = ThreadPoolExecutor(max_workers=job.workers, thread_name_prefix="doc")
+    futures = [pool.submit(one, item) for item in job.items]
+    try:
+        for future in as_completed(futures):
+            future.result()  # the first failure, in the order failures happen
+        if errors and len(errors) == len(futures):
+            raise next(iter(errors.values()))  # every document failed: the run has no result
+    except BaseException:
+        job.cancel.set()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
+    outcomes = [o for o in (f.result() for f in futures) if o is not None]
+    order = [item.doc_id for item in job.items if item.doc_id in errors]
+    return Done(outcomes, {doc: f"{type(errors[doc]).__name__}: {errors[doc]}" for doc in order})
+
+
+def process(
+    item: WorkItem, job: Job, locks: Mapping[str, contextlib.AbstractContextManager[Any]]
+) -> DocumentOutcome:
+    """Summary (made or given) and scores of one document; its calls are logged as its own."""
+    with for_document(item.doc_id):
+        result = summarize(item, job)
+        scores = {}
+        for name, metric in job.metrics.items():
+            with locks[name]:
+                scores[name] = metric.score(item.source, result.summary)
+    return DocumentOutcome(item.doc_id, result, scores)
+
+
+def summarize(item: WorkItem, job: Job) -> StrategyResult:
+    """The strategy's summary, or the one the data gave (taken as is)."""
+    if item.summary is not None:
+        step = TraceStep(kind="given", call_id="", detail={"text": item.summary})
+        return StrategyResult(summary=item.summary, trace=(step,), counters={})
+    assert item.source is not None
+    chunks = split_into_chunks(item.source.text, job.config.chunk)
+    roles = {role: job.roles[role] for role in job.strategy.ROLES}
+    result = job.strategy.summarize(chunks, **roles, **job.config.strategy_params)
+    assert isinstance(result, StrategyResult)
+    return result

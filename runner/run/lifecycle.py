@@ -1,0 +1,236 @@
+"""Run one job: documents -> chunks -> strategy -> summary + trace -> metrics -> MLflow.
+
+Everything that can be checked before work starts (config, roles, keys, servers, chunk
+vs context, metric setup, documents) is checked in ``runner/run/prepare.py`` before the MLflow
+run exists. Once it exists, the run ends FINISHED (with ``on_error=continue``, possibly with
+failed documents recorded and tagged), FAILED with the first cause (a reached
+budget included, tagged ``runner.stopped=budget``), or KILLED when the user interrupts
+(Ctrl-C, SIGTERM): never RUNNING forever, so a report never counts a half-finished job.
+A process killed outright (SIGKILL, OOM) cannot end its run: the next run of the same cell
+marks it KILLED (``Tracker.close_stale``), and its calls are already in the response cache.
+
+In a ``-m`` sweep (``runner/sweep/callback.py``) the run is a child of the sweep's parent run, is
+named by the values the sweep varies, and is skipped when the same sweep already has a
+FINISHED run with the same fingerprint (``force=true`` reruns it).
+"""
+
+from __future__ import annotations
+
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runner.llm.budget import Budget
+from runner.llm.call_log import CallLog, CallTotals
+from runner.config.run_config import RunConfig
+from runner.errors import BudgetExceeded, Terminated
+from runner.config.fingerprint import fingerprint, prompt_files
+from runner.run.prepare import Job, prepare
+from runner.llm.gateway import Gateway
+from runner.run.progress import Progress
+from runner.tracking.reader import FAILED_DOCUMENTS_TAG
+from runner.run.recording import log_outcomes, log_setup
+from runner.sweep.callback import Sweep, current_sweep, job_run_name
+from runner.tracking.writer import Tracker, artifact_root
+from runner.types import WorkItem
+from runner.view.page import log_viewer
+from runner.run.document_loop import run_documents
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What a finished job reports back."""
+
+    run_id: str
+    """MLflow run id."""
+    run_name: str
+    """MLflow run name (from the overrides)."""
+    summaries: dict[str, str]
+    """doc_id -> summary."""
+    system_metrics: dict[str, float]
+    """System values of each metric, plus totals."""
+    totals: CallTotals
+    """Model-call accounting."""
+    tracking_uri: str
+    """Where the run is stored."""
+    timings: dict[str, float] = field(default_factory=dict)
+    """Seconds spent in each phase: setup, tracking start, documents, logging."""
+    skipped: bool = False
+    """True when a sweep cell was already done: ``run_id`` is the earlier run."""
+    per_document: dict[str, dict[str, float]] = field(default_factory=dict)
+    """doc_id -> its values."""
+    headline: tuple[str, ...] = ()
+    """The values to show first."""
+    warnings: tuple[str, ...] = ()
+    """Why the numbers may not mean what they seem."""
+    failures: dict[str, str] = field(default_factory=dict)
+    """doc_id -> cause of the documents that failed under ``on_error=continue``."""
+    artifact_dir: str = ""
+    """The run's artifact folder on this machine (summaries.json, viewer.html); empty when
+    the store keeps artifacts elsewhere."""
+    viewer: bool = False
+    """True when viewer.html was logged."""
+    description: str = ""
+    """The run's one-line description (its roles and models included)."""
+    experiment_id: str = ""
+    """The MLflow experiment's id (for the UI link)."""
+
+
+def run_name(overrides: tuple[str, ...], sweep: Sweep | None = None) -> str:
+    """In a sweep, the values it varies ('strategy=hier,chunk=2048'); else the overrides
+    ('strategy=hier,chunk=1024'), or 'defaults HH:MM:SS' when nothing was overridden."""
+    if sweep is not None and sweep.keys:
+        named = job_run_name(overrides, sweep.keys)
+        if named:
+            return named
+    kept = [o for o in overrides if not o.startswith(("hydra.", "tracking.", "cache.", "progress"))]
+    return ",".join(kept) or time.strftime("defaults %H:%M:%S")
+
+
+def end_status(err: BaseException) -> str:
+    """KILLED when the user stopped the job, FAILED otherwise (MLflow's run statuses)."""
+    return "KILLED" if isinstance(err, (KeyboardInterrupt, Terminated)) else "FAILED"
+
+
+def ignored_keys(config: RunConfig) -> list[str]:
+    """One line per set or swept key the strategy does not use (e.g. chunk with baseline)."""
+    ignores: dict[str, str] = getattr(config.strategy_module, "IGNORES", {})
+    given = {o.lstrip("+~").split("=", 1)[0] for o in config.overrides}
+    return [f"{key}= has no effect with strategy={config.strategy}: {why}" for key, why in ignores.items() if key in given]
+
+
+def run_experiment(config: RunConfig, items: list[WorkItem] | None = None) -> RunResult:
+    """Run one job end to end and log it as one MLflow run (or skip a finished sweep cell);
+    ``items``: the documents when already read (``runner/run/preflight.py``)."""
+    for line in ignored_keys(config):
+        print(f"note: {line}", file=sys.stderr)
+    timings: dict[str, float] = {}
+    clock = time.perf_counter()
+    sweep = current_sweep()
+    progress = Progress(config.progress, label=config.strategy)
+    cancel = threading.Event()
+    name = run_name(config.overrides, sweep)
+    done = _finished_cell(config, sweep)  # before any setup: a resumed sweep skips fast
+    if done:
+        progress.close()
+        return RunResult(done, name, {}, {}, CallTotals(), config.tracking_uri, timings, skipped=True)
+    with tempfile.TemporaryDirectory(prefix="runner-") as tmp:
+        calls_file = Path(tmp) / "calls.jsonl"
+        budget = Budget(config.budget_usd, config.sweep_budget_usd, sweep.ledger if sweep else None)
+        calls = CallLog(calls_file, on_call=progress.on_call, budget=budget)
+        job = prepare(config, calls, cancel, items)
+        timings["setup_s"], clock = _lap(clock)
+        tracker = Tracker(config.tracking_uri, config.experiment, artifact_root(config.tracking_uri))
+        _close_stale(tracker, job.fingerprint, sweep)
+        tracker.start(name, tags=_tags(job, sweep))
+        timings["tracking_start_s"], clock = _lap(clock)
+        try:
+            log_setup(tracker, job)
+            progress.set_total(len(job.items))
+            worked = run_documents(job, progress)
+            timings["documents_s"], clock = _lap(clock)
+            logged = log_outcomes(
+                tracker, job, worked.outcomes, calls.totals, timings, worked.failures
+            )
+            tracker.log_file(calls_file)
+            viewer = log_viewer(tracker.client, tracker.run_id)  # never fails the run
+            tracker.finish("FINISHED")
+            timings["logging_s"], clock = _lap(clock)
+        except BaseException as err:
+            cancel.set()
+            tracker.log_file(calls_file)
+            if isinstance(err, BudgetExceeded):
+                tracker.set_tags({"runner.stopped": "budget"})
+            tracker.finish(end_status(err), reason=f"{type(err).__name__}: {err}")
+            raise
+        finally:
+            progress.close()
+    return RunResult(
+        run_id=tracker.run_id,
+        run_name=name,
+        summaries={o.doc_id: o.result.summary for o in worked.outcomes},
+        system_metrics=logged.system,
+        totals=calls.totals,
+        tracking_uri=config.tracking_uri,
+        timings=timings,
+        per_document=logged.per_document,
+        headline=logged.headline,
+        warnings=logged.warnings,
+        failures=worked.failures,
+        artifact_dir=local_artifact_dir(tracker),
+        description=describe(job),
+        experiment_id=tracker.experiment_id,
+        viewer=viewer,
+    )
+
+
+def local_artifact_dir(tracker: Tracker) -> str:
+    """The run's artifact folder when it is a local path (a sqlite or file store)."""
+    try:
+        uri = tracker.client.get_run(tracker.run_id).info.artifact_uri or ""
+    except Exception:  # noqa: BLE001  # only a convenience for the printed summary
+        return ""
+    if uri.startswith("file://"):
+        from urllib.parse import unquote, urlparse
+
+        return unquote(urlparse(uri).path)
+    return uri if uri.startswith("/") else ""
+
+
+def _finished_cell(config: RunConfig, sweep: Sweep | None) -> str | None:
+    """The earlier FINISHED run of this cell in this sweep, unless ``force``."""
+    if sweep is None or config.force:
+        return None
+    tracker = Tracker(config.tracking_uri, config.experiment, artifact_root(config.tracking_uri))
+    done = tracker.finished_run(fingerprint(config, prompt_files(config)), sweep.run_id)
+    if done and tracker.client.get_run(done).data.tags.get(FAILED_DOCUMENTS_TAG):
+        return None  # it skipped failed documents: run it again (the cache keeps the rest free)
+    return done
+
+
+def _close_stale(tracker: Tracker, fingerprint: str, sweep: Sweep | None) -> None:
+    """Runs of this cell left RUNNING by a killed process end KILLED, and we say so."""
+    closed = tracker.close_stale(fingerprint, sweep.run_id if sweep else None)
+    if closed:
+        print(f"note: marked {len(closed)} run(s) of this cell KILLED, left RUNNING by a process that "
+              f"is gone: {', '.join(closed)}", file=sys.stderr)
+
+
+def _tags(job: Job, sweep: Sweep | None) -> dict[str, str]:
+    """Fingerprint, a one-line description for the UI, and the parent when in a sweep."""
+    tags = {"fingerprint": job.fingerprint, "mlflow.note.content": describe(job)}
+    if sweep is not None:
+        tags.update({"mlflow.parentRunId": sweep.run_id, "runner.sweep.callback": sweep.run_id})
+    return tags
+
+
+def describe(job: Job) -> str:
+    """The run's one-line description: strategy, each role's model (a judge or evaluator that
+    is the summarizer's own model says so: self-evaluation), data, chunk, overrides."""
+    config = job.config
+    return (
+        f"{config.strategy} ({roles_line(job.roles) or 'no model'}) on {len(job.items)} document(s) "
+        f"from data={config.data.source}, chunk={config.chunk}; "
+        f"overrides: {' '.join(config.overrides) or '(none)'}"
+    )
+
+
+def roles_line(roles: dict[str, Gateway]) -> str:
+    """``model=claude (anthropic/...), judge=claude (the summarizer's own model)``."""
+    summarizer = roles.get("model")
+    parts = []
+    for role, gateway in roles.items():
+        spec = gateway.spec
+        same = summarizer is not None and role != "model" and (spec.model, spec.api_base) == (
+            summarizer.spec.model, summarizer.spec.api_base)
+        what = "the summarizer's own model" if same else spec.model
+        parts.append(f"{role}={gateway.name} ({what})")
+    return ", ".join(parts)
+
+
+def _lap(since: float) -> tuple[float, float]:
+    now = time.perf_counter()
+    return now - since, now

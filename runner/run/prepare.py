@@ -1,0 +1,102 @@
+"""Everything a job needs, built and checked before its MLflow run exists.
+
+Roles become gateways (keys present, servers reachable, chunk fits the summarizer),
+metrics are set up (prompts parsed, parameters checked), documents are loaded and the
+fingerprint computed. A mistake in any of them ends the job with one line and leaves no
+run behind for a report to count.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from types import ModuleType
+
+from metrics import METRICS
+from metrics.base import Metric
+from runner.llm.local import perf as local_perf
+from runner.llm.call_log import CallLog
+from runner.config.run_config import RunConfig
+from runner.data.loaders import load_work
+from runner.errors import DataError
+from runner.config.fingerprint import fingerprint, prompt_files
+from runner.llm.limits import EndpointLimits
+from runner.llm.gateway import Gateway
+from runner.llm.cache import ResponseCache
+from runner.run.preflight import check_chunk
+from runner.types import WorkItem
+
+
+@dataclass(frozen=True)
+class Job:
+    """A validated job, ready to run."""
+
+    config: RunConfig
+    """The validated config."""
+    strategy: ModuleType
+    """The strategy's module (``summarize``, ``ROLES``)."""
+    roles: dict[str, Gateway]
+    """One gateway per role the strategy and metrics declared."""
+    metrics: dict[str, Metric]
+    """Metric name -> the metric, set up once."""
+    items: list[WorkItem]
+    """The documents (or summaries) to process."""
+    prompts: dict[str, Path]
+    """Artifact path -> prompt file this job can read."""
+    fingerprint: str
+    """The experiment's identity (``runner/config/fingerprint.py``)."""
+    cancel: threading.Event
+    """Set when the job stops: every gateway refuses new calls."""
+
+    @property
+    def workers(self) -> int:
+        """Documents worth processing at once: the widest role's limit, at most one per document."""
+        widest = max((g.concurrency for g in self.roles.values()), default=1)
+        return max(1, min(len(self.items), widest))
+
+
+def prepare(config: RunConfig, calls: CallLog, cancel: threading.Event, items: list[WorkItem] | None = None) -> Job:
+    """Build and check everything; raises a ``RunnerError`` naming the fix. ``items``: the
+    documents when the caller has read them already (``runner/run/preflight.py``)."""
+    local_perf.reset()  # this job's share of the embedded model's time
+    roles = build_roles(config, calls, cancel)
+    metrics = {
+        name: METRICS[name].setup(**{r: roles[r] for r in METRICS[name].ROLES}, **params)
+        for name, params in config.metrics.items()
+    }
+    data = config.data
+    if items is None:
+        items = load_work(data.source, data.path, data.limit, data.sources, references=data.references, hf=data.hf)
+    if not items:
+        raise DataError("no documents to summarize; choose data=sample or data=dir data.path=...")
+    prompts = prompt_files(config)
+    return Job(
+        config, config.strategy_module, roles, metrics, items, prompts, fingerprint(config, prompts), cancel
+    )
+
+
+def build_roles(config: RunConfig, calls: CallLog, cancel: threading.Event) -> dict[str, Gateway]:
+    """One gateway per role, sharing the call log, the cache and per-endpoint limits."""
+    cache = ResponseCache(config.cache_dir) if config.cache_dir else None
+    limits = EndpointLimits(config.roles.values())
+    roles = {
+        role: Gateway(
+            spec,
+            calls,
+            cache,
+            None if config.seed is None else config.seed + config.repeat,
+            config.temperature if role == "model" else None,
+            role=role,
+            limits=limits,
+            cancel=cancel,
+            repeat=config.repeat,
+        )
+        for role, spec in config.roles.items()
+    }
+    for gateway in roles.values():
+        gateway.check_ready()
+    model = roles.get("model")
+    if model is not None:
+        check_chunk(config.chunk, model.context_window, model.name)
+    return roles

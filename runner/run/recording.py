@@ -1,0 +1,297 @@
+"""What a job writes to its MLflow run: setup before work, outcomes after.
+
+Kept out of experiment.py so orchestration stays short; this module decides names and
+shapes of params, metrics and artifacts, and ``Tracker`` is the only thing it talks to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import platform
+import subprocess
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from metrics import METRICS
+from runner.llm.local import perf as local_perf
+from runner.llm.call_log import CallTotals
+from runner.config.run_config import PROJECT_ROOT
+from runner.run.prepare import Job
+from runner.tracking.traces import log_traces
+from runner.tracking.reader import FAILED_DOCUMENTS_TAG
+from runner.tracking.writer import Tracker
+from runner.types import DocumentOutcome
+from runner.run.usage import USAGE_FILE, kept_keys, split, usage_table
+
+_LOG = logging.getLogger(__name__)
+VERSIONED = (
+    "summarization-runner", "litellm", "mlflow", "hydra-core", "tiktoken", "nltk", "llama-cpp-python",
+)
+
+
+def git_commit() -> str | None:
+    """The checkout's commit, with '-dirty' when it has uncommitted changes; None outside git.
+
+    Only when this package's own source is tracked by the repository around it: an
+    installed wheel (whose site-packages may sit inside some other repository, say a
+    project's .venv) has no commit, and neither does the folder the run is started from.
+    """
+    try:
+        _git("ls-files", "--error-unmatch", "--", "runner/__init__.py")
+        sha = _git("rev-parse", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
+        return f"{sha}-dirty" if dirty else sha
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def role_params(job: Job) -> dict[str, Any]:
+    """``<role>``, ``<role>.model``, ``<role>.temperature`` for every role the job uses."""
+    out: dict[str, Any] = {}
+    for role, gateway in job.roles.items():
+        out[role] = gateway.name
+        out[f"{role}.model"] = gateway.spec.model
+        out[f"{role}.temperature"] = gateway.temperature
+    return out
+
+
+def log_setup(tracker: Tracker, job: Job) -> None:
+    """Params, tags and the config/prompt artifacts, before any work is done."""
+    config = job.config
+    params: dict[str, Any] = {
+        "strategy": config.strategy,
+        "roles": ",".join(job.roles) or "none",
+        "data": config.data.source,
+        "chunk": config.chunk,
+        "seed": config.seed,
+        "metrics": ",".join(config.metrics) or "none",
+    }
+    params.update(role_params(job))
+    if "model" in job.roles:
+        params["context_window"] = job.roles["model"].context_window
+    params.update({f"strategy.{k}": v for k, v in config.strategy_params.items()})
+    for key, value in _swept(config.overrides).items():
+        params.setdefault(key, value)  # the effective value wins over the override's text
+    tracker.log_params(params)
+    tags = {
+        "overrides": " ".join(config.overrides) or "(none)",
+        "python": platform.python_version(),
+    }
+    commit = git_commit()
+    if commit:
+        tags["mlflow.source.git.commit"] = commit
+    tags.update({f"version.{name}": _version(name) for name in VERSIONED})
+    tracker.set_tags(tags)
+    tracker.log_text(yaml.safe_dump(config.resolved, sort_keys=False), "config.yaml")
+    log_dataset(tracker, job)
+    for artifact, path in job.prompts.items():
+        tracker.log_file(path, artifact.rsplit("/", 1)[0])
+
+
+def _swept(overrides: tuple[str, ...]) -> dict[str, str]:
+    """Every key=value override as a param, so sweeps line up as columns in the UI."""
+    out = {}
+    for item in overrides:
+        key, _, value = item.lstrip("+~").partition("=")
+        if not key.startswith("hydra."):
+            out[key] = value
+    return out
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+@dataclass(frozen=True)
+class Logged:
+    """What the end-of-run summary shows, as logged."""
+
+    system: dict[str, float]
+    """Every run-level value: the ones logged as metrics and the counters of ``usage.json``
+    (``runner/run/usage.py`` decides which is which), so Python callers lose nothing."""
+    per_document: dict[str, dict[str, float]]
+    """doc_id -> its values."""
+    headline: tuple[str, ...]
+    """The values to show first (``<metric>/<value>`` names)."""
+    warnings: tuple[str, ...]
+    """Why the numbers may not mean what they seem (also the run's ``runner.warnings`` tag)."""
+
+
+def run_warnings(job: Job, outcomes: list[DocumentOutcome]) -> list[str]:
+    """Each metric's own warnings, and a note when a judging role is the embedded model."""
+    found = []
+    for name, metric in job.metrics.items():
+        found += metric.warnings({o.doc_id: o.scores[name] for o in outcomes})
+        for role in METRICS[name].ROLES:
+            gateway = job.roles[role]
+            if gateway.spec.is_local:
+                found.append(
+                    f"{role}={gateway.name} is the embedded 0.5B model: its {name} scores check the "
+                    "pipeline, not the summaries; use an API model to judge"
+                )
+    return list(dict.fromkeys(found))
+
+
+def log_outcomes(
+    tracker: Tracker,
+    job: Job,
+    outcomes: list[DocumentOutcome],
+    totals: CallTotals,
+    timings: dict[str, float],
+    failures: dict[str, str] | None = None,
+) -> Logged:
+    """Per-document and system values, summaries, traces, metric artifacts and warnings.
+
+    Only headline values, values read back from the run and a few totals become MLflow
+    metrics; the bookkeeping counters go to the table ``usage.json`` (``runner/run/usage.py``).
+
+    ``failures`` (doc_id -> cause, from ``on_error=continue``) become ``failures.json``, the
+    metric ``documents_failed``, the tag a report reads to leave the run out, and a warning.
+    """
+    failures = failures or {}
+    per_doc: dict[str, dict[str, float]] = {}
+    merged: dict[str, dict[str, Any]] = {}
+    notes: dict[str, list[str]] = {}
+    for o in outcomes:
+        values = {f"strategy/{k}": float(v) for k, v in o.result.counters.items()}
+        for metric, scored in o.scores.items():
+            values.update({f"{metric}/{k}": float(v) for k, v in scored.values.items()})
+            for file, content in scored.artifacts.items():
+                merged.setdefault(file, {})[o.doc_id] = content
+            notes.setdefault(o.doc_id, []).extend(scored.notes)
+        per_doc[o.doc_id] = values
+    system = system_values(job, outcomes)
+    system.update(
+        {
+            "documents": float(len(outcomes)),
+            "documents_failed": float(len(failures)),
+            "calls": float(totals.calls),
+            "cache_hits": float(totals.cache_hits),
+            "prompt_tokens": float(totals.prompt_tokens),
+            "completion_tokens": float(totals.completion_tokens),
+            "cached_prompt_tokens": float(totals.cached_prompt_tokens),
+            "cost_usd": totals.cost_usd,
+            "wall_time_s": sum(timings.values()),
+            **{f"time/{k}": v for k, v in timings.items()},
+            **local_perf.snapshot(),  # the embedded model's prompt-evaluation/generation clocks
+        }
+    )
+    kept, usage = split(system, kept_keys(job.metrics, system))
+    tracker.log_metrics(kept)
+    tracker.log_table(usage_table(usage), USAGE_FILE)
+    tracker.log_table(_score_table(per_doc), "scores_table.json")
+    log_series(tracker, outcomes)
+    tracker.log_json({o.doc_id: o.result.summary for o in outcomes}, "summaries.json")
+    tracker.log_json(per_doc, "scores.json")
+    for o in outcomes:
+        trace = [{"kind": s.kind, "call_id": s.call_id, **s.detail} for s in o.result.trace]
+        tracker.log_json(trace, f"traces/{o.doc_id}.json")
+    calls_file = next((g.call_log.path for g in job.roles.values()), None)  # one CallLog per job
+    log_traces(tracker.client, tracker.run_id, job.items, outcomes, failures, calls_file)
+    for file, content in merged.items():
+        tracker.log_json(content, file)
+    if any(notes.values()):
+        tracker.log_json({k: v for k, v in notes.items() if v}, "notes.json")
+    warnings = run_warnings(job, outcomes) + log_failures(tracker, failures, len(outcomes))
+    if warnings:
+        tracker.set_tags({"runner.warnings": " | ".join(warnings)})
+    headline = tuple(f"{name}/{v}" for name, m in job.metrics.items() for v in m.headline)
+    show_in_runs_table(tracker, job, headline)
+    return Logged(system, per_doc, headline, tuple(warnings))
+
+
+def show_in_runs_table(tracker: Tracker, job: Job, headline: tuple[str, ...]) -> None:
+    """The headline values, cost and the main settings as columns of the experiment's runs
+    table (the view ``runner.ui.experiment_url`` opens). A convenience: a failure is logged,
+    never raised, so it cannot fail a run whose results are already stored."""
+    params = ["strategy", *(role for role in ("model", "judge") if role in job.roles), "chunk"]
+    try:
+        tracker.show_columns([*headline, "cost_usd"], params)
+    except Exception as err:  # noqa: BLE001 - the run's results are logged; this is a view
+        _LOG.warning("could not set the runs table's columns: %s", err)
+
+
+def log_failures(tracker: Tracker, failures: dict[str, str], finished: int) -> list[str]:
+    """``failures.json`` and the ``runner.documents_failed`` tag; the warning line to show."""
+    if not failures:
+        return []
+    tracker.log_json(failures, "failures.json")
+    tracker.set_tags({FAILED_DOCUMENTS_TAG: str(len(failures))})
+    first, cause = next(iter(failures.items()))
+    line = (
+        f"{len(failures)} of {len(failures) + finished} documents failed and are left out of "
+        "every value (on_error=continue; reports do not average this run); "
+        f"first: {first}: {cause[:300]} (all causes in failures.json)"
+    )
+    return [line]
+
+
+def _score_table(per_doc: dict[str, dict[str, float]]) -> dict[str, list[Any]]:
+    """One row per document, one column per value (None where a document has none): the
+    per-document view, instead of thousands of ``doc/...`` metric keys."""
+    keys = sorted({k for values in per_doc.values() for k in values})
+    table: dict[str, list[Any]] = {"doc_id": list(per_doc)}
+    for key in keys:
+        table[key] = [_finite(values.get(key)) for values in per_doc.values()]
+    return table
+
+
+def _finite(value: float | None) -> float | None:
+    return None if value is None or math.isnan(value) else value
+
+
+def log_dataset(tracker: Tracker, job: Job) -> None:
+    """The documents as the run's MLflow dataset: name, source and a digest of the texts."""
+    data = job.config.data
+    digest = hashlib.sha256()
+    for item in job.items:
+        for part in (item.doc_id, item.source.text if item.source else "", item.summary or ""):
+            digest.update(part.encode("utf-8") + b"\0")
+    source = data.path or data.name or ("runner/sample_data" if data.source == "sample" else data.source)
+    name = data.source if data.source == "sample" else f"{data.source}:{Path(str(source)).name}"
+    tracker.log_dataset(name, digest.hexdigest()[:16], str(source), len(job.items))
+
+
+def log_series(tracker: Tracker, outcomes: list[DocumentOutcome]) -> None:
+    """Each strategy series as MLflow steps, per document and as the mean over the documents
+    that reached each step, so the UI draws e.g. SummIt's score curve."""
+    names = sorted({name for o in outcomes for name in o.result.series})
+    for name in names:
+        by_step: dict[int, list[float]] = {}
+        for o in outcomes:
+            values = o.result.series.get(name, ())
+            for step, value in enumerate(values):
+                tracker.log_metrics({f"doc/{o.doc_id}/strategy/{name}": value}, step=step)
+                if not math.isnan(value):
+                    by_step.setdefault(step, []).append(value)
+        for step, finite in sorted(by_step.items()):
+            tracker.log_metrics({f"strategy/{name}": sum(finite) / len(finite)}, step=step)
+
+
+def system_values(job: Job, outcomes: list[DocumentOutcome]) -> dict[str, float]:
+    """Each metric's own reduction, and the mean of each strategy counter."""
+    out: dict[str, float] = {}
+    for name, metric in job.metrics.items():
+        reduced = metric.reduce({o.doc_id: o.scores[name] for o in outcomes})
+        out.update({f"{name}/{k}": v for k, v in reduced.items()})
+    counters = [o.result.counters for o in outcomes]
+    for key in sorted({k for c in counters for k in c}):
+        finite = [float(c[key]) for c in counters if key in c and not math.isnan(float(c[key]))]
+        out[f"strategy/{key}"] = sum(finite) / len(finite) if finite else math.nan
+    return out
+

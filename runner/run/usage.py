@@ -1,0 +1,76 @@
+"""Which of a run's values are MLflow metrics, and the usage table that holds the rest.
+
+MLflow's compare page and chart view list every metric key alphabetically, so a run that
+logs fifty bookkeeping counters (judge calls, re-asks, token counts, phase times, llama.cpp
+clocks, strategy counters) buries its score among them. A run therefore logs as metrics
+only what a researcher compares: each metric's headline values (every value of a metric
+that names none), the values read back from the run by the viewer's legend and the report's
+error-type figure (``booookscore/type/<label>``), and a handful of totals. Every other
+run-level value goes, with its name, into the table artifact ``usage.json`` (MLflow's table
+format: the run's Artifacts tab shows it as a table), so nothing is lost.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from metrics.booookscore import type_key
+from metrics.booookscore_parse import LABELS
+
+USAGE_FILE = "usage.json"
+TOTALS = (
+    "documents", "documents_failed", "calls", "cost_usd", "prompt_tokens", "completion_tokens",
+    "wall_time_s",
+)
+"""The totals kept as metrics: how much was done, what it cost, how long it took."""
+READ_BACK = tuple(f"booookscore/{type_key(label)}" for label in LABELS)
+"""Values other code reads from the run's metrics: the viewer's legend (``runner/view/page.py``)
+and the report's Figure 4 (``runner/report/plots.py``)."""
+
+
+def kept_keys(metrics: Mapping[str, Any], values: Iterable[str]) -> set[str]:
+    """The names of ``values`` that stay MLflow metrics, for a job whose metric plugins are
+    ``metrics`` (name -> ``Metric``): headlines, read-back values and totals."""
+    keep = set(TOTALS) | set(READ_BACK)
+    for name, metric in metrics.items():
+        headline = tuple(getattr(metric, "headline", ()))
+        if headline:
+            keep |= {f"{name}/{value}" for value in headline}
+        else:  # a metric that names no headline keeps all its values: we cannot tell which matter
+            keep |= {v for v in values if v.startswith(f"{name}/")}
+    return {v for v in values if v in keep}
+
+
+def split(values: Mapping[str, float], kept: set[str]) -> tuple[dict[str, float], dict[str, float]]:
+    """(metrics, usage): ``values`` divided by ``kept``, each in name order."""
+    ordered = sorted(values)
+    metrics = {k: values[k] for k in ordered if k in kept}
+    return metrics, {k: values[k] for k in ordered if k not in kept}
+
+
+def usage_table(usage: Mapping[str, float]) -> dict[str, list[Any]]:
+    """One row per counter (name, value) in MLflow's table layout; NaN becomes null (JSON has
+    no NaN)."""
+    names = sorted(usage)
+    return {"name": names, "value": [_finite(usage[n]) for n in names]}
+
+
+def read_usage(client: Any, run_id: str) -> dict[str, float]:
+    """A run's ``usage.json`` as {name: value} (NaN where the table has null); {} when the run
+    has none (runs logged before it existed kept these values as metrics)."""
+    if not any(a.path == USAGE_FILE for a in client.list_artifacts(run_id)):
+        return {}
+    local = Path(client.download_artifacts(run_id, USAGE_FILE))
+    table = json.loads(local.read_text(encoding="utf-8"))
+    name, value = table["columns"].index("name"), table["columns"].index("value")
+    return {
+        row[name]: math.nan if row[value] is None else float(row[value]) for row in table["data"]
+    }
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or math.isnan(float(value)) else float(value)

@@ -1,0 +1,250 @@
+"""The read side of results: MLflow runs back as plain rows.
+
+What inspect_ai's ``evals_df``/``samples_df`` are to eval logs: ``find_runs`` gives one
+``RunRecord`` per run, ``runs_frame`` one DataFrame row per run, and ``scores_frame`` one row
+per (run, document) from each run's ``scores.json``. Like ``runner.tracking.writer`` it uses
+``MlflowClient`` with explicit ids, never the fluent API's process-global active run.
+pandas is imported inside the frame functions so that ``finished_run`` (used by sweeps to
+skip cells already done) stays cheap.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mlflow.entities import Run
+from mlflow.exceptions import MlflowException
+from mlflow.tracking import MlflowClient
+
+if TYPE_CHECKING:
+    import pandas
+
+STATUSES = ("RUNNING", "SCHEDULED", "FINISHED", "FAILED", "KILLED")
+PARENT_TAG = "mlflow.parentRunId"  # standard MLflow tag a sweep puts on its children
+FAILED_DOCUMENTS_TAG = "runner.documents_failed"
+"""Set (to the count) on a FINISHED run whose failed documents were skipped (on_error=continue):
+its values cover fewer documents, so it is not a complete cell (see ``complete``)."""
+PAGE_SIZE = 1000  # rows per search request; we always page, so this only trades calls for memory
+_NEWEST_FIRST = ["attributes.start_time DESC"]  # the store adds run_id as a tie-breaker
+RUN_COLUMNS = [
+    "run_id", "run_name", "status", "start_time", "end_time", "fingerprint", "parent_run_id"
+]
+SCORE_COLUMNS = ["run_id", "run_name", "status", "fingerprint", "doc_id"]
+
+
+@dataclass(frozen=True)
+class RunRecord:
+    """One MLflow run as plain values, detached from the client."""
+
+    run_id: str
+    """MLflow's run id (32 hex chars)."""
+    run_name: str
+    """The name the job gave the run."""
+    experiment_id: str
+    """Id of the experiment the run belongs to."""
+    status: str
+    """RUNNING, SCHEDULED, FINISHED, FAILED or KILLED."""
+    start_time: int
+    """Start, in ms since the epoch: "newest" always means the latest start."""
+    end_time: int | None
+    """End in ms since the epoch; None while the run has not terminated."""
+    params: dict[str, str] = field(hash=False)
+    """Params exactly as logged (MLflow stores them as strings)."""
+    metrics: dict[str, float] = field(hash=False)
+    """Latest value of each metric."""
+    tags: dict[str, str] = field(hash=False)
+    """All tags, MLflow's own ``mlflow.*`` ones included."""
+
+    @property
+    def fingerprint(self) -> str | None:
+        """Identity of the experiment (tag ``fingerprint``); None when not tagged."""
+        return self.tags.get("fingerprint")
+
+    @property
+    def parent_run_id(self) -> str | None:
+        """The sweep's parent run id, for sweep children; else None."""
+        return self.tags.get(PARENT_TAG)
+
+    @property
+    def failed_documents(self) -> int:
+        """Documents the run skipped after they failed (``on_error=continue``); 0 for most runs."""
+        return int(self.tags.get(FAILED_DOCUMENTS_TAG, "0") or 0)
+
+    @classmethod
+    def from_run(cls, run: Run) -> RunRecord:
+        """Copy the values out of an MLflow ``Run``."""
+        info, data = run.info, run.data
+        return cls(
+            run_id=info.run_id,
+            run_name=info.run_name or "",
+            experiment_id=str(info.experiment_id),
+            status=info.status,
+            start_time=int(info.start_time),
+            end_time=int(info.end_time) if info.end_time is not None else None,
+            params=dict(data.params),
+            metrics={k: float(v) for k, v in data.metrics.items()},
+            tags=dict(data.tags),
+        )
+
+
+def client(uri: str) -> MlflowClient:
+    """A client of the store at ``uri``, for readers that need more than rows (artifacts)."""
+    return MlflowClient(tracking_uri=uri)
+
+
+def run_filter(
+    *, sweep: str | None = None, fingerprint: str | None = None, status: str | None = None
+) -> str:
+    """MLflow's search filter string for the given criteria (all must hold)."""
+    clauses = []
+    for key, value in (("tags.`" + PARENT_TAG + "`", sweep), ("tags.fingerprint", fingerprint)):
+        if value is not None:
+            clauses.append(f"{key} = '{_literal(value)}'")
+    if status is not None:
+        if status.upper() not in STATUSES:
+            raise ValueError(f"unknown run status {status!r}; expected one of {STATUSES}")
+        clauses.append(f"attributes.status = '{status.upper()}'")
+    return " AND ".join(clauses)
+
+
+def _literal(value: str) -> str:
+    """MLflow's filter grammar has no quote escaping: refuse what would break out of '...'."""
+    if "'" in value or "\\" in value:
+        raise ValueError(f"filter value may not contain quotes or backslashes: {value!r}")
+    return value
+
+
+def find_runs(
+    uri: str,
+    experiment: str = "summarization",
+    *,
+    sweep: str | None = None,
+    fingerprint: str | None = None,
+    status: str | None = None,
+    page_size: int = PAGE_SIZE,
+) -> list[RunRecord]:
+    """All matching runs, newest first; [] when the experiment does not exist (or is deleted).
+
+    Pages through the search (one call returns at most ``page_size`` runs), so nothing is
+    silently cut off at MLflow's default ``max_results``.
+    """
+    client = MlflowClient(tracking_uri=uri)
+    experiment_id = _experiment_id(client, experiment)
+    if experiment_id is None:
+        return []
+    query = run_filter(sweep=sweep, fingerprint=fingerprint, status=status)
+    # Keyed by id: page tokens are plain offsets, so a run started while we page shifts the
+    # rest down by one and the next page would repeat a run.
+    found: dict[str, RunRecord] = {}
+    token: str | None = None
+    while True:
+        page = client.search_runs(
+            [experiment_id], query, max_results=page_size, order_by=_NEWEST_FIRST, page_token=token
+        )
+        for run in page:
+            found.setdefault(run.info.run_id, RunRecord.from_run(run))
+        token = page.token
+        if not token:
+            return list(found.values())
+
+
+def experiments(uri: str, *, count_up_to: int = PAGE_SIZE) -> dict[str, int]:
+    """Name -> run count of every active experiment in the store, names sorted.
+
+    For an error that names what is there when a name is wrong: "no runs" alone reads the
+    same for a typo and for an experiment nothing was logged to yet. Each count reads one page
+    of at most ``count_up_to`` runs, so a count equal to it means "at least that many".
+    """
+    client = MlflowClient(tracking_uri=uri)
+    counts: dict[str, int] = {}
+    for exp in client.search_experiments():
+        page = client.search_runs([exp.experiment_id], max_results=count_up_to)
+        counts[exp.name] = len(page)
+    return dict(sorted(counts.items()))
+
+
+def _experiment_id(client: MlflowClient, name: str) -> str | None:
+    """The experiment's id; None when it does not exist or is deleted (its runs are too)."""
+    exp = client.get_experiment_by_name(name)
+    return None if exp is None or exp.lifecycle_stage == "deleted" else str(exp.experiment_id)
+
+
+def finished_run(uri: str, experiment: str, fingerprint: str) -> str | None:
+    """Id of the newest FINISHED run with this fingerprint, else None.
+
+    Sweeps use it to skip cells already done, so FAILED, KILLED and RUNNING runs never count,
+    nor FINISHED ones that skipped failed documents (tag ``runner.documents_failed``).
+    """
+    client = MlflowClient(tracking_uri=uri)
+    experiment_id = _experiment_id(client, experiment)
+    if experiment_id is None:
+        return None
+    query = run_filter(fingerprint=fingerprint, status="FINISHED")
+    runs = client.search_runs([experiment_id], query, max_results=50, order_by=_NEWEST_FIRST)
+    complete = [r for r in runs if not r.data.tags.get(FAILED_DOCUMENTS_TAG)]
+    return complete[0].info.run_id if complete else None
+
+
+def runs_frame(uri: str, experiment: str = "summarization", **filters: Any) -> pandas.DataFrame:
+    """One row per run (``find_runs`` order): ids, status, UTC times, then ``param.<name>``
+    and ``metric.<name>`` columns (metrics as floats, NaN where a run lacks one)."""
+    import pandas as pd
+
+    rows = []
+    for r in find_runs(uri, experiment, **filters):
+        row: dict[str, Any] = {column: getattr(r, column) for column in RUN_COLUMNS}
+        row["start_time"] = pd.to_datetime(r.start_time, unit="ms", utc=True)
+        row["end_time"] = pd.to_datetime(r.end_time, unit="ms", utc=True)  # None -> NaT
+        row.update({f"param.{k}": v for k, v in r.params.items()})
+        row.update({f"metric.{k}": v for k, v in r.metrics.items()})
+        rows.append(row)
+    return _frame(rows, RUN_COLUMNS)
+
+
+def scores_frame(
+    uri: str, runs: list[RunRecord] | None = None, experiment: str = "summarization", **filters: Any
+) -> pandas.DataFrame:
+    """One row per (run, document) of each run's ``scores.json``: ids, ``param.<name>``, then
+    each score key (``booookscore/score``, ``strategy/calls``, ...) as a float column.
+
+    ``runs`` defaults to ``find_runs(uri, experiment, **filters)``. A run without
+    ``scores.json`` (failed early, still running) contributes no rows.
+    """
+    if runs is None:
+        runs = find_runs(uri, experiment, **filters)
+    client = MlflowClient(tracking_uri=uri)
+    rows = []
+    for r in runs:
+        run: dict[str, Any] = {c: getattr(r, c) for c in SCORE_COLUMNS if c != "doc_id"}
+        run.update({f"param.{k}": v for k, v in r.params.items()})
+        rows += [{**run, "doc_id": doc, **values} for doc, values in _scores(client, r).items()]
+    return _frame(rows, SCORE_COLUMNS)
+
+
+def _frame(rows: list[dict[str, Any]], fixed: list[str]) -> pandas.DataFrame:
+    """``fixed`` columns, then ``param.*`` ones, then the rest as floats, each group sorted."""
+    import pandas as pd
+
+    seen = {k for row in rows for k in row if k not in fixed}
+    params = sorted(k for k in seen if k.startswith("param."))
+    numbers = sorted(seen - set(params))
+    frame = pd.DataFrame(rows, columns=fixed + params + numbers)
+    frame[numbers] = frame[numbers].astype(float)
+    return frame
+
+
+def _scores(client: MlflowClient, run: RunRecord) -> dict[str, dict[str, Any]]:
+    """The run's ``scores.json`` ({} when it has none); JSON ``NaN`` reads back as nan."""
+    with tempfile.TemporaryDirectory(prefix="scores-") as tmp:
+        try:
+            path = client.download_artifacts(run.run_id, "scores.json", dst_path=tmp)
+        except (MlflowException, OSError):
+            return {}
+        scores = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(scores, dict):
+        raise TypeError(f"run {run.run_id}: scores.json is not an object of documents")
+    return scores
