@@ -35,17 +35,17 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from metrics import alignment, coverage, repetitiveness, vagueness  # noqa: E402
-from runner.llm.call_log import CallLog  # noqa: E402
 from runner.data.loaders import load_documents  # noqa: E402
-from runner.llm.gateway import Gateway  # noqa: E402
 from runner.llm.cache import ResponseCache  # noqa: E402
+from runner.llm.call_log import CallLog  # noqa: E402
+from runner.llm.gateway import Gateway  # noqa: E402
 from runner.llm.spec import ModelSpec  # noqa: E402
-from tests.scripted_llm import scripted_llm  # noqa: E402
 from runner.text import split_sentences  # noqa: E402
 from runner.types import Document, Message  # noqa: E402
 from tests.metrics import article_judge  # noqa: E402
 from tests.metrics.test_repetitiveness import duplicate_judge  # noqa: E402
 from tests.metrics.test_vagueness import rule_judge  # noqa: E402
+from tests.scripted_llm import scripted_llm  # noqa: E402
 
 LATENCY_S = 0.25
 VAGUE = rule_judge()
@@ -73,6 +73,7 @@ def steps_of(name: str, values: dict[str, float], concurrency: int) -> list[int]
     run_units makes one first call alone (so a provider caches the shared prefix) before
     the rest go in parallel; that first call is its own step.
     """
+
     def fanned(n: int) -> list[int]:
         return [1, n - 1] if concurrency > 1 and n > 1 else [n]
 
@@ -80,7 +81,11 @@ def steps_of(name: str, values: dict[str, float], concurrency: int) -> list[int]
         return [1, *fanned(int(values["claims"]))]
     if name == "coverage":
         answered = int(values["questions"] - values["idk_answers"])
-        return [*fanned(int(values["chunks"]) if "chunks" in values else 1), *fanned(int(values["questions"])), *fanned(answered)]
+        return [
+            *fanned(int(values["chunks"]) if "chunks" in values else 1),
+            *fanned(int(values["questions"])),
+            *fanned(answered),
+        ]
     if name == "repetitiveness":
         return fanned(int(values["samples"]))
     return [int(values["judge_calls"])]  # vagueness: one batched call (re-asks follow it)
@@ -108,16 +113,31 @@ def part_one(document: Document, summary: str) -> None:
             calls = int(result.values["judge_calls"])
             bound = chain_bound(steps_of(name, result.values, concurrency), concurrency)
             wall = statistics.median(walls)
-            print(f"{name:<16}{concurrency:>5}{calls:>7}{wall:>9.2f}{bound:>9.2f}{wall / bound:>7.2f}")
+            print(
+                f"{name:<16}{concurrency:>5}{calls:>7}{wall:>9.2f}{bound:>9.2f}{wall / bound:>7.2f}"
+            )
 
 
 def part_two(document: Document, summary: str) -> None:
     print("\nPart 2: embedded llama.cpp judge (Qwen2.5-Coder-0.5B, CPU), first sample story")
     print(f"{'metric':<16}{'calls':>7}{'prompt tok':>12}{'evaluated':>11}{'saved':>7}{'wall s':>9}")
     with tempfile.TemporaryDirectory() as cache:
-        spec = ModelSpec(name="local", model="local/qwen2.5-coder-0.5b-instruct", temperature=0.0, concurrency=1, max_tokens=512)
-        for name, module in (("alignment", alignment), ("coverage", coverage), ("vagueness", vagueness), ("repetitiveness", repetitiveness)):
-            judge = Gateway(spec, CallLog(None, keep=True), ResponseCache(cache), role="judge", temperature=0.0)
+        spec = ModelSpec(
+            name="local",
+            model="local/qwen2.5-coder-0.5b-instruct",
+            temperature=0.0,
+            concurrency=1,
+            max_tokens=512,
+        )
+        for name, module in (
+            ("alignment", alignment),
+            ("coverage", coverage),
+            ("vagueness", vagueness),
+            ("repetitiveness", repetitiveness),
+        ):
+            judge = Gateway(
+                spec, CallLog(None, keep=True), ResponseCache(cache), role="judge", temperature=0.0
+            )
             start = time.perf_counter()
             module.setup(judge).score(document, summary)
             wall = time.perf_counter() - start
@@ -125,7 +145,9 @@ def part_two(document: Document, summary: str) -> None:
             prompt = sum(e["prompt_tokens"] for e in entries)
             evaluated = prompt - sum(e["cached_prompt_tokens"] for e in entries)
             saved = prompt / evaluated if evaluated else math.nan
-            print(f"{name:<16}{len(entries):>7}{prompt:>12}{evaluated:>11}{saved:>6.1f}x{wall:>9.1f}")
+            print(
+                f"{name:<16}{len(entries):>7}{prompt:>12}{evaluated:>11}{saved:>6.1f}x{wall:>9.1f}"
+            )
 
 
 def main() -> None:

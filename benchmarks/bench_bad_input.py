@@ -30,7 +30,9 @@ from tests.test_bad_input import CASES, make_bad_files
 def timed(args: list[str], cwd: Path) -> tuple[float, int]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "runner", *args], cwd=cwd, env=env, capture_output=True, timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-m", "runner", *args], cwd=cwd, env=env, capture_output=True, timeout=300
+    )
     return time.perf_counter() - start, done.returncode
 
 
@@ -47,14 +49,20 @@ def main() -> None:
         print(f"{'--help (reference)':<36}{statistics.median(helps):>7.2f} s")
         medians = []
         for case in CASES:
-            args = ["metrics=stats", "data.limit=1", *[a.format(d=data, server=server.url) for a in case.args.split()]]
+            args = [
+                "metrics=stats",
+                "data.limit=1",
+                *[a.format(d=data, server=server.url) for a in case.args.split()],
+            ]
             results = [timed(args, work) for _ in range(runs)]
             median = statistics.median(t for t, _ in results)
             medians.append(median)
             codes = sorted({code for _, code in results})
             print(f"{case.name:<36}{median:>7.2f} s  exit {codes}")
-        print(f"\n{len(CASES)} cases: median {statistics.median(medians):.2f} s, max {max(medians):.2f} s "
-              f"(--help {statistics.median(helps):.2f} s)")
+        print(
+            f"\n{len(CASES)} cases: median {statistics.median(medians):.2f} s, max {max(medians):.2f} s "
+            f"(--help {statistics.median(helps):.2f} s)"
+        )
 
 
 if __name__ == "__main__":

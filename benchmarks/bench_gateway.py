@@ -30,9 +30,9 @@ import litellm  # noqa: E402
 
 from runner import local_model  # noqa: E402
 from runner.llm.call_log import CallLog  # noqa: E402
-from tests.fake_server import FakeOpenAIServer  # noqa: E402
 from runner.llm.gateway import Gateway, ModelSpec  # noqa: E402
 from runner.llm.retry import RetryPolicy  # noqa: E402
+from tests.fake_server import FakeOpenAIServer  # noqa: E402
 
 
 def _median_ms(samples: list[float]) -> float:
@@ -42,8 +42,10 @@ def _median_ms(samples: list[float]) -> float:
 def bench_overhead(calls: int) -> None:
     with FakeOpenAIServer(lambda r: "A short answer.") as server:
         body = lambda i: {  # noqa: E731
-            "model": "fake", "messages": [{"role": "user", "content": f"prompt number {i}"}],
-            "temperature": 0.5, "max_tokens": 16,
+            "model": "fake",
+            "messages": [{"role": "user", "content": f"prompt number {i}"}],
+            "temperature": 0.5,
+            "max_tokens": 16,
         }
         raw: list[float] = []
         with httpx.Client() as client:
@@ -54,12 +56,24 @@ def bench_overhead(calls: int) -> None:
         plain: list[float] = []
         for i in range(calls):
             start = time.perf_counter()
-            litellm.completion(model="openai/fake", api_base=server.url, api_key="x",
-                               messages=body(i)["messages"], temperature=0.5, max_tokens=16)
+            litellm.completion(
+                model="openai/fake",
+                api_base=server.url,
+                api_key="x",
+                messages=body(i)["messages"],
+                temperature=0.5,
+                max_tokens=16,
+            )
             plain.append(time.perf_counter() - start)
         with tempfile.TemporaryDirectory() as tmp:
-            spec = ModelSpec(name="fake", model="openai/fake", api_base=server.url,
-                             context_window=8192, temperature=0.5, retry=RetryPolicy(max_attempts=1))
+            spec = ModelSpec(
+                name="fake",
+                model="openai/fake",
+                api_base=server.url,
+                context_window=8192,
+                temperature=0.5,
+                retry=RetryPolicy(max_attempts=1),
+            )
             gateway = Gateway(spec, CallLog(Path(tmp) / "calls.jsonl"), cache=None)
             via: list[float] = []
             for i in range(calls):
@@ -89,10 +103,18 @@ def _direct_timings(llama: object, prompt: str, max_tokens: int) -> tuple[float,
     llama.reset()  # type: ignore[attr-defined]
     llama_cpp.llama_perf_context_reset(llama.ctx)  # type: ignore[attr-defined]
     out = llama.create_chat_completion(  # type: ignore[attr-defined]
-        messages=[{"role": "user", "content": prompt}], max_tokens=max_tokens, temperature=0.0, seed=0
+        messages=[{"role": "user", "content": prompt}],
+        max_tokens=max_tokens,
+        temperature=0.0,
+        seed=0,
     )
     perf = llama_cpp.llama_perf_context(llama.ctx)  # type: ignore[attr-defined]
-    return perf.t_p_eval_ms / 1000, perf.t_eval_ms / 1000, perf.n_p_eval, out["usage"]["completion_tokens"]
+    return (
+        perf.t_p_eval_ms / 1000,
+        perf.t_eval_ms / 1000,
+        perf.n_p_eval,
+        out["usage"]["completion_tokens"],
+    )
 
 
 def bench_local(repeats: int) -> None:
@@ -101,8 +123,12 @@ def bench_local(repeats: int) -> None:
     path = local_model.default_gguf_path()
     threads = os.cpu_count() or 1
     gateway = Gateway(
-        ModelSpec(name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=4096, temperature=0.0),
-        CallLog(None), cache=None, seed=0,
+        ModelSpec(
+            name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=4096, temperature=0.0
+        ),
+        CallLog(None),
+        cache=None,
+        seed=0,
     )
     gw_prompt, gw_gen, raw_prompt, raw_gen = [], [], [], []
     for i in range(repeats):
@@ -114,8 +140,14 @@ def bench_local(repeats: int) -> None:
         out = gateway.complete(f"Run {i}. {GEN_PROMPT}", max_tokens=256)
         gw_gen.append(out.completion_tokens / (time.perf_counter() - start))
     local_model.PROVIDER.close()
-    llama = Llama(model_path=str(path), n_ctx=4096, n_threads=threads, n_threads_batch=threads,
-                  verbose=False, seed=0)
+    llama = Llama(
+        model_path=str(path),
+        n_ctx=4096,
+        n_threads=threads,
+        n_threads_batch=threads,
+        verbose=False,
+        seed=0,
+    )
     for i in range(repeats):
         t_p, _, n_p, _ = _direct_timings(llama, f"Run {i}. {LONG_PROMPT}\nSay OK.", 1)
         raw_prompt.append(n_p / t_p)
@@ -125,9 +157,15 @@ def bench_local(repeats: int) -> None:
     gp, gg = statistics.median(gw_prompt), statistics.median(gw_gen)
     rp, rg = statistics.median(raw_prompt), statistics.median(raw_gen)
     print(f"\nembedded model ({path.name}, {threads} threads), median of {repeats} runs")
-    print("  gateway numbers are end-to-end wall time; llama-cpp-python's are its own perf counters")
-    print(f"  prompt tokens/s      gateway {gp:8.1f}   llama-cpp-python {rp:8.1f}   ratio {gp / rp:.2f}")
-    print(f"  generation tokens/s  gateway {gg:8.1f}   llama-cpp-python {rg:8.1f}   ratio {gg / rg:.2f}")
+    print(
+        "  gateway numbers are end-to-end wall time; llama-cpp-python's are its own perf counters"
+    )
+    print(
+        f"  prompt tokens/s      gateway {gp:8.1f}   llama-cpp-python {rp:8.1f}   ratio {gp / rp:.2f}"
+    )
+    print(
+        f"  generation tokens/s  gateway {gg:8.1f}   llama-cpp-python {rg:8.1f}   ratio {gg / rg:.2f}"
+    )
     print(f"  target: ratio >= 0.9 -> {'met' if min(gp / rp, gg / rg) >= 0.9 else 'NOT met'}")
 
 

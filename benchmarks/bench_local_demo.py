@@ -36,8 +36,12 @@ os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 SAMPLES = REPO / "runner" / "sample_data"
-RUNS = {"baseline": ([], 120.0), "hier": (["strategy=hier"], 300.0),
-        "incremental": (["strategy=incremental"], 300.0), "summit": (["strategy=summit"], 300.0)}
+RUNS = {
+    "baseline": ([], 120.0),
+    "hier": (["strategy=hier"], 300.0),
+    "incremental": (["strategy=incremental"], 300.0),
+    "summit": (["strategy=summit"], 300.0),
+}
 MAX_RATIO, MAX_REPEATED, MIN_NOVEL = 25.0, 10.0, 15.0
 
 
@@ -48,7 +52,7 @@ def trigram_figures(source: str, summary: str) -> tuple[float, float]:
 
     def grams(text: str) -> list[tuple[str, ...]]:
         w = re.findall(r"\w+", text.lower())
-        return [tuple(w[i:i + 3]) for i in range(len(w) - 2)]
+        return [tuple(w[i : i + 3]) for i in range(len(w) - 2)]
 
     mine, theirs = grams(summary), set(grams(source))
     if not mine:
@@ -64,8 +68,16 @@ def run(name: str, args: list[str], folder: Path) -> tuple[float, dict[str, floa
     from mlflow.tracking import MlflowClient
 
     uri = f"sqlite:///{folder / 'mlflow.db'}"
-    command = [sys.executable, "-m", "runner", *args, "progress=false", f"tracking.uri={uri}",
-               f"cache.dir={folder / 'cache'}", "tracking.experiment=bench_local_demo"]
+    command = [
+        sys.executable,
+        "-m",
+        "runner",
+        *args,
+        "progress=false",
+        f"tracking.uri={uri}",
+        f"cache.dir={folder / 'cache'}",
+        "tracking.experiment=bench_local_demo",
+    ]
     start = time.perf_counter()
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True, timeout=3600)
     wall = time.perf_counter() - start
@@ -78,7 +90,10 @@ def run(name: str, args: list[str], folder: Path) -> tuple[float, dict[str, floa
     local = Path(client.download_artifacts(found.info.run_id, "summaries.json", str(folder)))
     from runner.run.usage import read_usage
 
-    values = {**read_usage(client, found.info.run_id), **found.data.metrics}  # time/local_* are usage
+    values = {
+        **read_usage(client, found.info.run_id),
+        **found.data.metrics,
+    }  # time/local_* are usage
     return wall, values, json.loads(local.read_text(encoding="utf-8"))
 
 
@@ -102,19 +117,25 @@ def main() -> int:
         prompt = metrics.get("time/local_prompt_eval_s", 0.0)
         gen = metrics.get("time/local_generation_s", 0.0)
         other = wall - prompt - gen
-        rows.append(f"{name:<12} {wall:7.1f} s (target {target:.0f})  prompt eval {100 * prompt / wall:4.1f}%  "
-                    f"generation {100 * gen / wall:4.1f}%  other {100 * other / wall:4.1f}%  "
-                    f"calls {metrics.get('calls', 0):.0f}  tokens {metrics.get('prompt_tokens', 0):.0f}+"
-                    f"{metrics.get('completion_tokens', 0):.0f}")
+        rows.append(
+            f"{name:<12} {wall:7.1f} s (target {target:.0f})  prompt eval {100 * prompt / wall:4.1f}%  "
+            f"generation {100 * gen / wall:4.1f}%  other {100 * other / wall:4.1f}%  "
+            f"calls {metrics.get('calls', 0):.0f}  tokens {metrics.get('prompt_tokens', 0):.0f}+"
+            f"{metrics.get('completion_tokens', 0):.0f}"
+        )
         if wall > target:
             missed.append(f"{name}: {wall:.0f} s > {target:.0f} s")
         for doc_id, summary in summaries.items():
             ratio = 100 * count_tokens(summary) / count_tokens(sources[doc_id])
             repeated, novel = trigram_figures(sources[doc_id], summary)
-            rows.append(f"    {doc_id:<32} length {ratio:5.1f}% of source  repeated {repeated:5.1f}%  "
-                        f"novel {novel:5.1f}%")
+            rows.append(
+                f"    {doc_id:<32} length {ratio:5.1f}% of source  repeated {repeated:5.1f}%  "
+                f"novel {novel:5.1f}%"
+            )
             if not (ratio <= MAX_RATIO and repeated < MAX_REPEATED and novel >= MIN_NOVEL):
-                missed.append(f"{name}/{doc_id}: length {ratio:.1f}%, repeated {repeated:.1f}%, novel {novel:.1f}%")
+                missed.append(
+                    f"{name}/{doc_id}: length {ratio:.1f}%, repeated {repeated:.1f}%, novel {novel:.1f}%"
+                )
     print("\n".join(rows))
     print("all targets met" if not missed else "missed:\n  " + "\n  ".join(missed))
     return 0

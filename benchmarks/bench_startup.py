@@ -45,11 +45,22 @@ def answer(request: dict[str, Any]) -> str:
 
 def job(url: str, folder: Path, books: Path) -> list[str]:
     return [
-        sys.executable, "-m", "runner", "strategy=hier", "metrics=paper", "data=dir",
-        f"data.path={books}", "model=openai_compatible", f"model.api_base={url}",
-        "judge=openai_compatible", f"judge.api_base={url}", "model.concurrency=16",
-        "judge.concurrency=16", f"tracking.uri=sqlite:///{folder / 'mlflow.db'}",
-        f"cache.dir={folder / 'cache'}", "progress=false",
+        sys.executable,
+        "-m",
+        "runner",
+        "strategy=hier",
+        "metrics=paper",
+        "data=dir",
+        f"data.path={books}",
+        "model=openai_compatible",
+        f"model.api_base={url}",
+        "judge=openai_compatible",
+        f"judge.api_base={url}",
+        "model.concurrency=16",
+        "judge.concurrency=16",
+        f"tracking.uri=sqlite:///{folder / 'mlflow.db'}",
+        f"cache.dir={folder / 'cache'}",
+        "progress=false",
     ]
 
 
@@ -66,7 +77,10 @@ def phases(stdout: str) -> dict[str, float]:
     """The runner's own 'time: setup 0.31s  tracking_start 0.52s ...' line."""
     line = _TIMES.search(stdout)
     assert line, "no time line in the runner's summary"
-    return {name: float(value.rstrip("s")) for name, value in re.findall(r"(\w+) ([\d.]+s)", line.group(1))}
+    return {
+        name: float(value.rstrip("s"))
+        for name, value in re.findall(r"(\w+) ([\d.]+s)", line.group(1))
+    }
 
 
 def main() -> None:
@@ -96,8 +110,10 @@ def main() -> None:
     wall = statistics.median(walls)
     median = {k: statistics.median(s[k] for s in splits) for k in splits[0]}
     inside = sum(median.values())
-    print(f"identical rerun, whole process: median {wall:.2f} s over {args.repeat} "
-          f"(target < 3 s; ratio {wall / 3:.2f} of the target)")
+    print(
+        f"identical rerun, whole process: median {wall:.2f} s over {args.repeat} "
+        f"(target < 3 s; ratio {wall / 3:.2f} of the target)"
+    )
     print(f"  interpreter, imports, Hydra: {wall - inside:5.2f} s  ({(wall - inside) / wall:4.0%})")
     for name, value in median.items():
         print(f"  {name.removesuffix('_s'):<27} {value:5.2f} s  ({value / wall:4.0%})")

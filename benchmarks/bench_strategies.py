@@ -65,7 +65,9 @@ def answer(request: dict[str, Any]) -> str:
     return prose(int((request.get("max_tokens") or 900) * 0.6))
 
 
-def _serve(latency: float, urls: Any, stop: Any, responder: Callable[[dict[str, Any]], str]) -> None:
+def _serve(
+    latency: float, urls: Any, stop: Any, responder: Callable[[dict[str, Any]], str]
+) -> None:
     from tests.fake_server import FakeOpenAIServer
 
     with FakeOpenAIServer(responder, latency_s=latency) as server:
@@ -81,7 +83,9 @@ def loopback_server(
     counting and JSON work would compete with the client for the GIL and inflate wall time."""
     urls: Any = multiprocessing.Queue()
     stop = multiprocessing.Event()
-    process = multiprocessing.Process(target=_serve, args=(latency, urls, stop, responder), daemon=True)
+    process = multiprocessing.Process(
+        target=_serve, args=(latency, urls, stop, responder), daemon=True
+    )
     process.start()
     try:
         yield str(urls.get(timeout=60))
@@ -116,8 +120,8 @@ def main() -> int:
         print(f"skipped: {BOOK.resolve()} is absent (fresh clone without ../shared/data)")
         return 0
 
-    from runner.llm.call_log import CallLog
     from runner.chunking import split_into_chunks
+    from runner.llm.call_log import CallLog
     from runner.llm.gateway import Gateway, ModelSpec
     from runner.llm.retry import RetryPolicy
     from runner.text import split_sentences

@@ -61,17 +61,30 @@ def main() -> None:
     bound = 2 * max(STOP_AT.values()) * args.latency
     walls = []
     with loopback_server(args.latency, answer) as url, tempfile.TemporaryDirectory() as tmp:
-        for n in range(args.repeat + 1):  # the first run pays litellm's one-time import: not counted
-            items = ["strategy=summit", "model=openai_compatible", f"model.api_base={url}",
-                     "model.concurrency=8", "metrics=none", "progress=false", "cache.enabled=false",
-                     f"tracking.uri=sqlite:///{tmp}/mlflow.db"]
+        for n in range(
+            args.repeat + 1
+        ):  # the first run pays litellm's one-time import: not counted
+            items = [
+                "strategy=summit",
+                "model=openai_compatible",
+                f"model.api_base={url}",
+                "model.concurrency=8",
+                "metrics=none",
+                "progress=false",
+                "cache.enabled=false",
+                f"tracking.uri=sqlite:///{tmp}/mlflow.db",
+            ]
             result = run_experiment(build_run_config(composed(*items), tuple(items)))
             assert result.totals.calls == sum(2 * k for k in STOP_AT.values()), result.totals.calls
             if n:
                 walls.append(result.timings["documents_s"])
     wall = statistics.median(walls)
-    print(f"summit on the 3 sample documents, {args.latency * 1000:.0f} ms per call, {args.repeat} runs")
-    print(f"  bound (slowest document: {2 * max(STOP_AT.values())} calls in sequence): {bound:.2f} s")
+    print(
+        f"summit on the 3 sample documents, {args.latency * 1000:.0f} ms per call, {args.repeat} runs"
+    )
+    print(
+        f"  bound (slowest document: {2 * max(STOP_AT.values())} calls in sequence): {bound:.2f} s"
+    )
     print(f"  documents wall: median {wall:.2f} s  (runs: {', '.join(f'{w:.2f}' for w in walls)})")
     print(f"  ratio wall / bound: {wall / bound:.3f} (target <= 1.2)")
 

@@ -38,13 +38,26 @@ JOBS = 12
 def sweep(url: str, folder: Path, *launcher: str) -> float:
     """Wall seconds of one ``-m`` sweep into ``folder``'s store and cache."""
     command = [
-        sys.executable, "-m", "runner", "-m", *CELLS, *launcher, "data.limit=1", "metrics=stats",
-        "model=openai_compatible", f"model.api_base={url}", "model.concurrency=4", "progress=false",
-        f"tracking.uri=sqlite:///{folder / 'mlflow.db'}", f"cache.dir={folder / 'cache'}",
+        sys.executable,
+        "-m",
+        "runner",
+        "-m",
+        *CELLS,
+        *launcher,
+        "data.limit=1",
+        "metrics=stats",
+        "model=openai_compatible",
+        f"model.api_base={url}",
+        "model.concurrency=4",
+        "progress=false",
+        f"tracking.uri=sqlite:///{folder / 'mlflow.db'}",
+        f"cache.dir={folder / 'cache'}",
         f"hydra.sweep.dir={folder / 'sweep'}",
     ]
     start = time.perf_counter()
-    done = subprocess.run(command, check=False, cwd=REPO, capture_output=True, text=True, timeout=3600)
+    done = subprocess.run(
+        command, check=False, cwd=REPO, capture_output=True, text=True, timeout=3600
+    )
     if done.returncode != 0:
         raise SystemExit(done.stderr[-3000:])
     return time.perf_counter() - start
@@ -72,12 +85,19 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=1, help="first runs, each in a fresh store")
-    parser.add_argument("--reruns", type=int, default=3, help="identical reruns after each first run")
-    parser.add_argument("--no-joblib", action="store_true", help="only the first run and the reruns")
+    parser.add_argument(
+        "--reruns", type=int, default=3, help="identical reruns after each first run"
+    )
+    parser.add_argument(
+        "--no-joblib", action="store_true", help="only the first run and the reruns"
+    )
     args = parser.parse_args()
     calls = multiprocessing.Value("i", 0)
     firsts, reruns, ratios, first_calls, rerun_calls, new_runs = [], [], [], [], [], []
-    with loopback_server(0.25, functools.partial(_counted, calls)) as url, tempfile.TemporaryDirectory() as tmp:
+    with (
+        loopback_server(0.25, functools.partial(_counted, calls)) as url,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         for round_ in range(max(1, args.rounds)):
             folder = Path(tmp) / f"basic{round_}"
             before = calls.value
@@ -89,16 +109,27 @@ def main() -> None:
             new_runs.append(runs_in(folder) - runs)
             reruns += again
             ratios += [a / firsts[-1] for a in again]
-            print(f"  round {round_ + 1}: first {firsts[-1]:.1f} s; reruns {', '.join(f'{a:.2f}' for a in again)} s")
+            print(
+                f"  round {round_ + 1}: first {firsts[-1]:.1f} s; reruns {', '.join(f'{a:.2f}' for a in again)} s"
+            )
         med = statistics.median
-        print(f"12-cell sweep, basic launcher: first run {med(firsts):.1f} s ({med(first_calls):.0f} model calls)"
-              f"{f', median of {len(firsts)}' if len(firsts) > 1 else ''}")
-        print(f"  identical rerun: {med(reruns):.2f} s (median of {len(reruns)}) = {med(ratios):.1%} of the first "
-              f"(target <= 10%); {sum(rerun_calls)} model calls and {sum(new_runs)} new runs in all reruns (target 0)")
+        print(
+            f"12-cell sweep, basic launcher: first run {med(firsts):.1f} s ({med(first_calls):.0f} model calls)"
+            f"{f', median of {len(firsts)}' if len(firsts) > 1 else ''}"
+        )
+        print(
+            f"  identical rerun: {med(reruns):.2f} s (median of {len(reruns)}) = {med(ratios):.1%} of the first "
+            f"(target <= 10%); {sum(rerun_calls)} model calls and {sum(new_runs)} new runs in all reruns (target 0)"
+        )
         if args.no_joblib:
             return
         for workers in (1, 2, 4):
-            wall = sweep(url, Path(tmp) / f"joblib{workers}", "hydra/launcher=joblib", f"hydra.launcher.n_jobs={workers}")
+            wall = sweep(
+                url,
+                Path(tmp) / f"joblib{workers}",
+                "hydra/launcher=joblib",
+                f"hydra.launcher.n_jobs={workers}",
+            )
             print(f"  joblib, {workers} worker(s): {wall:.1f} s, {JOBS / wall * 60:.1f} jobs/min")
 
 

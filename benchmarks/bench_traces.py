@@ -43,16 +43,37 @@ def book(doc: str, start_ns: int) -> tuple[WorkItem, DocumentOutcome, list[dict[
 
     def call(purpose: str, when: int, **detail: Any) -> None:
         call_id = f"{doc}-{len(lines):04d}"
-        lines.append({
-            "call_id": call_id, "document": doc, "started_at": when, "role": "model", "model_alias": "bench",
-            "purpose": purpose, "cached": False, "prompt_tokens": 1100, "completion_tokens": 350,
-            "cached_prompt_tokens": 0, "cost_usd": 0.004, "latency_s": 3.5, "finish_reason": "stop",
-            "request": {"model": "openai/bench", "api_base": None, "temperature": 0.5, "max_tokens": 500,
-                        "messages": [{"role": "user", "content": f"Summarize part {len(lines)}:\n" + PROSE * 48}]},
-            "response": PROSE * 18,
-        })
+        lines.append(
+            {
+                "call_id": call_id,
+                "document": doc,
+                "started_at": when,
+                "role": "model",
+                "model_alias": "bench",
+                "purpose": purpose,
+                "cached": False,
+                "prompt_tokens": 1100,
+                "completion_tokens": 350,
+                "cached_prompt_tokens": 0,
+                "cost_usd": 0.004,
+                "latency_s": 3.5,
+                "finish_reason": "stop",
+                "request": {
+                    "model": "openai/bench",
+                    "api_base": None,
+                    "temperature": 0.5,
+                    "max_tokens": 500,
+                    "messages": [
+                        {"role": "user", "content": f"Summarize part {len(lines)}:\n" + PROSE * 48}
+                    ],
+                },
+                "response": PROSE * 18,
+            }
+        )
         kind = {"hier/level0": "summarize", "hier/merge": "merge"}.get(purpose, "postprocess")
-        steps.append(TraceStep(kind, call_id, {**detail, "call_ids": [call_id], "text": PROSE * 18}))
+        steps.append(
+            TraceStep(kind, call_id, {**detail, "call_ids": [call_id], "text": PROSE * 18})
+        )
 
     for i in range(CHUNKS):
         call("hier/level0", start_ns + (i % 8) * 4_000_000_000, level=0, index=i)
@@ -67,7 +88,9 @@ def book(doc: str, start_ns: int) -> tuple[WorkItem, DocumentOutcome, list[dict[
     return WorkItem(doc, source), outcome, lines
 
 
-def once(tracker: Tracker, items: list[WorkItem], outcomes: list[DocumentOutcome], calls: Path) -> float:
+def once(
+    tracker: Tracker, items: list[WorkItem], outcomes: list[DocumentOutcome], calls: Path
+) -> float:
     """Seconds to log every book's trace to a new run of the store."""
     tracker.start(f"bench {time.strftime('%H:%M:%S')}", tags={})
     start = time.perf_counter()
@@ -95,10 +118,14 @@ def main() -> None:
         tracker = Tracker(uri, "bench-traces", artifact_root(uri))
         times = [once(tracker, items, outcomes, calls) for _ in range(args.repeats)]
     per_1000 = statistics.median(times) * 1000 / n_calls
-    print(f"{args.books} books, {n_calls} calls ({megabytes:.1f} MB of calls.jsonl), "
-          f"runs: {', '.join(f'{t:.2f} s' for t in times)}")
-    print(f"log_traces: {per_1000:.2f} s per 1,000 calls (median of {args.repeats}); "
-          f"a 98-book hier run (~6,000 calls): ~{per_1000 * 6:.0f} s")
+    print(
+        f"{args.books} books, {n_calls} calls ({megabytes:.1f} MB of calls.jsonl), "
+        f"runs: {', '.join(f'{t:.2f} s' for t in times)}"
+    )
+    print(
+        f"log_traces: {per_1000:.2f} s per 1,000 calls (median of {args.repeats}); "
+        f"a 98-book hier run (~6,000 calls): ~{per_1000 * 6:.0f} s"
+    )
 
 
 if __name__ == "__main__":

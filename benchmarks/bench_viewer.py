@@ -109,8 +109,8 @@ def page_cost(uri: str, run_id: str) -> tuple[dict[str, float], str]:
     """Median ms of log_viewer and of its phases; the page as logged."""
     from mlflow.tracking import MlflowClient
 
-    from runner.view import page as view
     from runner.tracking.reader import RunRecord
+    from runner.view import page as view
 
     client = MlflowClient(tracking_uri=uri)
     times: dict[str, list[float]] = {"read": [], "build": [], "render": [], "log_viewer": []}
@@ -138,7 +138,9 @@ def chromium(binary: str, url: str, *flags: str) -> tuple[float, str]:
     start = time.perf_counter()
     done = subprocess.run(
         [binary, "--headless", "--no-sandbox", "--disable-gpu", *flags, url],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     return 1000 * (time.perf_counter() - start), done.stdout
 
@@ -182,8 +184,14 @@ def screenshot(binary: str, html: str, out: Path, book: str = "age-of-vice.epub"
     with tempfile.TemporaryDirectory(prefix="bench-viewer-shot-") as tmp:
         page, raw = Path(tmp) / "page.html", Path(tmp) / "raw.png"
         page.write_text(html.replace("</body>", pick + "</body>"), encoding="utf-8")
-        chromium(binary, page.as_uri(), "--hide-scrollbars", "--window-size=1280,1400",
-                 "--virtual-time-budget=3000", f"--screenshot={raw}")
+        chromium(
+            binary,
+            page.as_uri(),
+            "--hide-scrollbars",
+            "--window-size=1280,1400",
+            "--virtual-time-budget=3000",
+            f"--screenshot={raw}",
+        )
         image = Image.open(raw).convert("RGB")
     exact = [tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in COLORS.values()]
     common = [c for _, c in sorted(image.getcolors(1 << 24) or [], reverse=True) if c not in exact]

@@ -11,7 +11,19 @@ from __future__ import annotations
 from pathlib import Path
 from types import ModuleType
 
-from metrics import alignment, booookscore, coherence, coverage, entity_density, f1, geval, repetitiveness, rouge, stats, vagueness
+from metrics import (
+    alignment,
+    booookscore,
+    coherence,
+    coverage,
+    entity_density,
+    f1,
+    geval,
+    repetitiveness,
+    rouge,
+    stats,
+    vagueness,
+)
 
 METRICS: dict[str, ModuleType] = {
     "alignment": alignment,

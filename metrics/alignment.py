@@ -76,7 +76,9 @@ class Alignment(Metric):
 
     headline = ("alignment",)
 
-    def __init__(self, asker: Asker, claims: Prompt, verdict: Prompt, budget: int, chunk_tokens: int):
+    def __init__(
+        self, asker: Asker, claims: Prompt, verdict: Prompt, budget: int, chunk_tokens: int
+    ):
         self.asker, self.claims_prompt, self.verdict_prompt = asker, claims, verdict
         self.budget, self.chunk_tokens = budget, chunk_tokens
 
@@ -87,23 +89,38 @@ class Alignment(Metric):
             return _undecided("alignment: no source text to judge the claims against", usage)
         if not summary.strip():
             return _undecided("alignment: the summary is empty", usage)
-        answer = self.asker.ask(self.claims_prompt.messages(summary=summary), check_claims, usage,
-                                "alignment.claims")
+        answer = self.asker.ask(
+            self.claims_prompt.messages(summary=summary), check_claims, usage, "alignment.claims"
+        )
         if not answer.parsed:
-            return _undecided(f"alignment: claims unreadable after {self.asker.max_attempts} attempts: "
-                              f"{answer.error}", usage)
+            return _undecided(
+                f"alignment: claims unreadable after {self.asker.max_attempts} attempts: "
+                f"{answer.error}",
+                usage,
+            )
         claims = list(dict.fromkeys(answer.value))
         invented = [c for c in claims if not grounded(c, summary)]
         claims = [c for c in claims if c not in invented]
         if not claims:
-            reason = (f"the judge's {len(invented)} claims are not in the summary (a small judge may copy "
-                      "the prompt's example)") if invented else "the judge found no claims in the summary"
+            reason = (
+                (
+                    f"the judge's {len(invented)} claims are not in the summary (a small judge may copy "
+                    "the prompt's example)"
+                )
+                if invented
+                else "the judge found no claims in the summary"
+            )
             return _undecided(f"alignment: {reason}", usage, invented)
         rows = self.judge_claims(claims, self.evidence(document.text), usage)
-        rows += [{"claim": c, "verdict": "not in summary", "reason": None, "evidence_chunks": None} for c in invented]
+        rows += [
+            {"claim": c, "verdict": "not in summary", "reason": None, "evidence_chunks": None}
+            for c in invented
+        ]
         notes = _notes(rows, self.asker.max_attempts)
         if invented:
-            notes += (f"alignment: {len(invented)} extracted claims are not in the summary; left out",)
+            notes += (
+                f"alignment: {len(invented)} extracted claims are not in the summary; left out",
+            )
         return MetricResult(values=aggregate(rows, usage), artifacts={ARTIFACT: rows}, notes=notes)
 
     def evidence(self, source: str) -> Evidence:
@@ -113,7 +130,9 @@ class Alignment(Metric):
         chunks = split_into_chunks(source, min(self.chunk_tokens, self.budget))
         return Evidence(source, chunks, BM25([c.text for c in chunks]), self.budget)
 
-    def judge_claims(self, claims: list[str], evidence: Evidence, usage: Usage) -> list[dict[str, Any]]:
+    def judge_claims(
+        self, claims: list[str], evidence: Evidence, usage: Usage
+    ) -> list[dict[str, Any]]:
         """One verdict per claim, concurrently; each unit keeps its own usage, merged after."""
         usages = [Usage() for _ in claims]
         units = [partial(self.judge_claim, c, evidence, u) for c, u in zip(claims, usages)]
@@ -127,7 +146,12 @@ class Alignment(Metric):
         text, chunks = evidence.for_claim(claim)
         messages = self.verdict_prompt.messages(source=text, claim=claim)
         answer = self.asker.ask(messages, check_verdict, usage, "alignment.verdict")
-        row: dict[str, Any] = {"claim": claim, "verdict": None, "reason": "", "evidence_chunks": chunks}
+        row: dict[str, Any] = {
+            "claim": claim,
+            "verdict": None,
+            "reason": "",
+            "evidence_chunks": chunks,
+        }
         if answer.parsed:
             row["verdict"], row["reason"] = answer.value
         else:
@@ -140,7 +164,9 @@ def check_claims(data: Any) -> tuple[Any, str]:
     items = as_list(data, "claims")
     if items is None:
         return None, "expected a JSON object with the key 'claims' holding a list of strings"
-    claims = [as_text(key_of(item, "claim", "text") if isinstance(item, dict) else item) for item in items]
+    claims = [
+        as_text(key_of(item, "claim", "text") if isinstance(item, dict) else item) for item in items
+    ]
     return [c for c in claims if c], ""
 
 
@@ -190,27 +216,48 @@ def _notes(rows: list[dict[str, Any]], max_attempts: int) -> tuple[str, ...]:
     if not bad:
         return ()
     shown = "; ".join(f"{r['claim'][:60]!r}: {r['error']}" for r in bad[:5])
-    note = (f"alignment: {len(bad)} of {len(rows)} claims unparsed after {max_attempts} attempts, "
-            f"left out of the score (see {ARTIFACT}): {shown}")
+    note = (
+        f"alignment: {len(bad)} of {len(rows)} claims unparsed after {max_attempts} attempts, "
+        f"left out of the score (see {ARTIFACT}): {shown}"
+    )
     return (note,)
 
 
 def _undecided(note: str, usage: Usage, invented: list[str] | None = None) -> MetricResult:
     values = nan_result_values(("alignment",), usage)
     values.update(claims=0.0, unparsed_claims=0.0, invented_claims=float(len(invented or ())))
-    rows = [{"claim": c, "verdict": "not in summary", "reason": None, "evidence_chunks": None} for c in invented or ()]
+    rows = [
+        {"claim": c, "verdict": "not in summary", "reason": None, "evidence_chunks": None}
+        for c in invented or ()
+    ]
     return MetricResult(values=values, notes=(note,), artifacts={ARTIFACT: rows} if rows else {})
 
 
-def build(judge: LLM, key: str, *, claims_prompt_path: str | None, verdict_prompt_path: str | None,
-          chunk_tokens: int, room_tokens: int, max_attempts: int, max_tokens: int,
-          temperature: float) -> Alignment:
+def build(
+    judge: LLM,
+    key: str,
+    *,
+    claims_prompt_path: str | None,
+    verdict_prompt_path: str | None,
+    chunk_tokens: int,
+    room_tokens: int,
+    max_attempts: int,
+    max_tokens: int,
+    temperature: float,
+) -> Alignment:
     """The metric with its parameters checked under config key ``key`` (f1 builds one too)."""
     asker = judge_settings(key, judge, max_attempts, max_tokens, temperature, room_tokens)
     check_int(f"{key}.chunk_tokens", chunk_tokens, 16)
-    claims = load_prompt(claims_prompt_path, CLAIMS_PROMPT, f"{key}.claims_prompt_path", ("summary",))
-    verdict = load_prompt(verdict_prompt_path, VERDICT_PROMPT, f"{key}.verdict_prompt_path",
-                          VERDICT_SLOTS, ("source",))
+    claims = load_prompt(
+        claims_prompt_path, CLAIMS_PROMPT, f"{key}.claims_prompt_path", ("summary",)
+    )
+    verdict = load_prompt(
+        verdict_prompt_path,
+        VERDICT_PROMPT,
+        f"{key}.verdict_prompt_path",
+        VERDICT_SLOTS,
+        ("source",),
+    )
     budget = source_budget(judge, verdict, max_tokens, room_tokens, key)
     return Alignment(asker, claims, verdict, budget, chunk_tokens)
 
@@ -228,7 +275,13 @@ def setup(
 ) -> Alignment:
     """The metric for a job (parameters as in ``conf/metrics/alignment.yaml``)."""
     return build(
-        judge, "metrics.alignment", claims_prompt_path=claims_prompt_path,
-        verdict_prompt_path=verdict_prompt_path, chunk_tokens=chunk_tokens, room_tokens=room_tokens,
-        max_attempts=max_attempts, max_tokens=max_tokens, temperature=temperature,
+        judge,
+        "metrics.alignment",
+        claims_prompt_path=claims_prompt_path,
+        verdict_prompt_path=verdict_prompt_path,
+        chunk_tokens=chunk_tokens,
+        room_tokens=room_tokens,
+        max_attempts=max_attempts,
+        max_tokens=max_tokens,
+        temperature=temperature,
     )

@@ -54,8 +54,9 @@ class Prompt:
         return self.template.fill(dict.fromkeys(self.template.slots, ""))
 
 
-def load_prompt(path: str | None, default: Path, key: str, slots: tuple[str, ...],
-                shared: tuple[str, ...] = ()) -> Prompt:
+def load_prompt(
+    path: str | None, default: Path, key: str, slots: tuple[str, ...], shared: tuple[str, ...] = ()
+) -> Prompt:
     """Read and check a prompt file once per job (``metrics.slots.load_slots``).
 
     ``slots`` are the named slots it must have, and the only ones; ``shared`` those of the
@@ -68,7 +69,9 @@ def load_prompt(path: str | None, default: Path, key: str, slots: tuple[str, ...
         (order.index(s) for s in slots if s not in shared), default=len(order)
     ):
         others = [s for s in slots if s not in shared]
-        raise ConfigError(f"prompt {template.path}: {_braced(shared)} must come before {_braced(tuple(others))}")
+        raise ConfigError(
+            f"prompt {template.path}: {_braced(shared)} must come before {_braced(tuple(others))}"
+        )
     return Prompt(template, shared)
 
 
@@ -85,12 +88,23 @@ class Asker:
     max_tokens: int
     temperature: float
 
-    def ask(self, messages: list[Message], check: Callable[[Any], tuple[Any, str]], usage: Usage,
-            purpose: str) -> Answer:
+    def ask(
+        self,
+        messages: list[Message],
+        check: Callable[[Any], tuple[Any, str]],
+        usage: Usage,
+        purpose: str,
+    ) -> Answer:
         """A checked JSON answer (or an unparsed one, counted in ``usage``)."""
         return ask_json(
-            self.judge, messages, check, usage, purpose=purpose, max_attempts=self.max_attempts,
-            max_tokens=self.max_tokens, temperature=self.temperature,
+            self.judge,
+            messages,
+            check,
+            usage,
+            purpose=purpose,
+            max_attempts=self.max_attempts,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
         )
 
 
@@ -120,8 +134,9 @@ def check_float(key: str, value: Any, low: float, high: float, low_open: bool = 
         raise ConfigError(f"{key}={value} must be a number in {bound}")
 
 
-def judge_settings(key: str, judge: LLM, max_attempts: int, max_tokens: int, temperature: float,
-                   room_tokens: int) -> Asker:
+def judge_settings(
+    key: str, judge: LLM, max_attempts: int, max_tokens: int, temperature: float, room_tokens: int
+) -> Asker:
     """Validate the parameters every metric of the family has; the judge bound to them."""
     check_int(f"{key}.max_attempts", max_attempts, 1)
     check_int(f"{key}.max_tokens", max_tokens, 1)

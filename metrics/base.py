@@ -47,7 +47,8 @@ def mean_values(per_document: Mapping[str, MetricResult]) -> dict[str, float]:
     out = {}
     for key in keys:
         finite = [
-            r.values[key] for r in per_document.values()
+            r.values[key]
+            for r in per_document.values()
             if key in r.values and not math.isnan(r.values[key])
         ]
         out[key] = sum(finite) / len(finite) if finite else math.nan

@@ -50,9 +50,9 @@ class BM25:
         out = []
         for tf, length in zip(self.tf, self.lengths):
             norm = self.k1 * (1 - self.b + self.b * length / self.avgdl) if self.avgdl else self.k1
-            out.append(sum(
-                self.idf[t] * tf[t] * (self.k1 + 1) / (tf[t] + norm) for t in terms if t in tf
-            ))
+            out.append(
+                sum(self.idf[t] * tf[t] * (self.k1 + 1) / (tf[t] + norm) for t in terms if t in tf)
+            )
         return out
 
     def rank(self, query: str) -> list[int]:

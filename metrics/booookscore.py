@@ -55,7 +55,9 @@ class BooookScore(Metric):
 
     headline = ("score",)
 
-    def __init__(self, judge: LLM, template: Template, batch_size: int, max_attempts: int, max_tokens: int):
+    def __init__(
+        self, judge: LLM, template: Template, batch_size: int, max_attempts: int, max_tokens: int
+    ):
         self.judge = judge
         self.template = template
         self.batch_size = batch_size
@@ -83,7 +85,8 @@ class BooookScore(Metric):
 
 def constant_judge(judge: str, per_document: Mapping[str, MetricResult]) -> list[str]:
     """A judge that flags no sentence, or every one, across a whole run is more likely
-    broken (or its answers misread) than right."""
+    broken (or its answers misread) than right.
+    """
     judged = sum(r.values.get("judged_sentences", 0.0) for r in per_document.values())
     confused = sum(r.values.get("confused_sentences", 0.0) for r in per_document.values())
     if judged >= 5 and confused in (0, judged):

@@ -28,6 +28,7 @@ PURPOSE = "booookscore"
 STOP = ("\n[", "\n---")
 """Where the paper's format ends; small models otherwise go on inventing examples."""
 
+
 @dataclass(frozen=True)
 class Ask:
     """What every call about one summary shares."""
@@ -63,7 +64,7 @@ def judge_sentence(ask: Ask, sentence: str) -> tuple[dict[str, Verdict], Usage]:
 
 
 def judge_batch(ask: Ask, sentences: list[str]) -> tuple[dict[str, Verdict], Usage]:
-    """k numbered sentences per call; the ones not answered well are asked again."""
+    """K numbered sentences per call; the ones not answered well are asked again."""
     usage = Usage()
     verdicts: dict[str, Verdict] = {}
     pending = list(sentences)

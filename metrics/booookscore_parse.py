@@ -278,7 +278,8 @@ def _item_index(item: dict[str, Any], sentences: list[str]) -> int | None:
 def parse_batch_answer(text: str, sentences: list[str]) -> tuple[dict[int, Verdict], str]:
     """Verdicts by 0-based position in ``sentences`` for the items that match (parsed or
     not), and an error ('' when the answer held a JSON list). Missing, mismatched and
-    duplicated items are absent, so the caller asks again for those sentences."""
+    duplicated items are absent, so the caller asks again for those sentences.
+    """
     data = _json_list(text or "")
     if data is None:
         return {}, "no JSON list in the answer"

@@ -88,7 +88,8 @@ def parse_template(text: str, path: str = "<string>") -> Template:
 
 def load_template(path: str | None, default: Path, key: str) -> Template:
     """The template at ``path`` (``default`` when None), read once per job by the metric's
-    setup; ``key`` names the config key in errors."""
+    setup; ``key`` names the config key in errors.
+    """
     chosen = Path(path).expanduser() if path else default
     if not chosen.is_file():
         raise ConfigError(f"{key}={path} does not exist; give a prompt file with two {{}} slots")

@@ -87,7 +87,12 @@ class Coverage(Metric):
     headline = ("coverage", "coverage_weighted")
 
     def __init__(self, asker: Asker, prompts: dict[str, Prompt], budget: int, n_questions: int):
-        self.asker, self.prompts, self.budget, self.n_questions = asker, prompts, budget, n_questions
+        self.asker, self.prompts, self.budget, self.n_questions = (
+            asker,
+            prompts,
+            budget,
+            n_questions,
+        )
 
     def score(self, document: Document | None, summary: str) -> MetricResult:
         """Coverage of ``document``'s text by ``summary`` (NaN with a note when undecidable)."""
@@ -96,24 +101,37 @@ class Coverage(Metric):
             return _undecided("coverage: no source text to ask questions about", usage)
         questions, missing = self.questions(document.text, usage)
         if not questions:
-            return _undecided(f"coverage: no readable questions from the source ({missing} unparsed)", usage)
+            return _undecided(
+                f"coverage: no readable questions from the source ({missing} unparsed)", usage
+            )
         usages = [Usage() for _ in questions]
         units = [partial(self.answer, q, summary, u) for q, u in zip(questions, usages)]
         rows = run_units(units, self.asker.judge.concurrency)
         for unit_usage in usages:
             usage.merge(unit_usage)
-        return MetricResult(values=aggregate(rows, missing, usage), artifacts={ARTIFACT: rows},
-                            notes=_notes(rows, missing))
+        return MetricResult(
+            values=aggregate(rows, missing, usage),
+            artifacts={ARTIFACT: rows},
+            notes=_notes(rows, missing),
+        )
 
     def chunks(self, source: str) -> list[Chunk]:
         """The source whole when it fits one call, else chunks of at most the budget."""
         n_tokens = self.asker.judge.count_tokens(source)
-        return [Chunk(0, source, n_tokens)] if n_tokens <= self.budget else split_into_chunks(source, self.budget)
+        return (
+            [Chunk(0, source, n_tokens)]
+            if n_tokens <= self.budget
+            else split_into_chunks(source, self.budget)
+        )
 
     def questions(self, source: str, usage: Usage) -> tuple[list[Question], int]:
         """All questions of the source, and how many allocated ones stayed unreadable."""
         chunks = self.chunks(source)
-        work = [(c, n) for c, n in zip(chunks, allocate(self.n_questions, [c.n_tokens for c in chunks])) if n]
+        work = [
+            (c, n)
+            for c, n in zip(chunks, allocate(self.n_questions, [c.n_tokens for c in chunks]))
+            if n
+        ]
         usages = [Usage() for _ in work]
         units = [partial(self.generate, c, n, u) for (c, n), u in zip(work, usages)]
         found = run_units(units, self.asker.judge.concurrency)
@@ -132,9 +150,15 @@ class Coverage(Metric):
 
     def answer(self, q: Question, summary: str, usage: Usage) -> dict[str, Any]:
         """One question's artifact row: the summary's answer and its 0-5 score."""
-        row: dict[str, Any] = {"question": q.question, "reference_answer": q.reference_answer,
-                               "importance": q.importance, "chunk": q.chunk,
-                               "summary_answer": None, "score": None, "reason": ""}
+        row: dict[str, Any] = {
+            "question": q.question,
+            "reference_answer": q.reference_answer,
+            "importance": q.importance,
+            "chunk": q.chunk,
+            "summary_answer": None,
+            "score": None,
+            "reason": "",
+        }
         messages = self.prompts["answer"].messages(summary=summary, question=q.question)
         reply = self.asker.ask(messages, check_answer, usage, "coverage.answer")
         if not reply.parsed:
@@ -142,10 +166,13 @@ class Coverage(Metric):
         row["summary_answer"] = reply.value
         if is_idk(reply.value):
             return {**row, "score": 0.0, "reason": "idk: scored 0 without a call"}
-        pair = json.dumps({"original_answer": q.reference_answer, "summary_answer": reply.value},
-                          ensure_ascii=False)
-        verdict = self.asker.ask(self.prompts["score"].messages(answers=pair), check_score, usage,
-                                 "coverage.score")
+        pair = json.dumps(
+            {"original_answer": q.reference_answer, "summary_answer": reply.value},
+            ensure_ascii=False,
+        )
+        verdict = self.asker.ask(
+            self.prompts["score"].messages(answers=pair), check_score, usage, "coverage.score"
+        )
         if not verdict.parsed:
             return {**row, "unparsed": True, "error": verdict.error, "answer": verdict.raw}
         return {**row, "score": verdict.value[0], "reason": verdict.value[1]}
@@ -167,7 +194,10 @@ def check_questions(data: Any) -> tuple[Any, str]:
         answer = as_text(key_of(item, "answer", "reference_answer", "original_answer"))
         importance = _number(key_of(item, "importance"))
         if not (question and answer and importance in (1, 2, 3, 4, 5)):
-            return None, "each question needs 'question', 'answer' and 'importance' (a whole number 1-5)"
+            return (
+                None,
+                "each question needs 'question', 'answer' and 'importance' (a whole number 1-5)",
+            )
         out.append((question, answer, int(importance)))
     return out, ""
 
@@ -205,10 +235,13 @@ def aggregate(rows: list[dict[str, Any]], missing: int, usage: Usage) -> dict[st
     weight = sum(r["importance"] for r in scored)
     return {
         "coverage": sum(r["score"] / 5 for r in scored) / len(scored) if scored else math.nan,
-        "coverage_weighted": (sum(r["importance"] * r["score"] / 5 for r in scored) / weight
-                              if weight else math.nan),
+        "coverage_weighted": (
+            sum(r["importance"] * r["score"] / 5 for r in scored) / weight if weight else math.nan
+        ),
         "questions": float(len(rows)),
-        "idk_answers": float(sum(1 for r in rows if r["summary_answer"] and is_idk(r["summary_answer"]))),
+        "idk_answers": float(
+            sum(1 for r in rows if r["summary_answer"] and is_idk(r["summary_answer"]))
+        ),
         "unparsed_questions": float(len(rows) - len(scored) + missing),
         **usage.values(),
     }
@@ -219,8 +252,10 @@ def _notes(rows: list[dict[str, Any]], missing: int) -> tuple[str, ...]:
     if not bad and not missing:
         return ()
     shown = "; ".join(f"{r['question'][:60]!r}: {r['error']}" for r in bad[:5])
-    note = (f"coverage: {len(bad)} answers and {missing} allocated questions unparsed, left out of "
-            f"the score (see {ARTIFACT}) {shown}")
+    note = (
+        f"coverage: {len(bad)} answers and {missing} allocated questions unparsed, left out of "
+        f"the score (see {ARTIFACT}) {shown}"
+    )
     return (note.rstrip(),)
 
 
@@ -230,19 +265,39 @@ def _undecided(note: str, usage: Usage) -> MetricResult:
     return MetricResult(values=values, notes=(note,))
 
 
-def build(judge: LLM, key: str, *, questions_prompt_path: str | None, answer_prompt_path: str | None,
-          score_prompt_path: str | None, n_questions: int, room_tokens: int, max_attempts: int,
-          max_tokens: int, temperature: float) -> Coverage:
+def build(
+    judge: LLM,
+    key: str,
+    *,
+    questions_prompt_path: str | None,
+    answer_prompt_path: str | None,
+    score_prompt_path: str | None,
+    n_questions: int,
+    room_tokens: int,
+    max_attempts: int,
+    max_tokens: int,
+    temperature: float,
+) -> Coverage:
     """The metric with its parameters checked under config key ``key`` (f1 builds one too)."""
     asker = judge_settings(key, judge, max_attempts, max_tokens, temperature, room_tokens)
     check_int(f"{key}.n_questions", n_questions, 1)
     prompts = {
-        "questions": load_prompt(questions_prompt_path, PROMPTS / "questions.txt",
-                                 f"{key}.questions_prompt_path", QUESTION_SLOTS),
-        "answer": load_prompt(answer_prompt_path, PROMPTS / "answer.txt", f"{key}.answer_prompt_path",
-                              ("summary", "question"), ("summary",)),
-        "score": load_prompt(score_prompt_path, PROMPTS / "score.txt", f"{key}.score_prompt_path",
-                             ("answers",)),
+        "questions": load_prompt(
+            questions_prompt_path,
+            PROMPTS / "questions.txt",
+            f"{key}.questions_prompt_path",
+            QUESTION_SLOTS,
+        ),
+        "answer": load_prompt(
+            answer_prompt_path,
+            PROMPTS / "answer.txt",
+            f"{key}.answer_prompt_path",
+            ("summary", "question"),
+            ("summary",),
+        ),
+        "score": load_prompt(
+            score_prompt_path, PROMPTS / "score.txt", f"{key}.score_prompt_path", ("answers",)
+        ),
     }
     budget = source_budget(judge, prompts["questions"], max_tokens, room_tokens, key)
     return Coverage(asker, prompts, budget, n_questions)
@@ -262,8 +317,14 @@ def setup(
 ) -> Coverage:
     """The metric for a job (parameters as in ``conf/metrics/coverage.yaml``)."""
     return build(
-        judge, "metrics.coverage", questions_prompt_path=questions_prompt_path,
-        answer_prompt_path=answer_prompt_path, score_prompt_path=score_prompt_path,
-        n_questions=n_questions, room_tokens=room_tokens, max_attempts=max_attempts,
-        max_tokens=max_tokens, temperature=temperature,
+        judge,
+        "metrics.coverage",
+        questions_prompt_path=questions_prompt_path,
+        answer_prompt_path=answer_prompt_path,
+        score_prompt_path=score_prompt_path,
+        n_questions=n_questions,
+        room_tokens=room_tokens,
+        max_attempts=max_attempts,
+        max_tokens=max_tokens,
+        temperature=temperature,
     )

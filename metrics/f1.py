@@ -88,13 +88,26 @@ def setup(
     """The metric for a job (parameters as in ``conf/metrics/f1.yaml``)."""
     check_float(f"{KEY}.beta", beta, 0.0, 100.0, low_open=True)
     align = alignment.build(
-        judge, KEY, claims_prompt_path=claims_prompt_path, verdict_prompt_path=verdict_prompt_path,
-        chunk_tokens=chunk_tokens, room_tokens=room_tokens, max_attempts=max_attempts,
-        max_tokens=max_tokens, temperature=temperature,
+        judge,
+        KEY,
+        claims_prompt_path=claims_prompt_path,
+        verdict_prompt_path=verdict_prompt_path,
+        chunk_tokens=chunk_tokens,
+        room_tokens=room_tokens,
+        max_attempts=max_attempts,
+        max_tokens=max_tokens,
+        temperature=temperature,
     )
     cover = coverage.build(
-        judge, KEY, questions_prompt_path=questions_prompt_path, answer_prompt_path=answer_prompt_path,
-        score_prompt_path=score_prompt_path, n_questions=n_questions, room_tokens=room_tokens,
-        max_attempts=max_attempts, max_tokens=max_tokens, temperature=temperature,
+        judge,
+        KEY,
+        questions_prompt_path=questions_prompt_path,
+        answer_prompt_path=answer_prompt_path,
+        score_prompt_path=score_prompt_path,
+        n_questions=n_questions,
+        room_tokens=room_tokens,
+        max_attempts=max_attempts,
+        max_tokens=max_tokens,
+        temperature=temperature,
     )
     return F1(align, cover, float(beta))

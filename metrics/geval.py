@@ -64,7 +64,8 @@ class DimScore:
 
 def parse_score(text: str, low: int, high: int) -> tuple[float, int] | None:
     """(score, character offset) of the first number outside an echoed range; None when
-    there is none or it is off the scale."""
+    there is none or it is off the scale.
+    """
     ranges = [m.span() for m in _RANGE.finditer(text or "")]
     for found in _NUMBER.finditer(text or ""):
         if any(a <= found.start() < b for a, b in ranges):
@@ -76,7 +77,8 @@ def parse_score(text: str, low: int, high: int) -> tuple[float, int] | None:
 
 def weighted_score(completion: Completion, low: int, high: int) -> dict[str, Any] | None:
     """{score, distribution, mass} from the first score token's alternatives; None when the
-    completion carries none."""
+    completion carries none.
+    """
     position = _score_position(completion, low, high)
     if position is None:
         return None
@@ -94,7 +96,8 @@ def weighted_score(completion: Completion, low: int, high: int) -> dict[str, Any
 
 def _score_position(completion: Completion, low: int, high: int) -> int | None:
     """The token the parsed score starts in (the chosen tokens spell the text); else the
-    first token whose likeliest alternative is a number."""
+    first token whose likeliest alternative is a number.
+    """
     chosen = [max(alts, key=alts.__getitem__) if alts else "" for alts in completion.top_logprobs]
     found = parse_score(completion.text, low, high)
     if found is not None and "".join(chosen) == completion.text:
@@ -110,8 +113,14 @@ def _score_position(completion: Completion, low: int, high: int) -> int | None:
 class GEval(Metric):
     """G-Eval with one judge, its dimensions, prompts and steps bound once per job."""
 
-    def __init__(self, judge: LLM, dims: list[Dimension], prompts: Prompts,
-                 steps: dict[str, dict[str, str]], options: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        judge: LLM,
+        dims: list[Dimension],
+        prompts: Prompts,
+        steps: dict[str, dict[str, str]],
+        options: dict[str, Any],
+    ) -> None:
         self.judge, self.dims, self.prompts, self.steps = judge, dims, prompts, steps
         self.n_samples: int = options["n_samples"]
         self.top_logprobs: int = options["top_logprobs"]
@@ -135,17 +144,28 @@ class GEval(Metric):
             self._by_logprobs(usable, requests, scores, usage)
         unscored = [d for d in usable if scores[d.name].method == "none"]
         self._by_samples(unscored, requests, scores, usage)
-        notes = [f"geval: {d.name} needs the source document, which this item lacks; NaN"
-                 for d in self.dims if d not in usable]
-        notes += [f"geval: {d.name}: {scores[d.name].detail['note']}"
-                  for d in usable if "note" in scores[d.name].detail]
-        return MetricResult(values=self._values(scores, usage), artifacts=self._artifacts(scores),
-                            notes=tuple(notes))
+        notes = [
+            f"geval: {d.name} needs the source document, which this item lacks; NaN"
+            for d in self.dims
+            if d not in usable
+        ]
+        notes += [
+            f"geval: {d.name}: {scores[d.name].detail['note']}"
+            for d in usable
+            if "note" in scores[d.name].detail
+        ]
+        return MetricResult(
+            values=self._values(scores, usage),
+            artifacts=self._artifacts(scores),
+            notes=tuple(notes),
+        )
 
     def warnings(self, per_document: Mapping[str, MetricResult]) -> list[str]:
         """Say when top_logprobs was asked for but every score came from sampling."""
-        if self.top_logprobs and per_document and not any(
-            r.values.get("logprob_scored", 0) for r in per_document.values()
+        if (
+            self.top_logprobs
+            and per_document
+            and not any(r.values.get("logprob_scored", 0) for r in per_document.values())
         ):
             return [
                 f"geval: judge={self.judge.name} returned no logprobs; every score is the mean of "
@@ -156,17 +176,27 @@ class GEval(Metric):
     def _call(self, messages: list[Message], dim: Dimension, **options: Any) -> Completion | str:
         """One judge call; a failed call (not a rejected key) becomes its error text."""
         try:
-            return self.judge.complete(messages, max_tokens=self.max_tokens,
-                                       purpose=f"{PURPOSE}/{dim.name}", **options)
+            return self.judge.complete(
+                messages, max_tokens=self.max_tokens, purpose=f"{PURPOSE}/{dim.name}", **options
+            )
         except AuthError:
             raise
         except LLMError as err:
             return f"judge call failed: {err}"
 
-    def _by_logprobs(self, dims: list[Dimension], requests: dict[str, list[Message]],
-                     scores: dict[str, DimScore], usage: Usage) -> None:
-        units = [functools.partial(self._call, requests[d.name], d, temperature=0.0,
-                                   top_logprobs=self.top_logprobs) for d in dims]
+    def _by_logprobs(
+        self,
+        dims: list[Dimension],
+        requests: dict[str, list[Message]],
+        scores: dict[str, DimScore],
+        usage: Usage,
+    ) -> None:
+        units = [
+            functools.partial(
+                self._call, requests[d.name], d, temperature=0.0, top_logprobs=self.top_logprobs
+            )
+            for d in dims
+        ]
         for dim, out in zip(dims, run_units(units, self.judge.concurrency), strict=True):
             if isinstance(out, str):
                 continue  # sampled instead
@@ -177,15 +207,27 @@ class GEval(Metric):
             self.logprobs_seen = True
             found = weighted_score(out, dim.low, dim.high)
             if found is not None:
-                detail = {"distribution": {str(k): v for k, v in found["distribution"].items()},
-                          "mass": found["mass"], "answer": out.text}
+                detail = {
+                    "distribution": {str(k): v for k, v in found["distribution"].items()},
+                    "mass": found["mass"],
+                    "answer": out.text,
+                }
                 scores[dim.name] = DimScore(found["score"], "logprobs", detail)
 
-    def _by_samples(self, dims: list[Dimension], requests: dict[str, list[Message]],
-                    scores: dict[str, DimScore], usage: Usage) -> None:
+    def _by_samples(
+        self,
+        dims: list[Dimension],
+        requests: dict[str, list[Message]],
+        scores: dict[str, DimScore],
+        usage: Usage,
+    ) -> None:
         pairs = [(d, i) for d in dims for i in range(self.n_samples)]
-        units = [functools.partial(self._call, requests[d.name], d, temperature=self.temperature,
-                                   sample=i) for d, i in pairs]
+        units = [
+            functools.partial(
+                self._call, requests[d.name], d, temperature=self.temperature, sample=i
+            )
+            for d, i in pairs
+        ]
         answers: dict[str, list[dict[str, Any]]] = {d.name: [] for d in dims}
         for (dim, i), out in zip(pairs, run_units(units, self.judge.concurrency), strict=True):
             if isinstance(out, str):
@@ -193,8 +235,9 @@ class GEval(Metric):
                 continue
             usage.add(out, reask=False)
             found = parse_score(out.text, dim.low, dim.high)
-            answers[dim.name].append({"sample": i, "answer": out.text,
-                                      "score": None if found is None else found[0]})
+            answers[dim.name].append(
+                {"sample": i, "answer": out.text, "score": None if found is None else found[0]}
+            )
         for dim in dims:
             scores[dim.name] = mean_of_samples(dim, answers[dim.name])
             usage.unparsed += scores[dim.name].unparsed
@@ -211,8 +254,14 @@ class GEval(Metric):
         return values
 
     def _artifacts(self, scores: dict[str, DimScore]) -> dict[str, Any]:
-        per_dim = {name: {"method": s.method, "score": s.value if not math.isnan(s.value) else None,
-                          **s.detail} for name, s in scores.items()}
+        per_dim = {
+            name: {
+                "method": s.method,
+                "score": s.value if not math.isnan(s.value) else None,
+                **s.detail,
+            }
+            for name, s in scores.items()
+        }
         return {"geval.json": per_dim, "geval_steps.json": self.steps}
 
 
@@ -255,8 +304,11 @@ def setup(
     _check_whole("steps_max_tokens", steps_max_tokens, 1)
     if top_logprobs > 20:
         raise ConfigError(f"metrics.geval.top_logprobs={top_logprobs}: providers allow 0..20")
-    if temperature is not None and (isinstance(temperature, bool) or not isinstance(
-            temperature, (int, float)) or not 0 <= temperature <= 2):
+    if temperature is not None and (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float))
+        or not 0 <= temperature <= 2
+    ):
         raise ConfigError(f"metrics.geval.temperature={temperature} must be null or in 0..2")
     dims = pick_dimensions(dimensions)
     prompts = load_prompts(dims, form_prompt_path, form_summary_only_prompt_path, steps_prompt_path)
@@ -265,8 +317,12 @@ def setup(
     missing = [d for d in dims if d.name not in given]
     for name, made in generate_steps(judge, prompts, missing, steps_max_tokens).items():
         chosen[name] = {**made, "source": "generated"}
-    options = {"n_samples": n_samples, "top_logprobs": top_logprobs, "max_tokens": max_tokens,
-               "temperature": None if temperature is None else float(temperature)}
+    options = {
+        "n_samples": n_samples,
+        "top_logprobs": top_logprobs,
+        "max_tokens": max_tokens,
+        "temperature": None if temperature is None else float(temperature),
+    }
     return GEval(judge, dims, prompts, {d.name: chosen[d.name] for d in dims}, options)
 
 

@@ -101,13 +101,24 @@ def load_prompts(
         criteria={
             d.name: (PROMPT_DIR / f"{d.name}.txt").read_text(encoding="utf-8").strip() for d in dims
         },
-        steps=load_slots(steps_prompt_path, PROMPT_DIR / "steps.txt", key + "steps_prompt_path",
-                         ["criteria"], ["dimension"]),
-        form=load_slots(form_prompt_path, PROMPT_DIR / "form.txt", key + "form_prompt_path",
-                        ["document", "summary", "criteria", "steps", "dimension"]),
+        steps=load_slots(
+            steps_prompt_path,
+            PROMPT_DIR / "steps.txt",
+            key + "steps_prompt_path",
+            ["criteria"],
+            ["dimension"],
+        ),
+        form=load_slots(
+            form_prompt_path,
+            PROMPT_DIR / "form.txt",
+            key + "form_prompt_path",
+            ["document", "summary", "criteria", "steps", "dimension"],
+        ),
         form_summary_only=load_slots(
-            form_summary_only_prompt_path, PROMPT_DIR / "form_summary_only.txt",
-            key + "form_summary_only_prompt_path", ["summary", "criteria", "steps", "dimension"],
+            form_summary_only_prompt_path,
+            PROMPT_DIR / "form_summary_only.txt",
+            key + "form_summary_only_prompt_path",
+            ["summary", "criteria", "steps", "dimension"],
         ),
     )
 
@@ -169,8 +180,11 @@ def _generate(judge: LLM, prompts: Prompts, dim: Dimension, max_tokens: int) -> 
     text = prompts.steps.fill({"criteria": prompts.criteria[dim.name], "dimension": dim.label})
     for attempt in range(STEPS_ATTEMPTS):
         completion = judge.complete(  # a failed call fails setup: no steps, no metric
-            [Message("user", text)], max_tokens=max_tokens, temperature=0.0,
-            sample=attempt, purpose=f"geval/steps/{dim.name}",
+            [Message("user", text)],
+            max_tokens=max_tokens,
+            temperature=0.0,
+            sample=attempt,
+            purpose=f"geval/steps/{dim.name}",
         )
         steps = clean_steps(completion.text)
         if steps:
@@ -194,7 +208,9 @@ def form_messages(
 ) -> list[Message]:
     """The scoring request; with a source, the part up to the summary is the shared prefix."""
     values = {
-        "criteria": prompts.criteria[dim.name], "steps": steps, "dimension": dim.label,
+        "criteria": prompts.criteria[dim.name],
+        "steps": steps,
+        "dimension": dim.label,
         "summary": summary,
     }
     if dim.needs_source and document is not None:

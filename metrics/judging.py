@@ -172,8 +172,12 @@ def ask_json(
     for attempt in range(max(1, max_attempts)):
         try:
             completion = judge.complete(
-                current, max_tokens=max_tokens, temperature=temperature,
-                sample=sample_offset + attempt, purpose=purpose, response_format=JSON_FORMAT,
+                current,
+                max_tokens=max_tokens,
+                temperature=temperature,
+                sample=sample_offset + attempt,
+                purpose=purpose,
+                response_format=JSON_FORMAT,
             )
         except AuthError:
             raise

@@ -54,16 +54,25 @@ class Repetitiveness(Metric):
 
     headline = ("repetitive_share",)
 
-    def __init__(self, judge: LLM, template: SlotTemplate, n_samples: int,
-                 temperature: float | None, max_attempts: int, max_tokens: int) -> None:
+    def __init__(
+        self,
+        judge: LLM,
+        template: SlotTemplate,
+        n_samples: int,
+        temperature: float | None,
+        max_attempts: int,
+        max_tokens: int,
+    ) -> None:
         self.judge, self.template, self.n_samples = judge, template, n_samples
         self.temperature, self.max_attempts, self.max_tokens = temperature, max_attempts, max_tokens
 
     def score(self, document: Document | None, summary: str) -> MetricResult:
         """``n_samples`` verdicts on ``summary``, run concurrently; share and spread."""
         if not summary.strip():
-            return MetricResult(values={"repetitive_share": math.nan, "samples": 0.0},
-                                notes=("repetitiveness: the summary is empty",))
+            return MetricResult(
+                values={"repetitive_share": math.nan, "samples": 0.0},
+                notes=("repetitiveness: the summary is empty",),
+            )
         units = [functools.partial(self._sample, summary, i) for i in range(self.n_samples)]
         usage = Usage()
         answers = []
@@ -84,9 +93,14 @@ class Repetitiveness(Metric):
     def _sample(self, summary: str, index: int) -> tuple[Answer, Usage]:
         usage = Usage()
         answer = ask_json(
-            self.judge, self.template.messages({"summary": summary}, shared=("summary",)),
-            check_verdict, usage, purpose=PURPOSE, max_attempts=self.max_attempts,
-            max_tokens=self.max_tokens, temperature=self.temperature,
+            self.judge,
+            self.template.messages({"summary": summary}, shared=("summary",)),
+            check_verdict,
+            usage,
+            purpose=PURPOSE,
+            max_attempts=self.max_attempts,
+            max_tokens=self.max_tokens,
+            temperature=self.temperature,
             sample_offset=index * self.max_attempts,  # re-asks never share a sample's cache slot
         )
         return answer, usage
@@ -105,8 +119,13 @@ def spread(repetitive: list[bool], asked: int) -> dict[str, float]:
 
 def _record(index: int, answer: Answer) -> dict[str, Any]:
     if not answer.parsed:
-        return {"sample": index, "repetitive": None, "unparsed": True, "error": answer.error,
-                "answer": answer.raw}
+        return {
+            "sample": index,
+            "repetitive": None,
+            "unparsed": True,
+            "error": answer.error,
+            "answer": answer.raw,
+        }
     score, reason = answer.value
     return {"sample": index, "repetitive": score == 0, "score": score, "reason": reason}
 
@@ -124,12 +143,18 @@ def setup(
 
     ``temperature`` None = the judge's own; ``max_attempts`` bounds the calls per sample.
     """
-    for key, value in (("n_samples", n_samples), ("max_attempts", max_attempts),
-                       ("max_tokens", max_tokens)):
+    for key, value in (
+        ("n_samples", n_samples),
+        ("max_attempts", max_attempts),
+        ("max_tokens", max_tokens),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ConfigError(f"metrics.repetitiveness.{key}={value} must be a whole number >= 1")
-    if temperature is not None and (isinstance(temperature, bool) or not isinstance(
-            temperature, (int, float)) or not 0 <= temperature <= 2):
+    if temperature is not None and (
+        isinstance(temperature, bool)
+        or not isinstance(temperature, (int, float))
+        or not 0 <= temperature <= 2
+    ):
         raise ConfigError(f"metrics.repetitiveness.temperature={temperature}: null or 0..2")
     template = load_slots(prompt_path, PROMPT, "metrics.repetitiveness.prompt_path", ["summary"])
     chosen = None if temperature is None else float(temperature)

@@ -113,7 +113,8 @@ def load_slots(
     optional: Collection[str] = (),
 ) -> SlotTemplate:
     """The template at ``path`` (``default`` when None), read once in a metric's setup;
-    ``key`` names the config key in errors."""
+    ``key`` names the config key in errors.
+    """
     chosen = Path(path).expanduser() if path else default
     if not chosen.is_file():
         slots = ", ".join("{" + s + "}" for s in required)

@@ -98,8 +98,14 @@ class Vagueness(Metric):
 
     headline = ("vague_share",)
 
-    def __init__(self, judge: LLM, template: SlotTemplate, batch_size: int,
-                 max_attempts: int, max_tokens: int) -> None:
+    def __init__(
+        self,
+        judge: LLM,
+        template: SlotTemplate,
+        batch_size: int,
+        max_attempts: int,
+        max_tokens: int,
+    ) -> None:
         self.judge, self.template = judge, template
         self.batch_size, self.max_attempts, self.max_tokens = batch_size, max_attempts, max_tokens
 
@@ -118,9 +124,15 @@ class Vagueness(Metric):
         for found, spent in run_units(units, self.judge.concurrency):
             verdicts.update(found)
             usage.merge(spent)
-        return MetricResult(values=_values(verdicts, usage), artifacts={"vagueness.json": [
-            _annotation(sentences[i], verdicts[i]) for i in range(len(sentences))
-        ]}, notes=_notes(verdicts))
+        return MetricResult(
+            values=_values(verdicts, usage),
+            artifacts={
+                "vagueness.json": [
+                    _annotation(sentences[i], verdicts[i]) for i in range(len(sentences))
+                ]
+            },
+            notes=_notes(verdicts),
+        )
 
     def _judge_group(
         self, sentences: list[str], group: list[int]
@@ -132,10 +144,15 @@ class Vagueness(Metric):
             listing = "\n".join(f"{n}. {sentences[i]}" for n, i in enumerate(pending, start=1))
             before = usage.calls
             answer = ask_json(
-                self.judge, [Message("user", self.template.fill({"sentences": listing}))],
-                batch_check(len(pending)), usage, purpose=PURPOSE,
-                max_attempts=self.max_attempts - spent, max_tokens=self.max_tokens * len(pending),
-                temperature=0.0, sample_offset=spent,
+                self.judge,
+                [Message("user", self.template.fill({"sentences": listing}))],
+                batch_check(len(pending)),
+                usage,
+                purpose=PURPOSE,
+                max_attempts=self.max_attempts - spent,
+                max_tokens=self.max_tokens * len(pending),
+                temperature=0.0,
+                sample_offset=spent,
             )
             if spent and usage.calls > before:
                 usage.reasks += 1  # asking again for missing sentences is a re-ask too
@@ -165,7 +182,9 @@ def _values(verdicts: dict[int, Verdict], usage: Usage) -> dict[str, float]:
 
 def _annotation(sentence: str, verdict: Verdict) -> dict[str, Any]:
     out: dict[str, Any] = {
-        "sentence": sentence, "is_vague": verdict.is_vague, "reason": verdict.reason
+        "sentence": sentence,
+        "is_vague": verdict.is_vague,
+        "reason": verdict.reason,
     }
     if verdict.is_vague is None:
         out.update(unparsed=True, error=verdict.error)
@@ -193,8 +212,11 @@ def setup(
     ``batch_size`` 0 = every sentence in one call (the article); ``max_attempts`` bounds the
     calls per batch, re-asks included; ``max_tokens`` is per sentence of a batch.
     """
-    for key, value, least in (("batch_size", batch_size, 0), ("max_attempts", max_attempts, 1),
-                              ("max_tokens", max_tokens, 1)):
+    for key, value, least in (
+        ("batch_size", batch_size, 0),
+        ("max_attempts", max_attempts, 1),
+        ("max_tokens", max_tokens, 1),
+    ):
         if isinstance(value, bool) or not isinstance(value, int) or value < least:
             raise ConfigError(f"metrics.vagueness.{key}={value} must be a whole number >= {least}")
     template = load_slots(prompt_path, PROMPT, "metrics.vagueness.prompt_path", ["sentences"])

@@ -50,8 +50,8 @@ def _terminate(signum: int, frame: Any) -> None:
 @hydra.main(config_path="pkg://runner.conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> str | None:
     """Compose, validate, run, report."""
-    from runner.run import preflight
     from runner.config.run_config import build_run_config
+    from runner.run import preflight
 
     signal.signal(signal.SIGTERM, _terminate)
     # Ctrl-C and SIGTERM end the job KILLED; a parent that blocked or ignored them (Python's
@@ -119,7 +119,8 @@ embedded model's per-strategy settings): ``--help`` does not list them among the
 
 def _help_without_internal_groups() -> None:
     """``--help``: Hydra's page, less the lines of the internal groups (Hydra lists every
-    group of the search path and offers no filter)."""
+    group of the search path and offers no filter).
+    """
     import contextlib
     import io
 
@@ -128,8 +129,11 @@ def _help_without_internal_groups() -> None:
         with contextlib.redirect_stdout(page):
             main()
     finally:
-        kept = [line for line in page.getvalue().splitlines(keepends=True)
-                if not line.startswith(tuple(f"{g}:" for g in INTERNAL_GROUPS))]
+        kept = [
+            line
+            for line in page.getvalue().splitlines(keepends=True)
+            if not line.startswith(tuple(f"{g}:" for g in INTERNAL_GROUPS))
+        ]
         sys.stdout.write("".join(kept))
 
 
@@ -142,8 +146,11 @@ def cli() -> None:
     main()
     failed = max(FAILED_CELLS, FAILED_JOBS, key=len)
     if failed:
-        print(f"error: {len(failed)} job(s) of the sweep failed, so its parent run is FAILED "
-              f"(reports leave failed runs out); first: {failed[0]}", file=sys.stderr)
+        print(
+            f"error: {len(failed)} job(s) of the sweep failed, so its parent run is FAILED "
+            f"(reports leave failed runs out); first: {failed[0]}",
+            file=sys.stderr,
+        )
         sys.exit(1)
 
 

@@ -133,7 +133,21 @@ def cut_to_sentence_end(text: str) -> str:
     return ""
 
 
-_TERMINALS = (".", "!", "?", '."', '!"', '?"', ".'", "!'", "?'", ".\u201d", "!\u201d", "?\u201d", ".)")
+_TERMINALS = (
+    ".",
+    "!",
+    "?",
+    '."',
+    '!"',
+    '?"',
+    ".'",
+    "!'",
+    "?'",
+    ".\u201d",
+    "!\u201d",
+    "?\u201d",
+    ".)",
+)
 
 
 def ends_with_sentence_end(text: str) -> bool:
@@ -147,18 +161,21 @@ _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
 def words(text: str) -> list[str]:
     """Lowercased word tokens, punctuation removed (runs of Unicode letters and digits, an
-    inner apostrophe kept): the n-gram unit of the Table 2 statistics."""
+    inner apostrophe kept): the n-gram unit of the Table 2 statistics.
+    """
     return _WORD.findall(text.lower().translate(_APOSTROPHES))
 
 
 def word_opcodes(before: str, after: str) -> list[tuple[str, str, str]]:
     """(op, old words, new words) runs turning ``before`` into ``after``, word by word
     (difflib's opcodes: equal, replace, delete, insert). SummIt's trace keeps the edits,
-    the viewer shows them in context."""
+    the viewer shows them in context.
+    """
     import difflib
 
     a, b = before.split(), after.split()
     matcher = difflib.SequenceMatcher(a=a, b=b, autojunk=False)
     return [
-        (tag, " ".join(a[i1:i2]), " ".join(b[j1:j2])) for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        (tag, " ".join(a[i1:i2]), " ".join(b[j1:j2]))
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
     ]

@@ -26,7 +26,6 @@ import sqlite3
 import sys
 from pathlib import Path
 
-
 KIND_TAG, RUNS_KIND = "mlflow.experimentKind", "custom_model_development"
 """The experiment's kind as MLflow records it: runs to compare ("Machine learning" in the UI's
 kind selector), not a GenAI app whose traces come first. ``Tracker`` sets it on the experiments
@@ -45,7 +44,8 @@ DEFAULT_PORT = 5000
 
 def ui_base(tracking_uri: str, port: int = DEFAULT_PORT) -> str:
     """Where the UI of ``tracking_uri`` is: an ``mlflow server`` serves its own; a local
-    store (sqlite, a folder) is served by ``python -m runner.ui`` on 127.0.0.1:``port``."""
+    store (sqlite, a folder) is served by ``python -m runner.ui`` on 127.0.0.1:``port``.
+    """
     if tracking_uri.startswith(("http://", "https://")):
         return tracking_uri.rstrip("/")
     return f"http://127.0.0.1:{port}"
@@ -56,20 +56,24 @@ def experiment_url(
 ) -> str:
     """The experiment's runs table (not its GenAI overview); with ``view``, the runner's view of
     it, whose columns are the headline metrics (only for an experiment that has that view:
-    MLflow shows an error for a view it cannot find)."""
+    MLflow shows an error for a view it cannot find).
+    """
     query = RUNS_MODE + (f"&viewStateShareKey={VIEW_KEY}" if view else "")
     return f"{ui_base(tracking_uri, port)}/#/experiments/{experiment_id}/runs?{query}"
 
 
 def run_url(tracking_uri: str, experiment_id: str, run_id: str, port: int = DEFAULT_PORT) -> str:
     """The run's page in the UI (its metrics, artifacts such as viewer.html and usage.json,
-    traces), in the UI's "Model training" mode so the pages around it are runs, not traces."""
+    traces), in the UI's "Model training" mode so the pages around it are runs, not traces.
+    """
     return f"{ui_base(tracking_uri, port)}/#/experiments/{experiment_id}/runs/{run_id}?{RUNS_MODE}"
 
 
 def command(args: list[str]) -> list[str]:
     """The ``mlflow ui`` command line: this folder's store unless one is given."""
-    from runner.config.run_config import default_tracking_uri  # here: runner.tracking.writer imports this module
+    from runner.config.run_config import (
+        default_tracking_uri,
+    )  # here: runner.tracking.writer imports this module
 
     given = any(a.startswith("--backend-store-uri") for a in args)
     store = [] if given else ["--backend-store-uri", default_tracking_uri()]
@@ -115,7 +119,8 @@ def experiment_links(uri: str, port: int) -> list[str]:
 
 def main() -> None:
     """Print where each experiment's runs are, then replace this process with ``mlflow ui``
-    (the environment set by ``import runner`` carries over)."""
+    (the environment set by ``import runner`` carries over).
+    """
     argv = command(sys.argv[1:])
     from runner.config.run_config import default_tracking_uri
 

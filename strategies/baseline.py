@@ -67,5 +67,9 @@ def summarize(
     return StrategyResult(
         summary=summary,
         trace=(step,),
-        counters={**tally([completion]), "truncated_tokens": truncated, "truncated": float(truncated > 0)},
+        counters={
+            **tally([completion]),
+            "truncated_tokens": truncated,
+            "truncated": float(truncated > 0),
+        },
     )

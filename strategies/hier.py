@@ -113,7 +113,11 @@ def summarize(
         calls.append(completion)
     counters = tally(calls)
     counters.update(_counts(trace), levels=float(level))
-    counters["postprocess_rejected"] = float(any(s.detail.get("rejected") for s in trace if s.kind == "postprocess")) if cleanup else 0.0
+    counters["postprocess_rejected"] = (
+        float(any(s.detail.get("rejected") for s in trace if s.kind == "postprocess"))
+        if cleanup
+        else 0.0
+    )
     return StrategyResult(summary, tuple(trace), counters)
 
 

@@ -92,7 +92,11 @@ def summarize(
         regenerations=0.0,
         fallbacks=float(sum(bool(s.detail["fallback"]) for s in compressions)),
     )
-    counters["postprocess_rejected"] = float(any(s.detail.get("rejected") for s in trace if s.kind == "postprocess")) if cleanup else 0.0
+    counters["postprocess_rejected"] = (
+        float(any(s.detail.get("rejected") for s in trace if s.kind == "postprocess"))
+        if cleanup
+        else 0.0
+    )
     return StrategyResult(running, tuple(trace), counters)
 
 

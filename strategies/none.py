@@ -14,7 +14,10 @@ from runner.types import Chunk, StrategyResult
 
 ROLES: tuple[str, ...] = ()
 """No model: nothing is generated."""
-IGNORES = {"chunk": "strategy=none scores summaries made elsewhere", "temperature": "strategy=none calls no summarizer"}
+IGNORES = {
+    "chunk": "strategy=none scores summaries made elsewhere",
+    "temperature": "strategy=none calls no summarizer",
+}
 """Run-level keys this strategy does not use, and why."""
 
 

@@ -41,7 +41,10 @@ def plausible_edit(original: str, cleaned: str, share: float = 0.9) -> bool:
     if count_tokens(cleaned) > count_tokens(original):
         return False
     lines = {line.strip() for line in original.splitlines()}
-    if any(line.strip() and not words(line) and line.strip() not in lines for line in cleaned.splitlines()):
+    if any(
+        line.strip() and not words(line) and line.strip() not in lines
+        for line in cleaned.splitlines()
+    ):
         return False  # a separator such as '---' the summary never had
     known = set(words(original))
     for sentence in split_sentences(cleaned):

@@ -81,15 +81,34 @@ def summarize(
         return StrategyResult("", (), {"calls": 0.0, "iterations": 0.0})
     examples = load_examples(in_context)
     setting = "knowledge" if knowledge else "topic" if topic else "quality"
-    prompts = Prompts(setting, check_operations(operations), word_limit(max_summary_len, words_per_token), *examples)
+    prompts = Prompts(
+        setting,
+        check_operations(operations),
+        word_limit(max_summary_len, words_per_token),
+        *examples,
+    )
     text = "".join(c.text for c in chunks)
     source, draft_result, truncated, long = _source_and_draft(
-        chunks, text, model, evaluator, prompts, draft, draft_for, max_summary_len, words_per_token,
-        eval_max_tokens, safety_margin,
+        chunks,
+        text,
+        model,
+        evaluator,
+        prompts,
+        draft,
+        draft_for,
+        max_summary_len,
+        words_per_token,
+        eval_max_tokens,
+        safety_margin,
     )
     loop = Loop(
-        model=model, evaluator=evaluator, prompts=prompts, source=source,
-        temperature=temperature, max_tokens=max_summary_len, eval_max_tokens=eval_max_tokens,
+        model=model,
+        evaluator=evaluator,
+        prompts=prompts,
+        source=source,
+        temperature=temperature,
+        max_tokens=max_summary_len,
+        eval_max_tokens=eval_max_tokens,
         max_reasks=max_reasks,
     )
     setup_calls, setup_steps = _extractions(loop, knowledge, knowledge_max, topic)
@@ -102,54 +121,103 @@ def summarize(
         for key in ("calls", "prompt_tokens", "completion_tokens"):
             counters[key] += draft_result.counters.get(key, 0.0)
         counters["draft_calls"] = draft_result.counters.get("calls", 0.0)
-    counters.update(outcome.counters, source_truncated_tokens=float(truncated), long_document=float(long))
+    counters.update(
+        outcome.counters, source_truncated_tokens=float(truncated), long_document=float(long)
+    )
     return StrategyResult(outcome.summary, tuple(trace), counters, {"score": tuple(outcome.scores)})
 
 
 def _check(
-    draft: str, draft_for: str, max_iterations: int, patience: int, final: str, max_reasks: int,
-    knowledge: bool, topic: str | None,
+    draft: str,
+    draft_for: str,
+    max_iterations: int,
+    patience: int,
+    final: str,
+    max_reasks: int,
+    knowledge: bool,
+    topic: str | None,
 ) -> None:
     if draft not in DRAFTS:
         raise ConfigError(f"strategy.draft={draft} is unknown; choose one of: {', '.join(DRAFTS)}")
     if draft_for not in ("long", "all"):
-        raise ConfigError(f"strategy.draft_for={draft_for} must be long (documents over the windows) or all")
+        raise ConfigError(
+            f"strategy.draft_for={draft_for} must be long (documents over the windows) or all"
+        )
     if final not in ("last", "best"):
         raise ConfigError(f"strategy.final={final} must be last (the paper) or best")
-    for key, value, low in (("max_iterations", max_iterations, 1), ("patience", patience, 0), ("max_reasks", max_reasks, 0)):
+    for key, value, low in (
+        ("max_iterations", max_iterations, 1),
+        ("patience", patience, 0),
+        ("max_reasks", max_reasks, 0),
+    ):
         if not isinstance(value, int) or isinstance(value, bool) or value < low:
             raise ConfigError(f"strategy.{key}={value} must be a whole number >= {low}")
     if knowledge and topic:
-        raise ConfigError("strategy.knowledge and strategy.topic are separate settings of the paper; set one of them")
+        raise ConfigError(
+            "strategy.knowledge and strategy.topic are separate settings of the paper; set one of them"
+        )
 
 
 def _source_and_draft(
-    chunks: list[Chunk], text: str, model: LLM, evaluator: LLM, prompts: Prompts, draft: str, draft_for: str,
-    max_summary_len: int, words_per_token: float, eval_max_tokens: int, safety_margin: float,
+    chunks: list[Chunk],
+    text: str,
+    model: LLM,
+    evaluator: LLM,
+    prompts: Prompts,
+    draft: str,
+    draft_for: str,
+    max_summary_len: int,
+    words_per_token: float,
+    eval_max_tokens: int,
+    safety_margin: float,
 ) -> tuple[str, StrategyResult | None, int, bool]:
     """(what both roles see of the source, the base strategy's draft or None, tokens cut,
-    whether the document is over the windows)."""
+    whether the document is over the windows).
+    """
     room = _source_room(model, evaluator, prompts, max_summary_len, eval_max_tokens, safety_margin)
     fits = count_tokens(text) <= room
     if fits and draft_for == "long":
         return text.strip(), None, 0, False
-    kwargs: dict[str, Any] = {"max_summary_len": max_summary_len, "words_per_token": words_per_token}
+    kwargs: dict[str, Any] = {
+        "max_summary_len": max_summary_len,
+        "words_per_token": words_per_token,
+    }
     result = DRAFTS[draft].summarize(chunks, model, **kwargs)
     if fits:
         return text.strip(), result, 0, False
-    level0 = [s.detail["text"] for s in result.trace if s.kind == "summarize" and s.detail.get("level") == 0]
+    level0 = [
+        s.detail["text"]
+        for s in result.trace
+        if s.kind == "summarize" and s.detail.get("level") == 0
+    ]
     view = "\n\n".join(level0) if level0 else text
     tokens = encode(view.strip())
     kept = view.strip() if len(tokens) <= room else decode(tokens[:room])
     return kept, result, max(0, len(tokens) - room), True
 
 
-def _source_room(model: LLM, evaluator: LLM, prompts: Prompts, max_summary_len: int, eval_max_tokens: int, safety_margin: float) -> int:
+def _source_room(
+    model: LLM,
+    evaluator: LLM,
+    prompts: Prompts,
+    max_summary_len: int,
+    eval_max_tokens: int,
+    safety_margin: float,
+) -> int:
     """Tokens of source that fit both the Refine conversation and the Evaluate prompt."""
-    summarizer_overhead = sum(count_tokens(m.content) for m in prompts.refine_messages("", "", "x", (), "x"))
-    evaluator_overhead = sum(count_tokens(m.content) for m in prompts.evaluator_messages("", "", ""))
+    summarizer_overhead = sum(
+        count_tokens(m.content) for m in prompts.refine_messages("", "", "x", (), "x")
+    )
+    evaluator_overhead = sum(
+        count_tokens(m.content) for m in prompts.evaluator_messages("", "", "")
+    )
     refine_room = effective_window(model, safety_margin) - summarizer_overhead - 2 * max_summary_len
-    evaluate_room = effective_window(evaluator, safety_margin) - evaluator_overhead - max_summary_len - eval_max_tokens
+    evaluate_room = (
+        effective_window(evaluator, safety_margin)
+        - evaluator_overhead
+        - max_summary_len
+        - eval_max_tokens
+    )
     room = min(refine_room, evaluate_room) - 600  # headroom for the knowledge/topic extras
     if room <= 0:
         raise ConfigError(
@@ -165,7 +233,9 @@ class _Extracted:
     steps: list[TraceStep] = field(default_factory=list)
 
 
-def _extractions(loop: Loop, knowledge: bool, knowledge_max: int, topic: str | None) -> tuple[list[Completion], list[TraceStep]]:
+def _extractions(
+    loop: Loop, knowledge: bool, knowledge_max: int, topic: str | None
+) -> tuple[list[Completion], list[TraceStep]]:
     """Knowledge triples (for both roles) or each role's topic snippets, before the draft."""
     out = _Extracted()
     if knowledge:
@@ -181,10 +251,14 @@ def _extractions(loop: Loop, knowledge: bool, knowledge_max: int, topic: str | N
 
 def _extract(loop: Loop, llm: LLM, kind: str, topic: str, count: int, out: _Extracted) -> str:
     prompt = loop.prompts.extraction(kind, loop.source, topic, count)
-    completion = llm.complete(prompt, max_tokens=600, temperature=loop.temperature, purpose=f"summit/extract_{kind}")
+    completion = llm.complete(
+        prompt, max_tokens=600, temperature=loop.temperature, purpose=f"summit/extract_{kind}"
+    )
     out.calls.append(completion)
     text = completion.text.strip()
-    out.steps.append(TraceStep(f"extract_{kind}", completion.call_id, {"role": llm.name, "text": text}))
+    out.steps.append(
+        TraceStep(f"extract_{kind}", completion.call_id, {"role": llm.name, "text": text})
+    )
     return text
 
 

@@ -39,7 +39,10 @@ _OPERATION = re.compile(
     re.IGNORECASE,
 )
 _BULLET = re.compile(r"^\s*(?:[-*•]+|\d+[.)]|suggestions?\s*\d*\s*:)\s*", re.IGNORECASE)
-_INFO = re.compile(r"^\s*(?:the\s+)?(?:information|info|details?|mention)\s+(?:of|about|on|regarding)\s+", re.IGNORECASE)
+_INFO = re.compile(
+    r"^\s*(?:the\s+)?(?:information|info|details?|mention)\s+(?:of|about|on|regarding)\s+",
+    re.IGNORECASE,
+)
 _WHERE = re.compile(r"\s+(?:from|in|to|into)\s+the\s+summary\b.*$", re.IGNORECASE)
 _PAIR = re.compile(r"(?<![\d.])([1-5])\s*(?:points?)?\s*[:=]\s*(\d+(?:\.\d+)?)\s*(%?)")
 _SINGLE = (
@@ -48,8 +51,12 @@ _SINGLE = (
 )
 _STOP = re.compile(r"<\s*stop\s*>", re.IGNORECASE)
 _SENTENCE_END = re.compile(r"(?<=[.!?;])\s+(?=[A-Z])")
-_SECTION = re.compile(r"^\s*(?:suggestions?|revis(?:e|ion) (?:comments?|suggestions?))\s*:?\s*(.*)$", re.IGNORECASE)
-_JUSTIFICATION = re.compile(r"^\s*(?:justification|rationale|explanation)\s*:\s*(.*)$", re.IGNORECASE)
+_SECTION = re.compile(
+    r"^\s*(?:suggestions?|revis(?:e|ion) (?:comments?|suggestions?))\s*:?\s*(.*)$", re.IGNORECASE
+)
+_JUSTIFICATION = re.compile(
+    r"^\s*(?:justification|rationale|explanation)\s*:\s*(.*)$", re.IGNORECASE
+)
 
 
 @dataclass(frozen=True)
@@ -108,7 +115,14 @@ def parse_feedback(text: str, allowed: tuple[str, ...] = OPERATIONS) -> Feedback
     dropped: list[Operation] = []
     for op in _operations(text):
         (kept if op.kind in allowed else dropped).append(op)
-    return Feedback(score, distribution, _justification(text), tuple(kept), tuple(dropped), bool(_STOP.search(text)))
+    return Feedback(
+        score,
+        distribution,
+        _justification(text),
+        tuple(kept),
+        tuple(dropped),
+        bool(_STOP.search(text)),
+    )
 
 
 def _distribution(text: str) -> dict[int, float] | None:

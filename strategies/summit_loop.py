@@ -11,7 +11,15 @@ from runner.types import LLM, Completion, TraceStep
 from strategies.summit_feedback import OPERATIONS, Feedback, parse_feedback
 from strategies.summit_prompts import Prompts
 
-STOP_REASONS = ("stop_token", "keep", "no_operations", "unparsed", "max_iterations", "unchanged", "patience")
+STOP_REASONS = (
+    "stop_token",
+    "keep",
+    "no_operations",
+    "unparsed",
+    "max_iterations",
+    "unchanged",
+    "patience",
+)
 
 
 @dataclass
@@ -41,18 +49,24 @@ class Outcome:
     counters: dict[str, float] = field(default_factory=dict)
 
 
-def run_loop(loop: Loop, first: str | None, max_iterations: int, patience: int, final: str) -> Outcome:
+def run_loop(
+    loop: Loop, first: str | None, max_iterations: int, patience: int, final: str
+) -> Outcome:
     """Draft (unless given), then rounds of evaluate -> refine until a rule stops it."""
     calls: list[Completion] = []
     steps: list[TraceStep] = []
     if first is None:
         done = loop.model.complete(
             loop.prompts.summarizer_messages(loop.source, loop.summarizer_extra),
-            max_tokens=loop.max_tokens, temperature=loop.temperature, purpose="summit/draft",
+            max_tokens=loop.max_tokens,
+            temperature=loop.temperature,
+            purpose="summit/draft",
         )
         calls.append(done)
         first = done.text.strip()
-        steps.append(TraceStep("draft", done.call_id, {"text": first, "tokens": done.completion_tokens}))
+        steps.append(
+            TraceStep("draft", done.call_id, {"text": first, "tokens": done.completion_tokens})
+        )
     summaries: list[str] = [first]
     scores: list[float] = []
     feedbacks: list[Feedback] = []
@@ -77,7 +91,9 @@ def run_loop(loop: Loop, first: str | None, max_iterations: int, patience: int, 
         summaries.append(revised or "")  # reason is None here, so a revision was made
     reason = reason or "max_iterations"  # the last round always names a reason
     chosen = _choose(summaries, scores, final)
-    steps.append(TraceStep("stop", "", {"reason": reason, "final": final, "chosen_iteration": chosen + 1}))
+    steps.append(
+        TraceStep("stop", "", {"reason": reason, "final": final, "chosen_iteration": chosen + 1})
+    )
     refined = sum(1 for step in steps if step.detail.get("revised") is not None)
     counters = _counters(feedbacks, scores, reason, reasks, chosen, refined)
     return Outcome(summaries[chosen], scores, steps, calls, counters)
@@ -89,8 +105,11 @@ def _evaluate(loop: Loop, summary: str) -> tuple[Feedback, str, list[Completion]
     asked: list[Completion] = []
     for attempt in range(loop.max_reasks + 1):
         done = loop.evaluator.complete(
-            messages, max_tokens=loop.eval_max_tokens, temperature=loop.temperature,
-            sample=attempt, purpose="summit/evaluate",
+            messages,
+            max_tokens=loop.eval_max_tokens,
+            temperature=loop.temperature,
+            sample=attempt,
+            purpose="summit/evaluate",
         )
         asked.append(done)
         feedback = parse_feedback(done.text, loop.prompts.operations)
@@ -127,7 +146,9 @@ def _refine(loop: Loop, summary: str, feedback: Feedback) -> tuple[str, Completi
     messages = loop.prompts.refine_messages(
         loop.source, loop.summarizer_extra, summary, operations, feedback.justification
     )
-    done = loop.model.complete(messages, max_tokens=loop.max_tokens, temperature=loop.temperature, purpose="summit/refine")
+    done = loop.model.complete(
+        messages, max_tokens=loop.max_tokens, temperature=loop.temperature, purpose="summit/refine"
+    )
     return done.text.strip(), done
 
 
@@ -137,12 +158,21 @@ def _same(a: str, b: str) -> bool:
 
 def word_diff(before: str, after: str) -> list[dict[str, str]]:
     """The word-level edits from ``before`` to ``after`` (difflib opcodes, equal runs left out)."""
-    return [{"op": op, "old": old, "new": new} for op, old, new in word_opcodes(before, after) if op != "equal"]
+    return [
+        {"op": op, "old": old, "new": new}
+        for op, old, new in word_opcodes(before, after)
+        if op != "equal"
+    ]
 
 
 def _round_step(
-    index: int, summaries: list[str], feedback: Feedback, answer: str,
-    asked: list[Completion], revised: str | None, reason: str | None,
+    index: int,
+    summaries: list[str],
+    feedback: Feedback,
+    answer: str,
+    asked: list[Completion],
+    revised: str | None,
+    reason: str | None,
 ) -> TraceStep:
     detail: dict[str, Any] = {
         "iteration": index + 1,
@@ -172,11 +202,18 @@ def _choose(summaries: list[str], scores: list[float], final: str) -> int:
 
 
 def _counters(
-    feedbacks: list[Feedback], scores: list[float], reason: str, reasks: int, chosen: int, refined: int
+    feedbacks: list[Feedback],
+    scores: list[float],
+    reason: str,
+    reasks: int,
+    chosen: int,
+    refined: int,
 ) -> dict[str, float]:
     counters = {f"stop/{r}": float(r == reason) for r in STOP_REASONS}
     for kind in OPERATIONS:
-        counters[f"ops/{kind}"] = float(sum(o.kind == kind for f in feedbacks for o in f.operations))
+        counters[f"ops/{kind}"] = float(
+            sum(o.kind == kind for f in feedbacks for o in f.operations)
+        )
     finite = [s for s in scores if not math.isnan(s)]
     counters.update(
         iterations=float(len(feedbacks)),

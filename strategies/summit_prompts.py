@@ -58,38 +58,57 @@ class Prompts:
 
     def evaluator_system(self) -> Message:
         """Table 8, the evaluator, listing only the allowed operations."""
-        lines = [line.split("\t", 1) for line in self._file("operations").splitlines() if line.strip()]
+        lines = [
+            line.split("\t", 1) for line in self._file("operations").splitlines() if line.strip()
+        ]
         listed = "\n".join(f"\t{text}" for kind, text in lines if kind in self.operations)
         return Message("system", self._file("evaluator_system").format(operations=listed))
 
     def summarize_turn(self, source: str, extra: str) -> Message:
         """Table 9 'Summarize:' for this setting."""
         template = self._file("summarize" + _SUFFIX[self.setting])
-        return Message("user", template.format(
-            examples=self.summarizer_examples, document=f"Document:\n{source}", extra=extra,
-            format=self._file("summarizer_format").format(words=self.words),
-        ))
+        return Message(
+            "user",
+            template.format(
+                examples=self.summarizer_examples,
+                document=f"Document:\n{source}",
+                extra=extra,
+                format=self._file("summarizer_format").format(words=self.words),
+            ),
+        )
 
     def summarizer_messages(self, source: str, extra: str) -> list[Message]:
         """The draft request: system prompt and the Summarize turn."""
         return [self.summarizer_system(), self.summarize_turn(source, extra)]
 
     def refine_messages(
-        self, source: str, extra: str, previous: str, operations: tuple[Operation, ...], justification: str
+        self,
+        source: str,
+        extra: str,
+        previous: str,
+        operations: tuple[Operation, ...],
+        justification: str,
     ) -> list[Message]:
         """The summarizer's conversation continued with the evaluator's suggestions."""
         suggestions = "\n".join(op.render() for op in operations) or justification
         refine = self._file("refine").format(
             suggestions=suggestions, format=self._file("summarizer_format").format(words=self.words)
         )
-        return [*self.summarizer_messages(source, extra), Message("assistant", previous), Message("user", refine)]
+        return [
+            *self.summarizer_messages(source, extra),
+            Message("assistant", previous),
+            Message("user", refine),
+        ]
 
     def evaluator_messages(self, source: str, summary: str, extra: str) -> list[Message]:
         """Table 9 'Evaluate:' for this setting, after the evaluator's system prompt."""
         template = self._file("evaluate" + _SUFFIX[self.setting])
         turn = template.format(
-            examples=self.evaluator_examples, document=f"Document:\n{source}",
-            summary=f"Summary:\n{summary}", extra=extra, format=self._file("evaluator_format"),
+            examples=self.evaluator_examples,
+            document=f"Document:\n{source}",
+            summary=f"Summary:\n{summary}",
+            extra=extra,
+            format=self._file("evaluator_format"),
         )
         return [self.evaluator_system(), Message("user", turn)]
 
@@ -112,23 +131,30 @@ def check_operations(operations: list[str] | tuple[str, ...]) -> tuple[str, ...]
 
 def load_examples(in_context: str | None) -> tuple[str, str]:
     """(summarizer pairs, evaluator triplets) from a JSON list of
-    ``{"document", "summary", "explanation"}`` objects; ('', '') when none is given."""
+    ``{"document", "summary", "explanation"}`` objects; ('', '') when none is given.
+    """
     if not in_context:
         return "", ""
     path = Path(in_context).expanduser()
     try:
         items = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        raise ConfigError(f"strategy.in_context={in_context} is not a readable JSON file ({err}); fix the path") from err
+        raise ConfigError(
+            f"strategy.in_context={in_context} is not a readable JSON file ({err}); fix the path"
+        ) from err
     if not isinstance(items, list) or not all(
-        isinstance(i, dict) and isinstance(i.get("document"), str) and isinstance(i.get("summary"), str)
+        isinstance(i, dict)
+        and isinstance(i.get("document"), str)
+        and isinstance(i.get("summary"), str)
         for i in items
     ):
         raise ConfigError(
             f"strategy.in_context={in_context} must be a JSON list of "
             '{"document": ..., "summary": ..., "explanation": ...} objects'
         )
-    pairs = "".join(f"Example document:\n{i['document']}\nExample summary:\n{i['summary']}\n\n" for i in items)
+    pairs = "".join(
+        f"Example document:\n{i['document']}\nExample summary:\n{i['summary']}\n\n" for i in items
+    )
     triplets = "".join(
         f"Example document:\n{i['document']}\nExample summary:\n{i['summary']}\n"
         f"Example evaluation:\n{i.get('explanation', '')}\n\n"

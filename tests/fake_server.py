@@ -213,7 +213,9 @@ class FakeOpenAIServer:
             with self._lock:
                 self.served[key] += 1
         if reply.status != 200:
-            error: dict[str, Any] = {"error": {"message": reply.text or f"scripted {reply.status}", "type": "fake"}}
+            error: dict[str, Any] = {
+                "error": {"message": reply.text or f"scripted {reply.status}", "type": "fake"}
+            }
             return reply.status, error, reply.headers
         if "input" in request and "messages" not in request:
             return 200, self._embeddings(request), reply.headers
@@ -246,7 +248,8 @@ class FakeOpenAIServer:
             "object": "list",
             "model": request.get("model", "fake"),
             "data": [
-                {"object": "embedding", "index": i, "embedding": self.embedder(str(t))} for i, t in enumerate(texts)
+                {"object": "embedding", "index": i, "embedding": self.embedder(str(t))}
+                for i, t in enumerate(texts)
             ],
             "usage": {"prompt_tokens": sum(count_tokens(str(t)) for t in texts), "total_tokens": 0},
         }
@@ -306,8 +309,17 @@ def _logprobs(per_token: list[dict[str, float]]) -> dict[str, Any]:
     content = []
     for alternatives in per_token:
         best = max(alternatives, key=lambda token: alternatives[token])
-        top = [{"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in alternatives.items()]
-        content.append({"token": best, "logprob": alternatives[best], "bytes": list(best.encode()), "top_logprobs": top})
+        top = [
+            {"token": t, "logprob": lp, "bytes": list(t.encode())} for t, lp in alternatives.items()
+        ]
+        content.append(
+            {
+                "token": best,
+                "logprob": alternatives[best],
+                "bytes": list(best.encode()),
+                "top_logprobs": top,
+            }
+        )
     return {"content": content}
 
 

@@ -9,11 +9,11 @@ import uuid
 from typing import Any
 
 from runner.llm import scripted as fake_llm
+from runner.llm.cache import ResponseCache
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway
-from runner.llm.cache import ResponseCache
-from runner.llm.spec import SCRIPTED_PREFIX, ModelSpec
 from runner.llm.retry import RetryPolicy
+from runner.llm.spec import SCRIPTED_PREFIX, ModelSpec
 from runner.types import Message
 
 
@@ -62,4 +62,6 @@ def calls_of(llm: Gateway) -> list[tuple[list[Message], dict[str, Any]]]:
 
 def _marked(content: Any) -> bool:
     """True when the gateway turned a cache mark into Anthropic's cache_control block."""
-    return isinstance(content, list) and any("cache_control" in b for b in content if isinstance(b, dict))
+    return isinstance(content, list) and any(
+        "cache_control" in b for b in content if isinstance(b, dict)
+    )

@@ -37,16 +37,22 @@ CASES = [
     Case("empty file", "data=dir data.path={d}/empty", ("a.txt", "is empty", "give it text")),
     Case("whitespace-only file", "data=dir data.path={d}/blank", ("is empty", "give it text")),
     Case("binary file", "data=dir data.path={d}/binary", ("not UTF-8", "iconv")),
-    Case("Latin-1 file", "data=dir data.path={d}/latin1", ("not UTF-8", "byte 3", "iconv -t UTF-8")),
+    Case(
+        "Latin-1 file", "data=dir data.path={d}/latin1", ("not UTF-8", "byte 3", "iconv -t UTF-8")
+    ),
     Case("50 MB file", "data=dir data.path={d}/huge", ("MB", "over the 32 MB limit", "split it")),
-    Case("folder without .txt", "data=dir data.path={d}/no_txt", ("no .txt files", "fix data.path")),
+    Case(
+        "folder without .txt", "data=dir data.path={d}/no_txt", ("no .txt files", "fix data.path")
+    ),
     Case("missing folder", "data=dir data.path={d}/nowhere", ("does not exist", "data.path")),
     Case("link out of the folder", "data=dir data.path={d}/linked", ("outside", "copy the file")),
     Case("chunk=0", "chunk=0", ("chunk=0", "positive whole number", "chunk=2048")),
     Case("negative chunk", "chunk=-5", ("chunk=-5", "positive whole number")),
     Case("non-integer chunk", "chunk=abc", ("chunk=abc", "positive whole number")),
     Case("fractional chunk", "chunk=1.5", ("chunk=1.5", "whole number")),
-    Case("chunk over the context", "chunk=999999", ("exceeds the 8192-token context", "lower chunk")),
+    Case(
+        "chunk over the context", "chunk=999999", ("exceeds the 8192-token context", "lower chunk")
+    ),
     Case("unknown strategy", "strategy=nope", ("strategy=nope is unknown", "hier")),
     Case("unknown model", "model=nope", ("model=nope is unknown", "claude")),
     Case("unknown metric group", "metrics=nope", ("metrics=nope is unknown", "paper")),
@@ -55,27 +61,63 @@ CASES = [
     Case("typo in a nested key", "model.temprature=0.2", ("temprature", "spelling")),
     Case("missing API key", "model=gpt4", ("OPENAI_API_KEY", "export it")),
     Case("key in config", "+model.api_key=sk-abc", ("never taken from config", "api_key_env")),
-    Case("wrong api_base", "model=openai_compatible model.api_base=http://127.0.0.1:9/v1",
-         ("cannot reach http://127.0.0.1:9/v1", "fix model.api_base")),
-    Case("model the server does not serve", "model=openai_compatible model.api_base={server} model.model=openai/gpt-nope",
-         ("does not serve 'gpt-nope'", "fake-model", "fix model.model")),
-    Case("summaries of the wrong shape", "strategy=none data=summaries data.path={d}/list.json",
-         ("must map document ids to summary strings",)),
-    Case("summaries with unknown ids", "strategy=none data=summaries data.path={d}/orphan.json data.sources={d}/story",
-         ("have no source", "zzz", "fix their ids")),
-    Case("empty summary", "strategy=none data=summaries data.path={d}/empty_summary.json",
-         ("the summary of 'a' is empty",)),
-    Case("prompt without its slots", "metrics=paper metrics.booookscore.prompt_path={d}/no_slots.txt",
-         ("no_slots.txt", "two positional slots")),
-    Case("pickle holding a class", "data=booookscore_pickle data.path={d}/class.pkl",
-         ("not a safe", "collections.OrderedDict", "convert it")),
-    Case("unwritable tracking location", "tracking.uri=sqlite:////proc/nope/mlflow.db",
-         ("cannot use /proc/nope/mlflow.db", "writable folder")),
+    Case(
+        "wrong api_base",
+        "model=openai_compatible model.api_base=http://127.0.0.1:9/v1",
+        ("cannot reach http://127.0.0.1:9/v1", "fix model.api_base"),
+    ),
+    Case(
+        "model the server does not serve",
+        "model=openai_compatible model.api_base={server} model.model=openai/gpt-nope",
+        ("does not serve 'gpt-nope'", "fake-model", "fix model.model"),
+    ),
+    Case(
+        "summaries of the wrong shape",
+        "strategy=none data=summaries data.path={d}/list.json",
+        ("must map document ids to summary strings",),
+    ),
+    Case(
+        "summaries with unknown ids",
+        "strategy=none data=summaries data.path={d}/orphan.json data.sources={d}/story",
+        ("have no source", "zzz", "fix their ids"),
+    ),
+    Case(
+        "empty summary",
+        "strategy=none data=summaries data.path={d}/empty_summary.json",
+        ("the summary of 'a' is empty",),
+    ),
+    Case(
+        "prompt without its slots",
+        "metrics=paper metrics.booookscore.prompt_path={d}/no_slots.txt",
+        ("no_slots.txt", "two positional slots"),
+    ),
+    Case(
+        "pickle holding a class",
+        "data=booookscore_pickle data.path={d}/class.pkl",
+        ("not a safe", "collections.OrderedDict", "convert it"),
+    ),
+    Case(
+        "unwritable tracking location",
+        "tracking.uri=sqlite:////proc/nope/mlflow.db",
+        ("cannot use /proc/nope/mlflow.db", "writable folder"),
+    ),
     Case("budget of 0", "budget.usd=0", ("budget.usd=0", "> 0", "null means no limit")),
-    Case("temperature=abc", "temperature=abc", ("temperature=abc must be a number", "temperature=0.5")),
+    Case(
+        "temperature=abc",
+        "temperature=abc",
+        ("temperature=abc must be a number", "temperature=0.5"),
+    ),
     Case("unknown data key", "+data.foo=1", ("data.foo is not a data setting",)),
-    Case("non-numeric concurrency", "model.concurrency=abc", ("model.concurrency=abc must be a whole number",)),
-    Case("non-numeric retry", "model.retry.max_attempts=many", ("model.retry.max_attempts=many", "whole number")),
+    Case(
+        "non-numeric concurrency",
+        "model.concurrency=abc",
+        ("model.concurrency=abc must be a whole number",),
+    ),
+    Case(
+        "non-numeric retry",
+        "model.retry.max_attempts=many",
+        ("model.retry.max_attempts=many", "whole number"),
+    ),
     Case("on_error misspelt", "on_error=ignore", ("on_error=ignore", "fail", "continue")),
 ]
 
@@ -115,17 +157,25 @@ def make_bad_files(root: Path) -> Path:
     return root
 
 
-def run_cli(args: list[str], cwd: Path, *extra_env: tuple[str, str]) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    args: list[str], cwd: Path, *extra_env: tuple[str, str]
+) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update(dict(extra_env))
     return subprocess.run(
         [sys.executable, "-m", "runner", "metrics=stats", "data.limit=1", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=300,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.name for c in CASES])
-def test_bad_input_gets_one_clear_line_and_leaves_nothing(case: Case, data: Path, tmp_path: Path) -> None:
+def test_bad_input_gets_one_clear_line_and_leaves_nothing(
+    case: Case, data: Path, tmp_path: Path
+) -> None:
     with FakeOpenAIServer() as server:
         server.served_models = ["fake-model"]
         args = [a.format(d=data, server=server.url) for a in case.args.split()]
@@ -142,7 +192,12 @@ def test_bad_input_gets_one_clear_line_and_leaves_nothing(case: Case, data: Path
 def test_a_document_shorter_than_one_chunk_is_valid(data: Path, tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
         done = run_cli(
-            ["data=dir", f"data.path={data / 'story'}", "model=openai_compatible", f"model.api_base={server.url}"],
+            [
+                "data=dir",
+                f"data.path={data / 'story'}",
+                "model=openai_compatible",
+                f"model.api_base={server.url}",
+            ],
             tmp_path,
         )
     assert done.returncode == 0, done.stderr[-1500:]
@@ -152,7 +207,9 @@ def test_a_document_shorter_than_one_chunk_is_valid(data: Path, tmp_path: Path) 
 def test_verbose_shows_the_traceback_behind_the_line(tmp_path: Path) -> None:
     done = run_cli(["temperature=abc", "verbose=true"], tmp_path)
     assert done.returncode == 2
-    assert "Traceback" in done.stderr and done.stderr.strip().splitlines()[-1].startswith("error: temperature=abc")
+    assert "Traceback" in done.stderr and done.stderr.strip().splitlines()[-1].startswith(
+        "error: temperature=abc"
+    )
 
 
 def test_the_key_given_in_config_is_not_echoed(tmp_path: Path) -> None:

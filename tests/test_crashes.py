@@ -41,7 +41,6 @@ from typing import Any
 
 import pytest
 
-from tests.fake_server import FakeOpenAIServer
 from runner.llm.cache import STALE_TMP_S, ResponseCache
 from runner.report.runs import select_runs
 from runner.tracking.reader import RunRecord, find_runs, finished_run
@@ -54,6 +53,7 @@ from runner.tracking.writer import (
     owner_alive,
     owner_tags,
 )
+from tests.fake_server import FakeOpenAIServer
 from tests.strategies.conftest import echo_summary, kind_of, text_of
 
 pytestmark = pytest.mark.crash
@@ -143,16 +143,27 @@ class Rig:
         """``python -m runner`` in its own process group, so one killpg takes all of it."""
         url = self.server.url
         overrides = [
-            "model=openai_compatible", f"model.api_base={url}", "model.retry.max_attempts=2",
-            "model.retry.base_delay_s=0.01", "judge=openai_compatible", f"judge.api_base={url}",
-            "metrics=paper", "progress=false", f"tracking.uri=sqlite:///{folder / 'mlflow.db'}",
-            f"cache.dir={folder / 'cache'}", f"hydra.run.dir={folder / 'out'}",
+            "model=openai_compatible",
+            f"model.api_base={url}",
+            "model.retry.max_attempts=2",
+            "model.retry.base_delay_s=0.01",
+            "judge=openai_compatible",
+            f"judge.api_base={url}",
+            "metrics=paper",
+            "progress=false",
+            f"tracking.uri=sqlite:///{folder / 'mlflow.db'}",
+            f"cache.dir={folder / 'cache'}",
+            f"hydra.run.dir={folder / 'out'}",
             f"hydra.sweep.dir={folder / 'sweep'}",
         ]
         with open(folder / f"{tag}.out", "wb") as out, open(folder / f"{tag}.err", "wb") as err:
             return subprocess.Popen(
-                [sys.executable, "-m", "runner", *args, *overrides], cwd=REPO, stdout=out, stderr=err,
-                env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}, start_new_session=True,
+                [sys.executable, "-m", "runner", *args, *overrides],
+                cwd=REPO,
+                stdout=out,
+                stderr=err,
+                env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+                start_new_session=True,
             )
 
     def reference(self, kind: str) -> Reference:
@@ -195,17 +206,23 @@ PLAN = [("single", phase, i) for i, phase in enumerate(SINGLE_PLAN)] + [
 
 
 @pytest.mark.parametrize(("kind", "phase", "index"), PLAN, ids=[f"{k}-{p}-{i}" for k, p, i in PLAN])
-def test_a_killed_run_reruns_to_one_finished_run_per_cell(rig: Rig, kind: str, phase: str, index: int) -> None:
+def test_a_killed_run_reruns_to_one_finished_run_per_cell(
+    rig: Rig, kind: str, phase: str, index: int
+) -> None:
     reference = rig.reference(kind)
     trial = Trial(kind, phase)
     folder = rig.folder(f"trial-{index}", warm=phase != "store")
     first = len(rig.server.requests)
     launched = time.monotonic()
     proc = rig.launch(command(kind), folder, "killed")
-    kill = _kill(proc, _moment(proc, phase, random.Random(SEED + index), reference, rig, folder, first))
+    kill = _kill(
+        proc, _moment(proc, phase, random.Random(SEED + index), reference, rig, folder, first)
+    )
     time.sleep(0.3)  # a request the client sent just before dying still reaches the server
     before = _statuses(folder / "mlflow.db")
-    trial.partial_store = (folder / "mlflow.db.creating").exists() and not (folder / "mlflow.db").exists()
+    trial.partial_store = (folder / "mlflow.db.creating").exists() and not (
+        folder / "mlflow.db"
+    ).exists()
     rerun_from = len(rig.server.requests)
     if kill is not None:
         trial.killed_at = kill - launched
@@ -219,13 +236,21 @@ def test_a_killed_run_reruns_to_one_finished_run_per_cell(rig: Rig, kind: str, p
     sent = Counter(body(r) for r in rig.server.requests[first:])
     assert set(sent) <= set(reference.bodies), "a request no uninterrupted run makes"
     trial.repeated = sum(max(0, n - reference.bodies[b]) for b, n in sent.items())
-    assert trial.repeated <= trial.in_flight, f"{trial.repeated} calls repeated, {trial.in_flight} in flight"
+    assert trial.repeated <= trial.in_flight, (
+        f"{trial.repeated} calls repeated, {trial.in_flight} in flight"
+    )
     trial.tmp_left = _check_cache(folder / "cache")
     _check_mlflow(f"sqlite:///{folder / 'mlflow.db'}", before, sweep=kind == "sweep")
 
 
 def _moment(
-    proc: subprocess.Popen[bytes], phase: str, rng: random.Random, ref: Reference, rig: Rig, folder: Path, first: int
+    proc: subprocess.Popen[bytes],
+    phase: str,
+    rng: random.Random,
+    ref: Reference,
+    rig: Rig,
+    folder: Path,
+    first: int,
 ) -> Callable[[], float | None]:
     """When to kill: a random point of ``phase`` of the reference's timeline, measured from an
     anchor seen in this run (its launch, its store file, its first model call)."""
@@ -245,7 +270,9 @@ def _moment(
         return after_first_call(rng.uniform(0.0, calls))
     if phase == "end":  # final metrics, artifacts, exit
         return after_first_call(calls + rng.uniform(0.0, ref.end - ref.last_answer))
-    return after_first_call(rng.uniform(0.0, ref.end - ref.first_call))  # anywhere in a sweep's work
+    return after_first_call(
+        rng.uniform(0.0, ref.end - ref.first_call)
+    )  # anywhere in a sweep's work
 
 
 def _seen(proc: subprocess.Popen[bytes], event: Callable[[], bool], delay: float) -> float | None:
@@ -301,7 +328,7 @@ def _check_cache(folder: Path) -> int:
             continue
         assert ENTRY.fullmatch(path.name), f"unexpected file in the cache: {path}"
         entry = json.loads(path.read_text(encoding="utf-8"))  # a truncated entry fails here
-        assert ENTRY_KEYS <= set(entry), f"{path.name} lacks {ENTRY_KEYS - set(entry)}"
+        assert set(entry) >= ENTRY_KEYS, f"{path.name} lacks {ENTRY_KEYS - set(entry)}"
         assert cache.get(path.stem) == entry
     return leftovers
 
@@ -330,7 +357,9 @@ def _check_mlflow(uri: str, before: dict[str, str], sweep: bool) -> None:
     selection = select_runs(records, EXPERIMENT, None)
     assert sorted(r.fingerprint or "" for r in selection.runs) == sorted(cells)
     assert all(r.status == "FINISHED" for r in selection.runs)
-    assert not {r.run_id for r in selection.runs} & {i for i, s in before.items() if s != "FINISHED"}
+    assert not {r.run_id for r in selection.runs} & {
+        i for i, s in before.items() if s != "FINISHED"
+    }
     parents = [r for r in records if r.tags.get("runner.kind") == "sweep"]
     assert [r.status for r in parents] == (["FINISHED"] if sweep else [])
 
@@ -347,15 +376,26 @@ def test_only_runs_of_dead_processes_of_this_host_and_cell_are_closed(rig: Rig) 
     runs = {
         name: tracker.start(name, {"fingerprint": fingerprint, **extra})
         for name, fingerprint, extra in [
-            ("dead", "f", gone), ("alive", "f", {}), ("other host", "f", {**gone, HOST_TAG: "elsewhere"}),
-            ("other cell", "g", gone), ("in a sweep", "f", {**gone, "mlflow.parentRunId": "p"}),
+            ("dead", "f", gone),
+            ("alive", "f", {}),
+            ("other host", "f", {**gone, HOST_TAG: "elsewhere"}),
+            ("other cell", "g", gone),
+            ("in a sweep", "f", {**gone, "mlflow.parentRunId": "p"}),
         ]
     }
     assert tracker.close_stale("f", None) == [runs["dead"]]
     statuses = {name: tracker.client.get_run(run_id).info.status for name, run_id in runs.items()}
-    assert statuses == {"dead": "KILLED", "alive": "RUNNING", "other host": "RUNNING",
-                        "other cell": "RUNNING", "in a sweep": "RUNNING"}
-    assert "ended without closing this run" in tracker.client.get_run(runs["dead"]).data.tags["failure"]
+    assert statuses == {
+        "dead": "KILLED",
+        "alive": "RUNNING",
+        "other host": "RUNNING",
+        "other cell": "RUNNING",
+        "in a sweep": "RUNNING",
+    }
+    assert (
+        "ended without closing this run"
+        in tracker.client.get_run(runs["dead"]).data.tags["failure"]
+    )
 
 
 def test_the_cache_removes_only_old_temp_files(tmp_path: Path) -> None:
@@ -377,12 +417,18 @@ def test_figures(rig: Rig, capsys: pytest.CaptureFixture[str]) -> None:
     killed = [t for t in TRIALS if t.killed_at is not None]
     assert len(killed) >= len(PLAN) - 2, "most kill moments should land before the run ends"
     with capsys.disabled():
-        print(f"\n{len(TRIALS)} trials, {len(killed)} killed mid-run; store creation {rig.store_s:.1f} s")
+        print(
+            f"\n{len(TRIALS)} trials, {len(killed)} killed mid-run; store creation {rig.store_s:.1f} s"
+        )
         for kind, ref in rig.references.items():
-            print(f"  reference {kind}: first call {ref.first_call:.1f} s, last answer {ref.last_answer:.1f} s, "
-                  f"exit {ref.end:.1f} s, {sum(ref.bodies.values())} calls")
+            print(
+                f"  reference {kind}: first call {ref.first_call:.1f} s, last answer {ref.last_answer:.1f} s, "
+                f"exit {ref.end:.1f} s, {sum(ref.bodies.values())} calls"
+            )
         for t in TRIALS:
             at = f"{t.killed_at:5.2f} s" if t.killed_at is not None else "  ended"
-            print(f"  {t.kind:6} {t.phase:7} kill {at}  in flight {t.in_flight} (strictly {t.strictly_in_flight})"
-                  f"  repeated {t.repeated}  tmp left {t.tmp_left}  rerun {t.rerun_s:.1f} s"
-                  + ("  (store creation cut)" if t.partial_store else ""))
+            print(
+                f"  {t.kind:6} {t.phase:7} kill {at}  in flight {t.in_flight} (strictly {t.strictly_in_flight})"
+                f"  repeated {t.repeated}  tmp left {t.tmp_left}  rerun {t.rerun_s:.1f} s"
+                + ("  (store creation cut)" if t.partial_store else "")
+            )

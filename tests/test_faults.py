@@ -20,18 +20,18 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-from runner.llm.call_log import CallLog
 from runner.errors import InvalidAnswerError, TransientLLMError
-from runner.run.lifecycle import RunResult
-from tests.fake_server import FAULT_KINDS, FakeOpenAIServer, FakeReply, FaultPlan
-from runner.llm.gateway import Gateway
 from runner.llm.cache import ResponseCache
+from runner.llm.call_log import CallLog
+from runner.llm.gateway import Gateway
 from runner.llm.provider_errors import cut_off_json
+from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
 from runner.report.runs import select_runs
-from runner.tracking.reader import find_runs, finished_run
-from runner.llm.retry import RetryPolicy
 from runner.run.console import format_summary
+from runner.run.lifecycle import RunResult
+from runner.tracking.reader import find_runs, finished_run
+from tests.fake_server import FAULT_KINDS, FakeOpenAIServer, FakeReply, FaultPlan
 from tests.runner.test_app import artifact, run
 
 TIMEOUT_S = 1.0
@@ -77,7 +77,9 @@ def responder(request: dict[str, Any]) -> str | FakeReply:
         return f"{_scores(2)}\nJustification: vague.\n- Add the information of the storm"
     if last.startswith("Refine:"):
         previous = [m for m in messages if m["role"] == "assistant"][-1]["content"]
-        return previous + (" A storm came." if "storm" not in previous else " The crew was finally rescued.")
+        return previous + (
+            " A storm came." if "storm" not in previous else " The crew was finally rescued."
+        )
     words = sorted(set(re.findall(r"\b[A-Z][a-z]{3,}\b", last)))
     tag = _digest(last)[:6]
     who = words[int(tag, 16) % len(words)] if words else "Someone"
@@ -91,7 +93,9 @@ def _documents(folder: Path, second: str = "") -> Path:
     """Three short stories, several chunks each at chunk=128; ``second`` opens the second."""
     folder.mkdir()
     (folder / "gull-rock.txt").write_text(STORY * 3, encoding="utf-8")
-    (folder / "the-wren.txt").write_text(second + STORY.replace("Mara", "Ines") * 3, encoding="utf-8")
+    (folder / "the-wren.txt").write_text(
+        second + STORY.replace("Mara", "Ines") * 3, encoding="utf-8"
+    )
     (folder / "tobias.txt").write_text(STORY.replace("Mara", "Tobias") * 2, encoding="utf-8")
     return folder
 
@@ -99,13 +103,21 @@ def _documents(folder: Path, second: str = "") -> Path:
 def _items(url: str, tmp: Path, name: str, *extra: str, attempts: int = 10) -> list[str]:
     """A job whose every role (model, judge, SummIt's evaluator) is the server at ``url``."""
     retry = [f"retry.max_attempts={attempts}", "retry.base_delay_s=0.05", "retry.max_delay_s=0.5"]
-    roles = [f"{role}.{key}" for role in ("model", "judge") for key in (*retry, f"timeout_s={TIMEOUT_S}")]
+    roles = [
+        f"{role}.{key}" for role in ("model", "judge") for key in (*retry, f"timeout_s={TIMEOUT_S}")
+    ]
     return [
-        "model=openai_compatible", f"model.api_base={url}",
-        "judge=openai_compatible", f"judge.api_base={url}",
+        "model=openai_compatible",
+        f"model.api_base={url}",
+        "judge=openai_compatible",
+        f"judge.api_base={url}",
         *roles,
-        "data=dir", f"data.path={tmp / 'docs'}", "chunk=128", "seed=0",
-        f"tracking.uri=sqlite:///{tmp / 'mlflow.db'}", f"cache.dir={tmp / ('cache-' + name)}",
+        "data=dir",
+        f"data.path={tmp / 'docs'}",
+        "chunk=128",
+        "seed=0",
+        f"tracking.uri=sqlite:///{tmp / 'mlflow.db'}",
+        f"cache.dir={tmp / ('cache-' + name)}",
         *extra,
     ]
 
@@ -136,22 +148,35 @@ def test_a_faulty_provider_changes_nothing(strategy: str, tmp_path: Path, store:
         k: v for k, v in expected.system_metrics.items() if not k.startswith(("time/", "wall"))
     }
     retries = len(faulty.events) - len(faulty.served)
-    print(f"\n{strategy}: {got.totals.calls} calls, {retries} retries, faults {dict(faulty.injected)}, "
-          f"wall {wall:.1f} s (fault-free: documents {expected.timings['documents_s']:.1f} s)")
+    print(
+        f"\n{strategy}: {got.totals.calls} calls, {retries} retries, faults {dict(faulty.injected)}, "
+        f"wall {wall:.1f} s (fault-free: documents {expected.timings['documents_s']:.1f} s)"
+    )
     # faults happened, of several kinds, and each completed request was answered once
     assert sum(faulty.injected.values()) >= 2 and len(+faulty.injected) >= 2, faulty.injected
     assert max(faulty.served.values()) == 1
     assert sum(faulty.served.values()) == sum(clean.served.values()) == expected.totals.calls
-    assert got.totals.calls == expected.totals.calls and got.totals.cache_hits == expected.totals.cache_hits
+    assert (
+        got.totals.calls == expected.totals.calls
+        and got.totals.cache_hits == expected.totals.cache_hits
+    )
 
 
 # ------------------------------------------------------------------ the gateway's retries
 
 
-def _gateway(url: str, retry: RetryPolicy, cache: ResponseCache | None = None) -> tuple[Gateway, CallLog]:
+def _gateway(
+    url: str, retry: RetryPolicy, cache: ResponseCache | None = None
+) -> tuple[Gateway, CallLog]:
     spec = ModelSpec(
-        name="fake", model="openai/fake", api_base=url, timeout_s=TIMEOUT_S, context_window=8192,
-        input_cost_per_token=0.0, output_cost_per_token=0.0, retry=retry,
+        name="fake",
+        model="openai/fake",
+        api_base=url,
+        timeout_s=TIMEOUT_S,
+        context_window=8192,
+        input_cost_per_token=0.0,
+        output_cost_per_token=0.0,
+        retry=retry,
     )
     log = CallLog(None)
     return Gateway(spec, log, cache), log
@@ -178,19 +203,31 @@ def test_legitimate_answers_are_left_alone() -> None:
     """A 'length' cut is the model's own answer (a retry would pay for it again); prose or a
     Python-style dict in JSON mode is for the metric's tolerant parser and its re-asks."""
     answers = ['{"verdict": "the answer went on a', "Here it is: {'a': True}", "{'a': True}"]
-    replies = [FakeReply(answers[0], finish_reason="length"), FakeReply(answers[1]), FakeReply(answers[2])]
+    replies = [
+        FakeReply(answers[0], finish_reason="length"),
+        FakeReply(answers[1]),
+        FakeReply(answers[2]),
+    ]
     with FakeOpenAIServer(lambda r: replies.pop(0)) as server:
         gateway, _ = _gateway(server.url, RetryPolicy(max_attempts=3, base_delay_s=0.01))
-        got = [gateway.complete(f"q{i}", response_format={"type": "json_object"}).text for i in range(3)]
+        got = [
+            gateway.complete(f"q{i}", response_format={"type": "json_object"}).text
+            for i in range(3)
+        ]
         assert got == answers and len(server.requests) == 3
 
 
 @pytest.mark.parametrize(
     "text,cut",
     [
-        ('{"a": [1, 2', True), ('```json\n{"a": "}', True), ('[{"a": 1}, {"b"', True),
-        ('{"a": 1}', False), ('```json\n{"a": 1}\n```', False), ("{'a': True}", False),
-        ("no JSON at all", False), ('{"a": 1}}', False),
+        ('{"a": [1, 2', True),
+        ('```json\n{"a": "}', True),
+        ('[{"a": 1}, {"b"', True),
+        ('{"a": 1}', False),
+        ('```json\n{"a": 1}\n```', False),
+        ("{'a': True}", False),
+        ("no JSON at all", False),
+        ('{"a": 1}}', False),
     ],
 )
 def test_cut_off_json_is_told_from_imperfect_json(text: str, cut: bool) -> None:
@@ -200,13 +237,16 @@ def test_cut_off_json_is_told_from_imperfect_json(text: str, cut: bool) -> None:
 def test_retry_after_is_waited_for() -> None:
     plan = FaultPlan(rate=0.6, seed=1, kinds=("429",), retry_after_s=1.0)
     with FakeOpenAIServer(faults=plan) as server:
-        gateway, _ = _gateway(server.url, RetryPolicy(max_attempts=10, base_delay_s=0.01, max_delay_s=5.0))
+        gateway, _ = _gateway(
+            server.url, RetryPolicy(max_attempts=10, base_delay_s=0.01, max_delay_s=5.0)
+        )
         for i in range(2):
             gateway.complete(f"prompt {i}")
     events = server.events
     gaps = [
         next(later.at for later in events[i + 1 :] if later.key == e.key) - e.at
-        for i, e in enumerate(events) if e.fault == "429"
+        for i, e in enumerate(events)
+        if e.fault == "429"
     ]
     assert gaps and min(gaps) >= 1.0, gaps  # the server's 1 s, not the 10 ms backoff
 
@@ -238,19 +278,31 @@ def _cursed_run(tmp_path: Path, store: str, on_error: str) -> tuple[str, RunResu
     """A run whose second document's requests always fail; its own experiment in ``store``."""
     _documents(tmp_path / "docs", second=f"{MARKER}. ")
     with FakeOpenAIServer(responder) as server:
-        items = _items(server.url, tmp_path, on_error, "metrics=stats", f"on_error={on_error}", store,
-                       f"tracking.experiment=on_error_{on_error}", attempts=3)
+        items = _items(
+            server.url,
+            tmp_path,
+            on_error,
+            "metrics=stats",
+            f"on_error={on_error}",
+            store,
+            f"tracking.experiment=on_error_{on_error}",
+            attempts=3,
+        )
         try:
             return f"on_error_{on_error}", run(items)
         except TransientLLMError as err:
             return f"on_error_{on_error}", err
 
 
-def test_on_error_continue_finishes_the_others_and_records_the_cause(tmp_path: Path, store: str) -> None:
+def test_on_error_continue_finishes_the_others_and_records_the_cause(
+    tmp_path: Path, store: str
+) -> None:
     experiment, result = _cursed_run(tmp_path, store, "continue")
     assert isinstance(result, RunResult)
     assert sorted(result.summaries) == ["gull-rock", "tobias"]
-    assert list(result.failures) == ["the-wren"] and "server error 500" in result.failures["the-wren"]
+    assert (
+        list(result.failures) == ["the-wren"] and "server error 500" in result.failures["the-wren"]
+    )
     assert "gave up after 3 attempts" in result.failures["the-wren"]
     uri = store.split("=", 1)[1]
     client = MlflowClient(uri)

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.config.run_config import build_run_config
 from runner.config.fingerprint import fingerprint, prompt_files
+from runner.config.run_config import build_run_config
 from tests.runner.test_config import composed
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "fingerprints.json"

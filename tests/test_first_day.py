@@ -29,19 +29,32 @@ REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "runner" / "sample_data"
 
 
-def runner(*args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+def runner(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """``python -m runner ARGS`` in ``cwd`` with no API key in the environment."""
     clean = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     return subprocess.run(
-        [sys.executable, "-m", "runner", *args], cwd=cwd, capture_output=True, text=True,
-        timeout=600, env={**clean, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})},
+        [sys.executable, "-m", "runner", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**clean, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})},
     )
 
 
 def served(url: str, *extra: str) -> list[str]:
     """Overrides for a run against the loopback server: quick, one document, no judge."""
-    return ["model=openai_compatible", f"model.api_base={url}", "model.retry.max_attempts=2",
-            "model.retry.base_delay_s=0.01", "metrics=stats", "data.limit=1", *extra]
+    return [
+        "model=openai_compatible",
+        f"model.api_base={url}",
+        "model.retry.max_attempts=2",
+        "model.retry.base_delay_s=0.01",
+        "metrics=stats",
+        "data.limit=1",
+        *extra,
+    ]
 
 
 def runs(uri: str) -> list[Any]:
@@ -76,8 +89,15 @@ def test_a_limit_that_is_not_a_positive_count_is_refused(limit: str, tmp_path: P
 
 
 def test_a_sources_key_outside_data_summaries_is_refused(tmp_path: Path) -> None:
-    line = one_error_line(runner("data=dir", f"data.path={SAMPLE}", f"+data.sources={SAMPLE}",
-                                 "metrics=stats", cwd=tmp_path))
+    line = one_error_line(
+        runner(
+            "data=dir",
+            f"data.path={SAMPLE}",
+            f"+data.sources={SAMPLE}",
+            "metrics=stats",
+            cwd=tmp_path,
+        )
+    )
     assert "data.sources is for data=summaries only" in line
 
 
@@ -88,7 +108,9 @@ def test_an_api_summarizer_is_never_judged_by_the_embedded_model_by_default() ->
     raw = composed("model=claude", "metrics=paper")
     assert raw["judge"]["model"] == raw["model"]["model"] == "anthropic/claude-sonnet-4-5-20250929"
     assert raw["judge"]["temperature"] == 0.0 and raw["judge"]["api_key_env"] == "ANTHROPIC_API_KEY"
-    assert raw["judge"]["system_prompt"] is None and raw["judge"]["stop_on_copied_sentence"] is False
+    assert (
+        raw["judge"]["system_prompt"] is None and raw["judge"]["stop_on_copied_sentence"] is False
+    )
 
 
 def test_the_judge_follows_the_summarizers_server_and_an_explicit_judge_wins() -> None:
@@ -110,7 +132,9 @@ def test_a_missing_key_names_the_judge_too(tmp_path: Path) -> None:
 def test_the_run_description_and_summary_name_the_judge(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     with FakeOpenAIServer(judge_or_echo) as server:
-        done = runner(*served(server.url, "metrics=booookscore", f"tracking.uri={uri}"), cwd=tmp_path)
+        done = runner(
+            *served(server.url, "metrics=booookscore", f"tracking.uri={uri}"), cwd=tmp_path
+        )
     assert done.returncode == 0, done.stderr[-2000:]
     (run,) = runs(uri)
     note = run.data.tags["mlflow.note.content"]
@@ -132,21 +156,38 @@ def test_the_end_of_a_run_says_where_the_summaries_and_viewer_are(tmp_path: Path
     with FakeOpenAIServer() as server:
         done = runner(*served(server.url), cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
-    paths = {line.split(":", 1)[0].strip(): line.split(":", 1)[1].split()[0]
-             for line in done.stdout.splitlines() if line.strip().startswith(("summaries:", "viewer:"))}
+    paths = {
+        line.split(":", 1)[0].strip(): line.split(":", 1)[1].split()[0]
+        for line in done.stdout.splitlines()
+        if line.strip().startswith(("summaries:", "viewer:"))
+    }
     assert Path(paths["summaries"]).is_file() and Path(paths["viewer"]).is_file()
-    assert Path(paths["viewer"]).read_text(encoding="utf-8").lstrip().lower().startswith("<!doctype html")
+    assert (
+        Path(paths["viewer"])
+        .read_text(encoding="utf-8")
+        .lstrip()
+        .lower()
+        .startswith("<!doctype html")
+    )
     header = next(line for line in done.stdout.splitlines() if line.strip().startswith("document"))
     assert "% repeated trigrams" in header and "Avg length (tokens)" in header  # titles not cut
 
 
 def test_the_per_document_column_says_booookscore() -> None:
     from runner.llm.call_log import CallTotals
-    from runner.run.lifecycle import RunResult
     from runner.run.console import format_summary
+    from runner.run.lifecycle import RunResult
 
-    result = RunResult("r1", "defaults", {"a": "s"}, {"booookscore/score": 80.0}, CallTotals(), "sqlite:///x",
-                       per_document={"a": {"booookscore/score": 80.0}}, headline=("booookscore/score",))
+    result = RunResult(
+        "r1",
+        "defaults",
+        {"a": "s"},
+        {"booookscore/score": 80.0},
+        CallTotals(),
+        "sqlite:///x",
+        per_document={"a": {"booookscore/score": 80.0}},
+        headline=("booookscore/score",),
+    )
     text = format_summary(result)
     header = next(line for line in text.splitlines() if line.strip().startswith("document"))
     assert header.split()[-1] == "BooookScore" and "BooookScore (booookscore/score)" in text
@@ -168,8 +209,14 @@ def test_a_sweep_preset_runs_as_a_sweep_without_dash_m() -> None:
 def test_dash_m_after_the_overrides_starts_the_sweep(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     with FakeOpenAIServer() as server:
-        done = runner("strategy=hier", *served(server.url, f"tracking.uri={uri}"), "-m", "chunk=256,512",
-                      f"hydra.sweep.dir={tmp_path / 'sweep'}", cwd=tmp_path)
+        done = runner(
+            "strategy=hier",
+            *served(server.url, f"tracking.uri={uri}"),
+            "-m",
+            "chunk=256,512",
+            f"hydra.sweep.dir={tmp_path / 'sweep'}",
+            cwd=tmp_path,
+        )
     assert done.returncode == 0, done.stderr[-2000:]
     children = [r for r in runs(uri) if r.data.tags.get("mlflow.parentRunId")]
     assert sorted(r.data.params["chunk"] for r in children) == ["256", "512"]
@@ -185,7 +232,9 @@ def test_a_typo_in_a_swept_value_is_refused_before_any_run_exists(tmp_path: Path
 
 
 def test_a_sweep_with_no_key_makes_no_parent(tmp_path: Path) -> None:
-    line = one_error_line(runner("-m", "model=claude", "strategy=baseline,hier", "metrics=stats", cwd=tmp_path))
+    line = one_error_line(
+        runner("-m", "model=claude", "strategy=baseline,hier", "metrics=stats", cwd=tmp_path)
+    )
     assert "ANTHROPIC_API_KEY" in line
     assert not (tmp_path / "mlruns").exists()
 
@@ -199,8 +248,13 @@ def test_a_sweep_with_a_failed_child_ends_its_parent_failed(tmp_path: Path) -> N
         return "A short summary of the story."
 
     with FakeOpenAIServer(refuse_hot) as server:
-        done = runner("-m", "model.temperature=0.1,0.9", *served(server.url, f"tracking.uri={uri}"),
-                      f"hydra.sweep.dir={tmp_path / 'sweep'}", cwd=tmp_path)
+        done = runner(
+            "-m",
+            "model.temperature=0.1,0.9",
+            *served(server.url, f"tracking.uri={uri}"),
+            f"hydra.sweep.dir={tmp_path / 'sweep'}",
+            cwd=tmp_path,
+        )
     assert done.returncode == 1, done.stderr[-2000:]
     parent = next(r for r in runs(uri) if r.data.tags.get("runner.kind") == "sweep")
     assert parent.info.status == "FAILED"
@@ -215,8 +269,12 @@ def test_a_sweep_with_a_failed_child_ends_its_parent_failed(tmp_path: Path) -> N
 def test_a_yaml_error_in_the_users_config_dir_is_one_line_with_its_place(tmp_path: Path) -> None:
     mine = tmp_path / "my_conf" / "model"
     mine.mkdir(parents=True)
-    (mine / "broken.yaml").write_text("name: broken\nmodel: [openai/x\ntemperature: 0.2\n", encoding="utf-8")
-    line = one_error_line(runner("--config-dir", str(tmp_path / "my_conf"), "model=broken", cwd=tmp_path))
+    (mine / "broken.yaml").write_text(
+        "name: broken\nmodel: [openai/x\ntemperature: 0.2\n", encoding="utf-8"
+    )
+    line = one_error_line(
+        runner("--config-dir", str(tmp_path / "my_conf"), "model=broken", cwd=tmp_path)
+    )
     assert "broken.yaml" in line and "line 3" in line and "column" in line
 
 
@@ -227,7 +285,9 @@ def test_help_lists_only_the_groups_a_user_chooses(tmp_path: Path) -> None:
 
 
 def test_reports_are_git_ignored() -> None:
-    done = subprocess.run(["git", "check-ignore", "-q", "reports/summarization-all/table.md"], cwd=REPO)
+    done = subprocess.run(
+        ["git", "check-ignore", "-q", "reports/summarization-all/table.md"], cwd=REPO
+    )
     assert done.returncode == 0, "reports/ (the report's default output) is not git-ignored"
 
 
@@ -240,13 +300,15 @@ def _closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def test_a_provider_host_that_refuses_fails_at_once_with_network_advice(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_provider_host_that_refuses_fails_at_once_with_network_advice(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """The provider's own host (no api_base), redirected by litellm's ANTHROPIC_API_BASE to a
     closed loopback port: one attempt, a message about network and proxy, not 'start the server'."""
     import threading
 
-    from runner.llm.call_log import CallLog
     from runner.config.run_config import model_spec
+    from runner.llm.call_log import CallLog
     from runner.llm.gateway import Gateway
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-for-test")

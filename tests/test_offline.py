@@ -20,7 +20,7 @@ from tests.fake_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[1]
 
-GUARD = r'''
+GUARD = r"""
 import json, os, socket
 
 _LOG = os.environ["NET_GUARD_LOG"]
@@ -55,7 +55,7 @@ def connect(self, address):
 
 socket.getaddrinfo = getaddrinfo
 socket.socket.connect = connect
-'''
+"""
 
 
 def _guarded(tmp_path: Path) -> tuple[dict[str, str], Path]:
@@ -63,7 +63,11 @@ def _guarded(tmp_path: Path) -> tuple[dict[str, str], Path]:
     guard.mkdir()
     (guard / "sitecustomize.py").write_text(GUARD, encoding="utf-8")
     log = tmp_path / "net.jsonl"
-    env = {k: v for k, v in os.environ.items() if k not in ("LITELLM_LOCAL_MODEL_COST_MAP", "MLFLOW_DISABLE_TELEMETRY")}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("LITELLM_LOCAL_MODEL_COST_MAP", "MLFLOW_DISABLE_TELEMETRY")
+    }
     env.update(PYTHONPATH=os.pathsep.join([str(guard), str(REPO)]), NET_GUARD_LOG=str(log))
     return env, log
 
@@ -89,24 +93,40 @@ def test_importing_every_module_opens_no_connection(tmp_path: Path) -> None:
         for p in (REPO / package).rglob("*.py")
     )
     # runner.llm.local.model first, as a notebook would: it imports litellm directly.
-    code = "import importlib\nimport runner.llm.local.model\n" + "".join(f"importlib.import_module({m!r})\n" for m in modules)
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    code = "import importlib\nimport runner.llm.local.model\n" + "".join(
+        f"importlib.import_module({m!r})\n" for m in modules
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     assert _attempts(log) == []
 
 
-@pytest.mark.parametrize("entry", [["-m", "runner"], ["-c", "from runner.__main__ import cli; cli()"]])
+@pytest.mark.parametrize(
+    "entry", [["-m", "runner"], ["-c", "from runner.__main__ import cli; cli()"]]
+)
 def test_a_whole_run_talks_only_to_its_loopback_model(tmp_path: Path, entry: list[str]) -> None:
     env, log = _guarded(tmp_path)
     with FakeOpenAIServer() as server:
         args = [
-            "model=openai_compatible", f"model.api_base={server.url}", "judge=openai_compatible",
-            f"judge.api_base={server.url}", "metrics=paper", "data.limit=1",
-            f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}", f"cache.dir={tmp_path / 'cache'}",
+            "model=openai_compatible",
+            f"model.api_base={server.url}",
+            "judge=openai_compatible",
+            f"judge.api_base={server.url}",
+            "metrics=paper",
+            "data.limit=1",
+            f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}",
+            f"cache.dir={tmp_path / 'cache'}",
             f"hydra.run.dir={tmp_path / 'out'}",
         ]
         done = subprocess.run(
-            [sys.executable, *entry, *args], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600
+            [sys.executable, *entry, *args],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
     assert done.returncode == 0, done.stderr[-2000:]
     assert server.requests, "the run made no model call"
@@ -126,8 +146,22 @@ def test_the_mlflow_ui_command_starts_offline_without_retries(tmp_path: Path) ->
         port = probe.getsockname()[1]
     store = f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}"
     process = subprocess.Popen(
-        [sys.executable, "-m", "runner.ui", "--backend-store-uri", store, "--host", "127.0.0.1", "--port", str(port)],
-        cwd=tmp_path, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True,
+        [
+            sys.executable,
+            "-m",
+            "runner.ui",
+            "--backend-store-uri",
+            store,
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+        ],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
     )
     try:
         status = None

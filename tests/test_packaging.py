@@ -22,9 +22,9 @@ import pytest
 from mlflow.entities import Run
 from mlflow.tracking import MlflowClient
 
+from runner.config.fingerprint import fingerprint, prompt_files
 from runner.config.run_config import build_run_config
 from tests.fake_server import FakeOpenAIServer
-from runner.config.fingerprint import fingerprint, prompt_files
 from tests.runner.test_config import composed
 
 pytestmark = pytest.mark.packaging
@@ -42,8 +42,18 @@ SHIPPED = (
 )
 """Every file the code can load, found in the source tree (``conf/`` ships as runner/conf/)."""
 NOT_COPIED = (
-    ".git", "build", "dist", "mlruns", "outputs", "multirun", ".cache", "*.egg-info",
-    "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache",
+    ".git",
+    "build",
+    "dist",
+    "mlruns",
+    "outputs",
+    "multirun",
+    ".cache",
+    "*.egg-info",
+    "__pycache__",
+    ".pytest_cache",
+    ".mypy_cache",
+    ".ruff_cache",
 )
 JOB = ("model=openai_compatible", "metrics=stats", "data.limit=1", "progress=false")
 
@@ -53,10 +63,17 @@ def run(cmd: list[str | Path], cwd: Path, timeout: float = 300) -> subprocess.Co
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "MLFLOW_TRACKING_URI")}
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     done = subprocess.run(
-        [str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout,
+        [str(c) for c in cmd],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
         check=False,
     )
-    assert done.returncode == 0, f"{cmd} exited {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, (
+        f"{cmd} exited {done.returncode}\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    )
     return done
 
 
@@ -84,8 +101,21 @@ def source_files() -> set[str]:
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("wheel")
     shutil.copytree(REPO, tmp / "src", ignore=shutil.ignore_patterns(*NOT_COPIED))
-    run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--no-index",
-         "-w", tmp / "dist", tmp / "src"], cwd=tmp)
+    run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            "--no-index",
+            "-w",
+            tmp / "dist",
+            tmp / "src",
+        ],
+        cwd=tmp,
+    )
     (built,) = (tmp / "dist").glob("summarization_runner-*-py3-none-any.whl")
     return built
 
@@ -123,17 +153,44 @@ def reuse_packages_of_this_environment(purelib: Path) -> None:
 def installed(wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Installed:
     home = tmp_path_factory.mktemp("user")
     run(["git", "init", "-q"], cwd=home)
-    run(["git", "-c", "user.name=u", "-c", "user.email=u@example.org", "commit", "-q",
-         "--allow-empty", "-m", "the user's own project"], cwd=home)
+    run(
+        [
+            "git",
+            "-c",
+            "user.name=u",
+            "-c",
+            "user.email=u@example.org",
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            "the user's own project",
+        ],
+        cwd=home,
+    )
     venv = home / ".venv"
     run([sys.executable, "-m", "venv", "--system-site-packages", "--without-pip", venv], cwd=home)
     python = venv / "bin" / "python"
-    site = run([python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=home)
+    site = run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"], cwd=home
+    )
     reuse_packages_of_this_environment(Path(site.stdout.strip()))
     # The base environment's pip (visible through the system site-packages) installs into
     # the venv; --ignore-installed leaves the editable install of the clone alone.
-    run([python, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--ignore-installed",
-         wheel], cwd=home)
+    run(
+        [
+            python,
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--no-deps",
+            "--no-index",
+            "--ignore-installed",
+            wheel,
+        ],
+        cwd=home,
+    )
     return Installed(home, python, venv / "bin" / "summarization-runner", Path(site.stdout.strip()))
 
 
@@ -150,7 +207,9 @@ def test_wheel_ships_every_config_prompt_and_sample(wheel: Path) -> None:
     assert "summarization-runner = runner.__main__:cli" in scripts
 
 
-def test_installed_command_composes_the_shipped_config_from_any_folder(installed: Installed) -> None:
+def test_installed_command_composes_the_shipped_config_from_any_folder(
+    installed: Installed,
+) -> None:
     script = (
         "import runner, runner.conf, strategies, metrics\n"
         "for m in (runner, runner.conf, strategies, metrics): print(m.__file__)"
@@ -165,7 +224,9 @@ def test_installed_command_composes_the_shipped_config_from_any_folder(installed
     assert helped.startswith("summarization-runner") and "model: claude" in helped
 
 
-def test_installed_job_logs_into_the_current_folder(installed: Installed, server: FakeOpenAIServer) -> None:
+def test_installed_job_logs_into_the_current_folder(
+    installed: Installed, server: FakeOpenAIServer
+) -> None:
     items = (*JOB, f"model.api_base={server.url}")
     out = run([installed.python, "-m", "runner", *items], cwd=installed.home).stdout
     store = installed.home / "mlruns" / "mlflow.db"
@@ -175,15 +236,22 @@ def test_installed_job_logs_into_the_current_folder(installed: Installed, server
     assert not (installed.site_packages / ".cache").exists()
     client, logged = only_run(store)
     assert logged.info.status == "FINISHED" and logged.data.metrics["documents"] == 1
-    assert Path(logged.info.artifact_uri.removeprefix("file://")).is_relative_to(installed.home / "mlruns")
+    assert Path(logged.info.artifact_uri.removeprefix("file://")).is_relative_to(
+        installed.home / "mlruns"
+    )
     tags = logged.data.tags
     assert tags["version.summarization-runner"] == "0.1.0"
     assert "mlflow.source.git.commit" not in tags  # not a checkout, whatever the folder is
     # The wheel's prompts hash as the clone's do: the same config, the same fingerprint.
     config = build_run_config(composed(*items))
     assert tags["fingerprint"] == fingerprint(config, prompt_files(config))
-    prompt = client.download_artifacts(logged.info.run_id, "strategies/prompts/baseline/summarize.txt")
-    assert Path(prompt).read_bytes() == (REPO / "strategies/prompts/baseline/summarize.txt").read_bytes()
+    prompt = client.download_artifacts(
+        logged.info.run_id, "strategies/prompts/baseline/summarize.txt"
+    )
+    assert (
+        Path(prompt).read_bytes()
+        == (REPO / "strategies/prompts/baseline/summarize.txt").read_bytes()
+    )
 
 
 USER_MODEL = """\
@@ -213,7 +281,9 @@ progress: false
 """
 
 
-def test_user_config_folder_adds_a_model_alias(installed: Installed, server: FakeOpenAIServer) -> None:
+def test_user_config_folder_adds_a_model_alias(
+    installed: Installed, server: FakeOpenAIServer
+) -> None:
     work = installed.home / "elsewhere"
     conf = work / "my_conf"
     for file, text in {
@@ -225,14 +295,27 @@ def test_user_config_folder_adds_a_model_alias(installed: Installed, server: Fak
         (conf / file).write_text(text, encoding="utf-8")
     helped = run([installed.command, "--config-dir", "my_conf", "--help"], cwd=work).stdout
     (experiments,) = [line for line in helped.splitlines() if line.startswith("experiment:")]
-    assert "quick" in experiments and "local_demo" in experiments  # the user's beside the shipped ones
+    assert (
+        "quick" in experiments and "local_demo" in experiments
+    )  # the user's beside the shipped ones
     assert "my_server" in helped and "model: claude" in helped
-    judged = run([installed.command, f"hydra.searchpath=[file://{conf}]", "judge=my_server",
-                  "--cfg", "job"], cwd=work).stdout
+    judged = run(
+        [installed.command, f"hydra.searchpath=[file://{conf}]", "judge=my_server", "--cfg", "job"],
+        cwd=work,
+    ).stdout
     assert "model: openai/my-served-model" in judged and "temperature: 0.0" in judged
 
-    run([installed.command, "--config-dir", "my_conf", "model=my_server", "+experiment=quick",
-         "metrics=stats"], cwd=work)
+    run(
+        [
+            installed.command,
+            "--config-dir",
+            "my_conf",
+            "model=my_server",
+            "+experiment=quick",
+            "metrics=stats",
+        ],
+        cwd=work,
+    )
     assert server.requests and {r["model"] for r in server.requests} == {"my-served-model"}
     _, logged = only_run(work / "mlruns" / "mlflow.db")
     params = logged.data.params

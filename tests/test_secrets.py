@@ -20,7 +20,11 @@ SECRET = "sk-test-DO-NOT-LEAK-7f3a9c1e5b"
 
 
 def _files_containing(root: Path, needle: bytes) -> list[str]:
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_file() and needle in p.read_bytes())
+    return sorted(
+        str(p.relative_to(root))
+        for p in root.rglob("*")
+        if p.is_file() and needle in p.read_bytes()
+    )
 
 
 def test_a_sweep_never_writes_or_prints_the_api_key(tmp_path: Path) -> None:
@@ -28,14 +32,30 @@ def test_a_sweep_never_writes_or_prints_the_api_key(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
         done = subprocess.run(
             [
-                sys.executable, "-m", "runner", "-m", "strategy=baseline,hier", "chunk=512",
-                "model=openai_compatible", f"model.api_base={server.url}", "model.api_key_env=RUNNER_TEST_KEY",
-                "judge=openai_compatible", f"judge.api_base={server.url}", "judge.api_key_env=RUNNER_TEST_KEY",
-                "metrics=paper", "data.limit=1", "hydra.verbose=true",
-                f"tracking.uri=sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}", f"cache.dir={tmp_path / 'cache'}",
+                sys.executable,
+                "-m",
+                "runner",
+                "-m",
+                "strategy=baseline,hier",
+                "chunk=512",
+                "model=openai_compatible",
+                f"model.api_base={server.url}",
+                "model.api_key_env=RUNNER_TEST_KEY",
+                "judge=openai_compatible",
+                f"judge.api_base={server.url}",
+                "judge.api_key_env=RUNNER_TEST_KEY",
+                "metrics=paper",
+                "data.limit=1",
+                "hydra.verbose=true",
+                f"tracking.uri=sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}",
+                f"cache.dir={tmp_path / 'cache'}",
                 f"hydra.sweep.dir={tmp_path / 'multirun'}",
             ],
-            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600,
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
         )
     assert done.returncode == 0, done.stderr[-2000:]
     assert server.authorizations and set(server.authorizations) == {f"Bearer {SECRET}"}

@@ -70,15 +70,25 @@ def test_no_import_cycle_between_project_modules() -> None:
 
 def _importers(prefix: str) -> set[str]:
     return {
-        name for name in MODULES
+        name
+        for name in MODULES
         if any(i == prefix or i.startswith(prefix + ".") for i in imports_of(name))
     }
 
 
 def test_one_door_per_external_system() -> None:
-    assert _importers("litellm") == {"runner.llm.providers", "runner.llm.local.model", "runner.llm.scripted"}
+    assert _importers("litellm") == {
+        "runner.llm.providers",
+        "runner.llm.local.model",
+        "runner.llm.scripted",
+    }
     assert _importers("mlflow") <= {"runner.tracking.writer", "runner.tracking.reader"}
-    assert _importers("hydra") <= {"runner.__main__", "runner.config.hydra_errors", "runner.sweep.callback", "runner.report.make"}
+    assert _importers("hydra") <= {
+        "runner.__main__",
+        "runner.config.hydra_errors",
+        "runner.sweep.callback",
+        "runner.report.make",
+    }
     for name in MODULES:
         if name.startswith(("strategies", "metrics")):
             assert not imports_of(name) & {"litellm", "mlflow", "hydra", "omegaconf"}, name
@@ -93,7 +103,12 @@ def _imported_after(code: str) -> set[str]:
     )
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     done = subprocess.run(
-        [sys.executable, "-c", probe], cwd=REPO, capture_output=True, text=True, env=env, timeout=120
+        [sys.executable, "-c", probe],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     (line,) = [x for x in done.stdout.splitlines() if x.startswith("MODULES ")]

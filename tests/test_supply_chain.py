@@ -9,15 +9,18 @@ from __future__ import annotations
 
 import re
 import site
-import tomllib
 from importlib import metadata
 from pathlib import Path
+
+import tomllib
 
 REPO = Path(__file__).resolve().parents[1]
 
 ALLOWED_PTH = (
     re.compile(r"distutils-precedence\.pth"),  # setuptools
-    re.compile(r"__editable__\.summarization_runner-[\w.]+\.pth"),  # pip install -e . of this project
+    re.compile(
+        r"__editable__\.summarization_runner-[\w.]+\.pth"
+    ),  # pip install -e . of this project
     re.compile(r"__editable___summarization_runner_[\w.]+_finder\.pth"),
     re.compile(r"_sandboxing_egress_ca\.pth"),  # this workplace's sandbox, installed by no package
 )
@@ -29,7 +32,9 @@ def _allowed(name: str) -> bool:
 
 
 def test_no_unexpected_pth_file_in_site_packages() -> None:
-    folders = [Path(p) for p in [*site.getsitepackages(), site.getusersitepackages()] if Path(p).is_dir()]
+    folders = [
+        Path(p) for p in [*site.getsitepackages(), site.getusersitepackages()] if Path(p).is_dir()
+    ]
     found = sorted(p.name for folder in folders for p in folder.glob("*.pth"))
     assert [name for name in found if not _allowed(name)] == []
 
@@ -39,7 +44,9 @@ def test_no_installed_distribution_ships_an_unreviewed_pth_file() -> None:
         f"{dist.metadata['Name']}: {file}"
         for dist in metadata.distributions()
         for file in (dist.files or ())
-        if str(file).endswith(".pth") and "/" not in str(file) and not _allowed(Path(str(file)).name)
+        if str(file).endswith(".pth")
+        and "/" not in str(file)
+        and not _allowed(Path(str(file)).name)
     )
     assert shipped == []
 
@@ -51,7 +58,10 @@ def test_the_allow_list_rejects_the_litellm_attack_file() -> None:
 def test_litellm_is_pinned_to_a_reviewed_release() -> None:
     assert metadata.version("litellm") not in COMPROMISED_LITELLM
     pins = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    requirements = [*pins["dependencies"], *[r for extra in pins["optional-dependencies"].values() for r in extra]]
+    requirements = [
+        *pins["dependencies"],
+        *[r for extra in pins["optional-dependencies"].values() for r in extra],
+    ]
     assert all("==" in r for r in requirements), [r for r in requirements if "==" not in r]
     litellm = next(r for r in requirements if r.startswith("litellm=="))
     assert litellm.split("==")[1] not in COMPROMISED_LITELLM
@@ -63,7 +73,10 @@ def test_the_lock_file_pins_every_direct_dependency_at_its_pyproject_version_wit
     locked = dict(re.findall(r"^([A-Za-z0-9_.\-]+)==(\S+)", lock, flags=re.MULTILINE))
     normalized = {re.sub(r"[-_.]+", "-", name).lower(): version for name, version in locked.items()}
     pins = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    requirements = [*pins["dependencies"], *[r for extra in pins["optional-dependencies"].values() for r in extra]]
+    requirements = [
+        *pins["dependencies"],
+        *[r for extra in pins["optional-dependencies"].values() for r in extra],
+    ]
     for requirement in requirements:
         name, version = requirement.split("==")
         assert normalized.get(re.sub(r"[-_.]+", "-", name).lower()) == version, requirement

@@ -40,13 +40,21 @@ def check_fields(cls: type, raw: dict[str, Any], where: str) -> None:
     """Each value of ``raw`` has the type its dataclass field is annotated with."""
     hints = typing.get_type_hints(cls)
     for field in dataclasses.fields(cls):
-        if field.name in raw and raw[field.name] is not None and not _fits(raw[field.name], hints[field.name]):
+        if (
+            field.name in raw
+            and raw[field.name] is not None
+            and not _fits(raw[field.name], hints[field.name])
+        ):
             wanted = _describe(hints[field.name])
             raise ConfigError(f"{where}.{field.name}={raw[field.name]} must be {wanted}")
 
 
 def _fits(value: Any, hint: Any) -> bool:
-    options = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, _union_type()) else (hint,)
+    options = (
+        typing.get_args(hint)
+        if typing.get_origin(hint) in (typing.Union, _union_type())
+        else (hint,)
+    )
     for option in options:
         if option is type(None):
             continue

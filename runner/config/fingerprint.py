@@ -21,7 +21,16 @@ from runner.errors import ConfigError
 from runner.llm.spec import NOT_IN_FINGERPRINT
 from strategies import PROMPT_ROOT as STRATEGY_PROMPTS
 
-NON_EXPERIMENT_KEYS = ("tracking", "cache", "progress", "hydra", "budget", "force", "on_error", "verbose")
+NON_EXPERIMENT_KEYS = (
+    "tracking",
+    "cache",
+    "progress",
+    "hydra",
+    "budget",
+    "force",
+    "on_error",
+    "verbose",
+)
 """Top-level keys that say where results go or how they are shown, not what they are."""
 
 
@@ -54,9 +63,12 @@ def prompt_files(config: RunConfig) -> dict[str, Path]:
 
 def _prompt_path_params(config: RunConfig) -> list[tuple[str, Any]]:
     """(config key, value) of every set parameter naming a file the job reads: ``*prompt_path``,
-    and G-Eval's ``steps`` when it is a file rather than ``official``."""
+    and G-Eval's ``steps`` when it is a file rather than ``official``.
+    """
     found = [(f"strategy.{k}", v) for k, v in config.strategy_params.items()]
-    found += [(f"metrics.{m}.{k}", v) for m, params in config.metrics.items() for k, v in params.items()]
+    found += [
+        (f"metrics.{m}.{k}", v) for m, params in config.metrics.items() for k, v in params.items()
+    ]
     return [(k, v) for k, v in found if v and (k.endswith("prompt_path") or _steps_file(k, v))]
 
 

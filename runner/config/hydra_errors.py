@@ -54,7 +54,9 @@ def one_line(err: BaseException) -> str:
     override = _OVERRIDE.search(text)
     if override:
         key = override.group(1)
-        return f"{key} is not a config key; check its spelling (python -m runner --cfg job lists them)"
+        return (
+            f"{key} is not a config key; check its spelling (python -m runner --cfg job lists them)"
+        )
     return " ".join(text.split())
 
 
@@ -70,7 +72,8 @@ def _report(func: Callable[[], Any], describe: Callable[[BaseException], str]) -
 
 def install(describe: Callable[[BaseException], str] = one_line) -> None:
     """Route Hydra's error reporting through ``describe`` (default ``one_line``; an app with
-    its own settings, such as the report, passes its own); other errors keep Hydra's path."""
+    its own settings, such as the report, passes its own); other errors keep Hydra's path.
+    """
     original = hydra_utils.run_and_report
 
     def run_and_report(func: Callable[[], Any]) -> Any:

@@ -18,10 +18,10 @@ from typing import Any
 
 from metrics import METRICS
 from runner.config.checks import check_fields, number, refuse_secret
-from runner.errors import ConfigError
 from runner.data.hf import HFSpec, require_datasets
-from runner.llm.spec import ModelSpec
+from runner.errors import ConfigError
 from runner.llm.retry import RetryPolicy
+from runner.llm.spec import ModelSpec
 from strategies import STRATEGIES
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
@@ -86,8 +86,12 @@ _NEEDS_PATH = {
     "booookscore_pickle": "the BooookScore {book_id: text} pickle",
     "summaries": "a {doc_id: summary} JSON file",
 }
-_PATH_SOURCES = {"dir": "a folder of .txt files", "booookscore_pickle": "a .pkl file",
-                 "summaries": "a summaries JSON", "hf": "a local dataset copy"}
+_PATH_SOURCES = {
+    "dir": "a folder of .txt files",
+    "booookscore_pickle": "a .pkl file",
+    "summaries": "a summaries JSON",
+    "hf": "a local dataset copy",
+}
 
 
 def data_config(raw: dict[str, Any] | None) -> DataConfig:
@@ -99,7 +103,9 @@ def data_config(raw: dict[str, Any] | None) -> DataConfig:
         raise ConfigError(f"data.{unknown[0]} is not a data setting; valid: {', '.join(known)}")
     data = DataConfig(**raw)
     if data.source not in SOURCE_KEYS:
-        raise ConfigError(f"data.source={data.source} is unknown; use one of {', '.join(SOURCE_KEYS)}")
+        raise ConfigError(
+            f"data.source={data.source} is unknown; use one of {', '.join(SOURCE_KEYS)}"
+        )
     _refuse_stray_keys(data)
     _check_limit(data.limit)
     if data.source in _NEEDS_PATH and not data.path:
@@ -109,7 +115,9 @@ def data_config(raw: dict[str, Any] | None) -> DataConfig:
     if data.source == "hf":
         require_datasets()
         if not (data.name or data.path) or not data.text_field:
-            raise ConfigError("data=hf needs data.name=<hub id> (or data.path=<local copy>) and data.text_field")
+            raise ConfigError(
+                "data=hf needs data.name=<hub id> (or data.path=<local copy>) and data.text_field"
+            )
     return data
 
 
@@ -134,7 +142,8 @@ def _refuse_stray_keys(data: DataConfig) -> None:
 
 def _check_limit(limit: Any) -> None:
     """``limit``: the first N documents (N >= 1), or null for all; a negative N once dropped
-    the last document through a Python slice."""
+    the last document through a Python slice.
+    """
     if limit is None:
         return
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
@@ -216,14 +225,18 @@ def model_spec(raw: dict[str, Any], role: str) -> ModelSpec:
     for key in unknown:
         refuse_secret(role, key)
     if unknown:
-        raise ConfigError(f"{role}.{unknown[0]} is not a model setting; valid: {', '.join(sorted(known))}")
+        raise ConfigError(
+            f"{role}.{unknown[0]} is not a model setting; valid: {', '.join(sorted(known))}"
+        )
     if not raw.get("model"):
         raise ConfigError(f"{role}.model is empty; give a litellm model string, e.g. openai/gpt-4o")
     check_fields(ModelSpec, raw, role)
     retry = dict(raw.get("retry") or {})
     stray = sorted(set(retry) - {f.name for f in fields(RetryPolicy)})
     if stray:
-        raise ConfigError(f"{role}.retry.{stray[0]} is not a retry setting; valid: {', '.join(f.name for f in fields(RetryPolicy))}")
+        raise ConfigError(
+            f"{role}.retry.{stray[0]} is not a retry setting; valid: {', '.join(f.name for f in fields(RetryPolicy))}"
+        )
     check_fields(RetryPolicy, retry, f"{role}.retry")
     raw["retry"] = RetryPolicy(**retry)
     return ModelSpec(**{k: v for k, v in raw.items() if v is not None})
@@ -240,12 +253,16 @@ def _roles(raw: dict[str, Any], needs: dict[str, str]) -> dict[str, ModelSpec]:
     out = {}
     for role, who in needs.items():
         if not isinstance(raw.get(role), dict):
-            raise ConfigError(f"{who} needs the model role '{role}'; add {role}=<model alias> (see conf/model/)")
+            raise ConfigError(
+                f"{who} needs the model role '{role}'; add {role}=<model alias> (see conf/model/)"
+            )
         out[role] = model_spec(raw[role], role)
     return out
 
 
-def _check_data_and_strategy(data: DataConfig, strategy: str, strategy_params: dict[str, Any]) -> None:
+def _check_data_and_strategy(
+    data: DataConfig, strategy: str, strategy_params: dict[str, Any]
+) -> None:
     if strategy == "precomputed":
         file = strategy_params.get("summaries") or "FILE.json"
         raise ConfigError(
@@ -275,7 +292,9 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
         needs.update({role: f"metric {metric}" for role in module.ROLES if role not in needs})
     chunk = raw.get("chunk")
     if not isinstance(chunk, int) or isinstance(chunk, bool) or chunk <= 0:
-        raise ConfigError(f"chunk={chunk} must be a positive whole number of tokens; try chunk=2048")
+        raise ConfigError(
+            f"chunk={chunk} must be a positive whole number of tokens; try chunk=2048"
+        )
     temperature = raw.get("temperature")
     if temperature is not None:
         temperature = number("temperature", temperature, 0.0, 2.0, "temperature=0.5")
@@ -296,9 +315,7 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
         seed=seed,
         tracking_uri=tracking.get("uri") or default_tracking_uri(),
         experiment=str(tracking.get("experiment") or "summarization"),
-        cache_dir=(cache.get("dir") or default_cache_dir())
-        if cache.get("enabled", True)
-        else None,
+        cache_dir=(cache.get("dir") or default_cache_dir()) if cache.get("enabled", True) else None,
         progress=_progress_mode(raw.get("progress", "auto")),
         budget_usd=_usd(budget, "usd"),
         sweep_budget_usd=_usd(budget, "sweep_usd"),
@@ -312,13 +329,17 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
 
 def _on_error(value: Any) -> str:
     if value not in ("fail", "continue"):
-        raise ConfigError(f"on_error={value} must be fail (stop the job) or continue (finish the other documents)")
+        raise ConfigError(
+            f"on_error={value} must be fail (stop the job) or continue (finish the other documents)"
+        )
     return str(value)
 
 
 def _repeat(value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise ConfigError(f"repeat={value} must be a whole number >= 0; sweep it with -m repeat='range(3)'")
+        raise ConfigError(
+            f"repeat={value} must be a whole number >= 0; sweep it with -m repeat='range(3)'"
+        )
     return value
 
 
@@ -342,12 +363,15 @@ def _progress_mode(value: Any) -> str:
         return "bar" if value else "off"
     if value in ("bar", "lines", "off"):
         return str(value)
-    raise ConfigError(f"progress={value} is not a progress mode; use auto, bar, lines or off (true/false)")
+    raise ConfigError(
+        f"progress={value} is not a progress mode; use auto, bar, lines or off (true/false)"
+    )
 
 
 def default_tracking_uri() -> str:
-    """sqlite store in ./mlruns of the current folder, where MLflow users look (MLflow 3.13+
-    refuses a plain file store); the artifacts go beside it, in ./mlruns/artifacts."""
+    """Sqlite store in ./mlruns of the current folder, where MLflow users look (MLflow 3.13+
+    refuses a plain file store); the artifacts go beside it, in ./mlruns/artifacts.
+    """
     return f"sqlite:///{Path.cwd() / 'mlruns' / 'mlflow.db'}"
 
 

@@ -23,8 +23,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from runner.errors import ConfigError, DataError
 from runner.data.hf import HFSpec, load_hf
+from runner.errors import ConfigError, DataError
 from runner.types import Document, WorkItem
 
 SAMPLE_DIR = Path(__file__).parent / "sample_data"
@@ -46,14 +46,18 @@ def load_work(
     """The job's documents: sources to summarize, or summaries (with optional sources) to score."""
     if source != "summaries":
         if sources:
-            raise ConfigError(f"data.sources is for data=summaries only; remove it from data={source}")
+            raise ConfigError(
+                f"data.sources is for data=summaries only; remove it from data={source}"
+            )
         docs = load_documents(source, path, limit, references=references, hf=hf)
         return [WorkItem(d.doc_id, d) for d in docs]
     given = load_summaries(path)
     texts = {d.doc_id: d for d in _load_sources(sources)} if sources else {}
     orphans = [doc_id for doc_id in given if texts and doc_id not in texts]
     if orphans:
-        shown = ", ".join(orphans[:3]) + (f" and {len(orphans) - 3} more" if len(orphans) > 3 else "")
+        shown = ", ".join(orphans[:3]) + (
+            f" and {len(orphans) - 3} more" if len(orphans) > 3 else ""
+        )
         raise DataError(
             f"{path}: {len(orphans)} summaries have no source in data.sources={sources} ({shown}); "
             "fix their ids or drop data.sources to score without sources"
@@ -65,7 +69,9 @@ def load_work(
 def _load_sources(sources: str) -> list[Document]:
     resolved = Path(sources).expanduser()
     if not resolved.exists():
-        raise DataError(f"data.sources={sources} does not exist; point it at a folder of .txt files or a .pkl")
+        raise DataError(
+            f"data.sources={sources} does not exist; point it at a folder of .txt files or a .pkl"
+        )
     if resolved.is_dir():
         return load_text_dir(resolved)
     return load_booookscore_pickle(resolved)
@@ -77,7 +83,9 @@ def load_summaries(path: str | None) -> dict[str, str]:
     try:
         data = json.loads(file.read_text(encoding="utf-8"))
     except (json.JSONDecodeError, UnicodeDecodeError) as err:
-        raise DataError(f"{file} is not UTF-8 JSON ({err}); give a {{doc_id: summary}} file") from err
+        raise DataError(
+            f"{file} is not UTF-8 JSON ({err}); give a {{doc_id: summary}} file"
+        ) from err
     if not isinstance(data, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in data.items()
     ):
@@ -113,9 +121,7 @@ def load_documents(
     elif source == "booookscore_pickle":
         docs = load_booookscore_pickle(_required_path(path, "booookscore_pickle"))
     else:
-        raise ConfigError(
-            f"data.source={source!r} is unknown; use one of: {', '.join(SOURCES)}"
-        )
+        raise ConfigError(f"data.source={source!r} is unknown; use one of: {', '.join(SOURCES)}")
     return docs[:limit] if limit else docs
 
 
@@ -140,10 +146,13 @@ def load_text_dir(folder: Path) -> list[Document]:
 
 def inside(file: Path, folder: Path) -> Path:
     """``file``, refused when it (or a link it is) leads outside ``folder``: a data folder
-    must not be a way to read other files of the machine."""
+    must not be a way to read other files of the machine.
+    """
     target = file.resolve()
     if not target.is_relative_to(folder.resolve()):
-        raise DataError(f"{file} links to {target}, outside {folder}; copy the file into the folder instead")
+        raise DataError(
+            f"{file} links to {target}, outside {folder}; copy the file into the folder instead"
+        )
     return target
 
 
@@ -154,7 +163,9 @@ def with_references(docs: list[Document], folder: Path) -> list[Document]:
     misnamed file, and ignoring it would quietly score against fewer references.
     """
     if not folder.is_dir():
-        raise DataError(f"data.references={folder} is not a folder; give a folder of <doc_id>.txt files")
+        raise DataError(
+            f"data.references={folder} is not a folder; give a folder of <doc_id>.txt files"
+        )
     ids = {d.doc_id for d in docs}
     found: dict[str, list[tuple[int, str]]] = {}
     for file in sorted(folder.glob("*.txt")):

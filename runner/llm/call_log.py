@@ -81,7 +81,9 @@ class CallLog:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text("", encoding="utf-8")
 
-    def record(self, role: str, alias: str, request: dict[str, Any], c: Completion, purpose: str) -> None:
+    def record(
+        self, role: str, alias: str, request: dict[str, Any], c: Completion, purpose: str
+    ) -> None:
         """Add one call to the totals and to calls.jsonl (and to ``entries`` when kept)."""
         line = {
             "call_id": c.call_id,

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from runner.errors import Cancelled
-from runner.llm.providers import load_litellm, new_call_id
 from runner.llm.cache import cache_key
 from runner.llm.provider_errors import translate
+from runner.llm.providers import load_litellm, new_call_id
 from runner.types import Completion
 
 Gateway = Any
@@ -83,7 +83,11 @@ def _remote(gateway: Gateway, batch: list[str]) -> tuple[list[list[float]], int,
     rows = sorted(response.data, key=lambda row: _field(row, "index"))
     vectors = [list(map(float, _field(row, "embedding"))) for row in rows]
     tokens = int(getattr(getattr(response, "usage", None), "prompt_tokens", 0) or 0)
-    cost = spec.input_cost_per_token * tokens if spec.input_cost_per_token is not None else _priced(response)
+    cost = (
+        spec.input_cost_per_token * tokens
+        if spec.input_cost_per_token is not None
+        else _priced(response)
+    )
     return vectors, tokens, cost
 
 
@@ -98,11 +102,27 @@ def _priced(response: Any) -> float:
 
 
 def _record(
-    gateway: Gateway, batch: list[str], tokens: int, cost: float, latency: float, purpose: str, cached: bool
+    gateway: Gateway,
+    batch: list[str],
+    tokens: int,
+    cost: float,
+    latency: float,
+    purpose: str,
+    cached: bool,
 ) -> None:
     completion = Completion(
-        text=f"<{len(batch)} embeddings>", prompt_tokens=tokens, completion_tokens=0, cost_usd=cost,
-        latency_s=latency, cached=cached, call_id=new_call_id(),
+        text=f"<{len(batch)} embeddings>",
+        prompt_tokens=tokens,
+        completion_tokens=0,
+        cost_usd=cost,
+        latency_s=latency,
+        cached=cached,
+        call_id=new_call_id(),
     )
-    request = {"kind": "embedding", "model": gateway.spec.model, "api_base": gateway.spec.api_base, "input": batch}
+    request = {
+        "kind": "embedding",
+        "model": gateway.spec.model,
+        "api_base": gateway.spec.api_base,
+        "input": batch,
+    }
     gateway.call_log.record(gateway.role, gateway.name, request, completion, purpose)

@@ -16,7 +16,9 @@ from runner.llm.spec import ModelSpec
 def require_key(role: str, spec: ModelSpec, missing: list[str]) -> None:
     """The one message for keys absent from the environment (preflight and gateway)."""
     if missing:
-        raise AuthError(f"{role}={spec.name} needs {', '.join(missing)} in the environment; export it, or use {role}=local")
+        raise AuthError(
+            f"{role}={spec.name} needs {', '.join(missing)} in the environment; export it, or use {role}=local"
+        )
 
 
 def check_reachable(role: str, spec: ModelSpec, api_base: str) -> None:

@@ -21,14 +21,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from runner.errors import Cancelled, ConfigError, LLMError
+from runner.llm.cache import ResponseCache, cache_key
 from runner.llm.call_log import DOCUMENT, CallLog
 from runner.llm.endpoints import check_reachable, require_key
-from runner.errors import Cancelled, ConfigError, LLMError
 from runner.llm.limits import EndpointLimits
+from runner.llm.provider_errors import check_answer, translate
 from runner.llm.providers import load_litellm as _litellm
 from runner.llm.providers import new_call_id
-from runner.llm.cache import ResponseCache, cache_key
-from runner.llm.provider_errors import check_answer, translate
 from runner.llm.spec import LOCAL_PREFIX, ModelSpec
 from runner.text import count_tokens
 from runner.types import Completion, Message
@@ -97,9 +97,17 @@ class Gateway:
             check_reachable(self.role, self.spec, self.spec.api_base)
             return
         if self.spec.api_key_env:
-            require_key(self.role, self.spec, [] if os.environ.get(self.spec.api_key_env) else [self.spec.api_key_env])
+            require_key(
+                self.role,
+                self.spec,
+                [] if os.environ.get(self.spec.api_key_env) else [self.spec.api_key_env],
+            )
         else:
-            require_key(self.role, self.spec, list(_litellm().validate_environment(self.spec.model).get("missing_keys") or []))
+            require_key(
+                self.role,
+                self.spec,
+                list(_litellm().validate_environment(self.spec.model).get("missing_keys") or []),
+            )
 
     def count_tokens(self, text: str) -> int:
         """Tokens in the project's tokenizer (cl100k_base), used for all budgets."""
@@ -173,7 +181,7 @@ class Gateway:
         return request
 
     def _message(self, m: Message) -> dict[str, Any]:
-        """litellm's message form; a cache mark becomes Anthropic's cache_control block."""
+        """Litellm's message form; a cache mark becomes Anthropic's cache_control block."""
         if m.cache and ("anthropic" in self.spec.model or "claude" in self.spec.model):
             block = {"type": "text", "text": m.content, "cache_control": {"type": "ephemeral"}}
             return {"role": m.role, "content": [block]}
@@ -190,7 +198,9 @@ class Gateway:
             self.call_log.budget.check()
         if self.spec.is_local:
             kwargs["model"] = self._register_local()
-            if self.spec.stop_on_copied_sentence:  # outside the request: the cache key holds the flag only
+            if (
+                self.spec.stop_on_copied_sentence
+            ):  # outside the request: the cache key holds the flag only
                 kwargs["own_text"] = "\n".join(self._answers.get(DOCUMENT.get(), []))
         _litellm()  # its ~5 s import is no attempt's: keep it off the retry deadline
         if self.api_key() is not None:
@@ -253,13 +263,16 @@ class Gateway:
         One instance per role, not per model: each keeps its own KV cache, so the judge's
         long instructions and SummIt's evaluator's document stay evaluated while the
         summarizer works (one shared instance re-read them after every summarizer call).
-        The request, and so the cache key, still names the model alone."""
+        The request, and so the cache key, still names the model alone.
+        """
         _litellm()
         from runner.llm.local import model as local_model
 
         assert self._model_path is not None
-        name = f"{self.spec.model[len(LOCAL_PREFIX):]}@{self.role}"
-        local_model.PROVIDER.register(name, Path(self._model_path), self.spec.n_ctx, self.spec.n_threads)
+        name = f"{self.spec.model[len(LOCAL_PREFIX) :]}@{self.role}"
+        local_model.PROVIDER.register(
+            name, Path(self._model_path), self.spec.n_ctx, self.spec.n_threads
+        )
         return LOCAL_PREFIX + name
 
     def _attempt(self, kwargs: dict[str, Any]) -> Any:
@@ -367,7 +380,8 @@ __all__ = ["CallLog", "Gateway", "LLMError", "ModelSpec"]
 
 def with_system_prompt(messages: list[Message], system_prompt: str) -> list[Message]:
     """The model's system prompt first: its own message, or at the head of the request's own
-    system message (SummIt brings one), so a prompt that has one still gets the model's."""
+    system message (SummIt brings one), so a prompt that has one still gets the model's.
+    """
     if messages and messages[0].role == "system":
         head = messages[0]
         return [Message("system", f"{system_prompt}\n\n{head.content}", head.cache), *messages[1:]]

@@ -26,7 +26,9 @@ class EndpointLimits:
         self._limits: dict[tuple[str, str], int] = {}
         for spec in specs:
             key = spec.endpoint
-            self._limits[key] = min(self._limits.get(key, endpoint_limit(spec)), endpoint_limit(spec))
+            self._limits[key] = min(
+                self._limits.get(key, endpoint_limit(spec)), endpoint_limit(spec)
+            )
         self._semaphores = {k: threading.BoundedSemaphore(n) for k, n in self._limits.items()}
         self._lock = threading.Lock()
 

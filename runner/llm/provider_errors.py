@@ -27,7 +27,8 @@ from runner.errors import (
 
 def _retry_after(err: Any) -> float | None:
     """Seconds the server asked us to wait: ``retry-after-ms``, ``Retry-After`` in seconds or
-    as an HTTP date (RFC 9110 allows both), from the exception or its HTTP response."""
+    as an HTTP date (RFC 9110 allows both), from the exception or its HTTP response.
+    """
     headers = getattr(err, "headers", None) or {}
     response = getattr(err, "response", None)
     if not headers and response is not None:
@@ -51,8 +52,15 @@ def _seconds(value: str) -> float | None:
 
 
 _TRANSPORT = {
-    "Timeout", "APITimeoutError", "APIConnectionError", "ConnectError", "ConnectTimeout",
-    "ReadTimeout", "ReadError", "RemoteProtocolError", "WriteError",
+    "Timeout",
+    "APITimeoutError",
+    "APIConnectionError",
+    "ConnectError",
+    "ConnectTimeout",
+    "ReadTimeout",
+    "ReadError",
+    "RemoteProtocolError",
+    "WriteError",
 }
 
 
@@ -74,9 +82,16 @@ def _is_transport_failure(err: BaseException) -> bool:
 
 
 _NO_CONNECTION = (
-    "name or service not known", "temporary failure in name resolution", "nodename nor servname",
-    "getaddrinfo failed", "no address associated", "connection refused", "network is unreachable",
-    "no route to host", "proxyerror", "proxy error",
+    "name or service not known",
+    "temporary failure in name resolution",
+    "nodename nor servname",
+    "getaddrinfo failed",
+    "no address associated",
+    "connection refused",
+    "network is unreachable",
+    "no route to host",
+    "proxyerror",
+    "proxy error",
 )
 """Words of a failure to connect at all (DNS, refused, no route, proxy), as opposed to a
 timeout or a dropped connection mid-request, which a retry may get past."""
@@ -169,7 +184,9 @@ def translate(
         return TransientLLMError(f"{role}={alias}: server error {status}{where} ({_short(err)})")
     if name in ("ServiceUnavailableError", "InternalServerError", "BadGatewayError"):
         return TransientLLMError(f"{role}={alias}: server error{where} ({_short(err)})")
-    return LLMError(f"{role}={alias}: request failed ({name}: {_short(err)}); check {role} settings")
+    return LLMError(
+        f"{role}={alias}: request failed ({name}: {_short(err)}); check {role} settings"
+    )
 
 
 ANSWERED = ("stop", "eos", "end_turn")

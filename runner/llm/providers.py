@@ -33,7 +33,9 @@ def load_litellm() -> Any:
     return litellm
 
 
-_CALL_PREFIX = uuid.uuid4().hex[:12]  # one random draw per process; uuid4 per call costs ~0.5 ms here
+_CALL_PREFIX = uuid.uuid4().hex[
+    :12
+]  # one random draw per process; uuid4 per call costs ~0.5 ms here
 _CALL_COUNTER = itertools.count(1)
 
 

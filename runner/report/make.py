@@ -133,7 +133,8 @@ def _default_out(experiment: str, sweep_id: str | None) -> Path:
 
 def _no_runs(uri: str, experiment: str) -> str:
     """Why ``experiment`` has no runs: a name the store lacks (listing the names it has, since
-    that is most often a typo) or an experiment nothing was logged to yet."""
+    that is most often a typo) or an experiment nothing was logged to yet.
+    """
     from runner.tracking.reader import experiments
 
     counts = experiments(uri)
@@ -224,13 +225,20 @@ def _figures(
     ]
 
 
-def _cells(config: ReportConfig, selection: Any, scores: Scores, grid: Any, metrics: list[str]) -> Any:
+def _cells(
+    config: ReportConfig, selection: Any, scores: Scores, grid: Any, metrics: list[str]
+) -> Any:
     """Cells of ``metrics`` with the configured bootstrap (one call shape for table and plots)."""
     from runner.report.table import build_table
 
     return build_table(
-        selection.runs, scores, grid, metrics,
-        resamples=config.resamples, confidence=config.confidence, seed=config.seed,
+        selection.runs,
+        scores,
+        grid,
+        metrics,
+        resamples=config.resamples,
+        confidence=config.confidence,
+        seed=config.seed,
     )
 
 

@@ -25,9 +25,9 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
+from runner.config.fingerprint import NON_EXPERIMENT_KEYS
 from runner.config.run_config import ALL_ROLES
 from runner.errors import ConfigError, DataError
-from runner.config.fingerprint import NON_EXPERIMENT_KEYS
 from runner.llm.spec import NOT_IN_FINGERPRINT
 from runner.tracking.reader import FAILED_DOCUMENTS_TAG, RunRecord
 
@@ -302,7 +302,9 @@ def layout(
         columns = ["strategy"] if "strategy" in varying and "strategy" not in (rows or ()) else []
     if rows is None:
         rows = []
-        for key in sorted((k for k in varying if k not in columns and k != "repeat"), key=_priority):
+        for key in sorted(
+            (k for k in varying if k not in columns and k != "repeat"), key=_priority
+        ):
             if not _determined(runs, [*columns, *rows], key):
                 rows.append(key)
     keys = [*columns, *rows]

@@ -26,15 +26,22 @@ def format_summary(result: RunResult) -> str:
     lines = [f"run {result.run_name}  (MLflow run id {result.run_id})"]
     if result.description:
         lines.append(f"  {result.description.split('; overrides:')[0]}")
-    titles = {k: f"{_label(k)} ({k})" if _label(k) != k else k for k in result.headline if k in system}
+    titles = {
+        k: f"{_label(k)} ({k})" if _label(k) != k else k for k in result.headline if k in system
+    }
     width = max((len(t) for t in titles.values()), default=0)
     for key, title in titles.items():
-        lines.append(f"  {title:<{width}} {system[key]:10.2f}   (mean of {len(result.summaries)} documents)")
+        lines.append(
+            f"  {title:<{width}} {system[key]:10.2f}   (mean of {len(result.summaries)} documents)"
+        )
     lines += [
         f"  model calls: {t.calls} (+{t.cache_hits} answered from the response cache)   "
         f"tokens: {t.prompt_tokens} prompt + {t.completion_tokens} completion"
-        + (f" ({t.cached_prompt_tokens} prompt tokens reused by the provider's prefix cache)"
-           if t.cached_prompt_tokens else ""),
+        + (
+            f" ({t.cached_prompt_tokens} prompt tokens reused by the provider's prefix cache)"
+            if t.cached_prompt_tokens
+            else ""
+        ),
         f"  cost: ${t.cost_usd:.4f}   wall: {sum(result.timings.values()):.1f} s",
     ]
     lines += _table(result)

@@ -18,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.llm.call_log import for_document
 from runner.chunking import split_into_chunks
 from runner.errors import AuthError, BudgetExceeded, Cancelled
+from runner.llm.call_log import for_document
 from runner.run.prepare import Job
 from runner.run.progress import Progress
 from runner.types import DocumentOutcome, StrategyResult, TraceStep, WorkItem

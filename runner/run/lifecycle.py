@@ -23,21 +23,21 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.llm.budget import Budget
-from runner.llm.call_log import CallLog, CallTotals
+from runner.config.fingerprint import fingerprint, prompt_files
 from runner.config.run_config import RunConfig
 from runner.errors import BudgetExceeded, Terminated
-from runner.config.fingerprint import fingerprint, prompt_files
-from runner.run.prepare import Job, prepare
+from runner.llm.budget import Budget
+from runner.llm.call_log import CallLog, CallTotals
 from runner.llm.gateway import Gateway
+from runner.run.document_loop import run_documents
+from runner.run.prepare import Job, prepare
 from runner.run.progress import Progress
-from runner.tracking.reader import FAILED_DOCUMENTS_TAG
 from runner.run.recording import log_outcomes, log_setup
 from runner.sweep.callback import Sweep, current_sweep, job_run_name
+from runner.tracking.reader import FAILED_DOCUMENTS_TAG
 from runner.tracking.writer import Tracker, artifact_root
 from runner.types import WorkItem
 from runner.view.page import log_viewer
-from runner.run.document_loop import run_documents
 
 
 @dataclass(frozen=True)
@@ -81,7 +81,8 @@ class RunResult:
 
 def run_name(overrides: tuple[str, ...], sweep: Sweep | None = None) -> str:
     """In a sweep, the values it varies ('strategy=hier,chunk=2048'); else the overrides
-    ('strategy=hier,chunk=1024'), or 'defaults HH:MM:SS' when nothing was overridden."""
+    ('strategy=hier,chunk=1024'), or 'defaults HH:MM:SS' when nothing was overridden.
+    """
     if sweep is not None and sweep.keys:
         named = job_run_name(overrides, sweep.keys)
         if named:
@@ -99,12 +100,17 @@ def ignored_keys(config: RunConfig) -> list[str]:
     """One line per set or swept key the strategy does not use (e.g. chunk with baseline)."""
     ignores: dict[str, str] = getattr(config.strategy_module, "IGNORES", {})
     given = {o.lstrip("+~").split("=", 1)[0] for o in config.overrides}
-    return [f"{key}= has no effect with strategy={config.strategy}: {why}" for key, why in ignores.items() if key in given]
+    return [
+        f"{key}= has no effect with strategy={config.strategy}: {why}"
+        for key, why in ignores.items()
+        if key in given
+    ]
 
 
 def run_experiment(config: RunConfig, items: list[WorkItem] | None = None) -> RunResult:
     """Run one job end to end and log it as one MLflow run (or skip a finished sweep cell);
-    ``items``: the documents when already read (``runner/run/preflight.py``)."""
+    ``items``: the documents when already read (``runner/run/preflight.py``).
+    """
     for line in ignored_keys(config):
         print(f"note: {line}", file=sys.stderr)
     timings: dict[str, float] = {}
@@ -116,14 +122,18 @@ def run_experiment(config: RunConfig, items: list[WorkItem] | None = None) -> Ru
     done = _finished_cell(config, sweep)  # before any setup: a resumed sweep skips fast
     if done:
         progress.close()
-        return RunResult(done, name, {}, {}, CallTotals(), config.tracking_uri, timings, skipped=True)
+        return RunResult(
+            done, name, {}, {}, CallTotals(), config.tracking_uri, timings, skipped=True
+        )
     with tempfile.TemporaryDirectory(prefix="runner-") as tmp:
         calls_file = Path(tmp) / "calls.jsonl"
         budget = Budget(config.budget_usd, config.sweep_budget_usd, sweep.ledger if sweep else None)
         calls = CallLog(calls_file, on_call=progress.on_call, budget=budget)
         job = prepare(config, calls, cancel, items)
         timings["setup_s"], clock = _lap(clock)
-        tracker = Tracker(config.tracking_uri, config.experiment, artifact_root(config.tracking_uri))
+        tracker = Tracker(
+            config.tracking_uri, config.experiment, artifact_root(config.tracking_uri)
+        )
         _close_stale(tracker, job.fingerprint, sweep)
         tracker.start(name, tags=_tags(job, sweep))
         timings["tracking_start_s"], clock = _lap(clock)
@@ -195,8 +205,11 @@ def _close_stale(tracker: Tracker, fingerprint: str, sweep: Sweep | None) -> Non
     """Runs of this cell left RUNNING by a killed process end KILLED, and we say so."""
     closed = tracker.close_stale(fingerprint, sweep.run_id if sweep else None)
     if closed:
-        print(f"note: marked {len(closed)} run(s) of this cell KILLED, left RUNNING by a process that "
-              f"is gone: {', '.join(closed)}", file=sys.stderr)
+        print(
+            f"note: marked {len(closed)} run(s) of this cell KILLED, left RUNNING by a process that "
+            f"is gone: {', '.join(closed)}",
+            file=sys.stderr,
+        )
 
 
 def _tags(job: Job, sweep: Sweep | None) -> dict[str, str]:
@@ -209,7 +222,8 @@ def _tags(job: Job, sweep: Sweep | None) -> dict[str, str]:
 
 def describe(job: Job) -> str:
     """The run's one-line description: strategy, each role's model (a judge or evaluator that
-    is the summarizer's own model says so: self-evaluation), data, chunk, overrides."""
+    is the summarizer's own model says so: self-evaluation), data, chunk, overrides.
+    """
     config = job.config
     return (
         f"{config.strategy} ({roles_line(job.roles) or 'no model'}) on {len(job.items)} document(s) "
@@ -224,8 +238,11 @@ def roles_line(roles: dict[str, Gateway]) -> str:
     parts = []
     for role, gateway in roles.items():
         spec = gateway.spec
-        same = summarizer is not None and role != "model" and (spec.model, spec.api_base) == (
-            summarizer.spec.model, summarizer.spec.api_base)
+        same = (
+            summarizer is not None
+            and role != "model"
+            and (spec.model, spec.api_base) == (summarizer.spec.model, summarizer.spec.api_base)
+        )
         what = "the summarizer's own model" if same else spec.model
         parts.append(f"{role}={gateway.name} ({what})")
     return ", ".join(parts)

@@ -14,23 +14,26 @@ import tempfile
 from pathlib import Path
 from urllib.parse import urlparse
 
+from runner.config.fingerprint import prompt_files
 from runner.config.run_config import RunConfig
 from runner.data.loaders import load_work
 from runner.errors import ConfigError, DataError
-from runner.config.fingerprint import prompt_files
 from runner.llm.endpoints import check_reachable, require_key
 from runner.types import WorkItem
 
 
 def check(config: RunConfig) -> list[WorkItem]:
     """Raise the first problem found, as a one-line ``RunnerError`` naming the fix; return
-    the documents read on the way, so the job does not read them again."""
+    the documents read on the way, so the job does not read them again.
+    """
     _keys(config)
     servers(config)
     _chunk(config)
     _tracking(config.tracking_uri)
     data = config.data
-    items = load_work(data.source, data.path, data.limit, data.sources, references=data.references, hf=data.hf)
+    items = load_work(
+        data.source, data.path, data.limit, data.sources, references=data.references, hf=data.hf
+    )
     if not items:
         raise DataError("no documents to summarize; choose data=sample or data=dir data.path=...")
     prompt_files(config)
@@ -56,14 +59,19 @@ def _chunk(config: RunConfig) -> None:
 
 def check_chunk(chunk: int, window: int, name: str) -> None:
     """``chunk`` must fit the summarizer's window (here when it is known without litellm,
-    and in ``runner/run/prepare.py`` once the gateway has asked litellm)."""
+    and in ``runner/run/prepare.py`` once the gateway has asked litellm).
+    """
     if chunk > window:
-        raise ConfigError(f"chunk={chunk} exceeds the {window}-token context of '{name}'; lower chunk")
+        raise ConfigError(
+            f"chunk={chunk} exceeds the {window}-token context of '{name}'; lower chunk"
+        )
 
 
 def servers(config: RunConfig) -> None:
     """Each role's OpenAI-compatible server answers (checked once per server)."""
-    for base, (role, spec) in {s.api_base: (r, s) for r, s in config.roles.items() if s.api_base}.items():
+    for base, (role, spec) in {
+        s.api_base: (r, s) for r, s in config.roles.items() if s.api_base
+    }.items():
         check_reachable(role, spec, base)
 
 
@@ -79,8 +87,12 @@ def _tracking(uri: str) -> None:
         if path.exists():
             sqlite3.connect(f"file:{path}?mode=ro", uri=True).close()
             return
-        existing = next(p for p in path.parents if p.exists())  # the store is made when a run starts
-        tempfile.TemporaryDirectory(dir=existing).cleanup()  # can a folder be made there? (leaves none)
+        existing = next(
+            p for p in path.parents if p.exists()
+        )  # the store is made when a run starts
+        tempfile.TemporaryDirectory(
+            dir=existing
+        ).cleanup()  # can a folder be made there? (leaves none)
     except (OSError, sqlite3.Error) as err:
         raise ConfigError(
             f"tracking.uri={uri}: cannot use {path} ({getattr(err, 'strerror', None) or err}); "

@@ -15,15 +15,15 @@ from types import ModuleType
 
 from metrics import METRICS
 from metrics.base import Metric
-from runner.llm.local import perf as local_perf
-from runner.llm.call_log import CallLog
+from runner.config.fingerprint import fingerprint, prompt_files
 from runner.config.run_config import RunConfig
 from runner.data.loaders import load_work
 from runner.errors import DataError
-from runner.config.fingerprint import fingerprint, prompt_files
-from runner.llm.limits import EndpointLimits
-from runner.llm.gateway import Gateway
 from runner.llm.cache import ResponseCache
+from runner.llm.call_log import CallLog
+from runner.llm.gateway import Gateway
+from runner.llm.limits import EndpointLimits
+from runner.llm.local import perf as local_perf
 from runner.run.preflight import check_chunk
 from runner.types import WorkItem
 
@@ -56,9 +56,12 @@ class Job:
         return max(1, min(len(self.items), widest))
 
 
-def prepare(config: RunConfig, calls: CallLog, cancel: threading.Event, items: list[WorkItem] | None = None) -> Job:
+def prepare(
+    config: RunConfig, calls: CallLog, cancel: threading.Event, items: list[WorkItem] | None = None
+) -> Job:
     """Build and check everything; raises a ``RunnerError`` naming the fix. ``items``: the
-    documents when the caller has read them already (``runner/run/preflight.py``)."""
+    documents when the caller has read them already (``runner/run/preflight.py``).
+    """
     local_perf.reset()  # this job's share of the embedded model's time
     roles = build_roles(config, calls, cancel)
     metrics = {
@@ -67,12 +70,21 @@ def prepare(config: RunConfig, calls: CallLog, cancel: threading.Event, items: l
     }
     data = config.data
     if items is None:
-        items = load_work(data.source, data.path, data.limit, data.sources, references=data.references, hf=data.hf)
+        items = load_work(
+            data.source, data.path, data.limit, data.sources, references=data.references, hf=data.hf
+        )
     if not items:
         raise DataError("no documents to summarize; choose data=sample or data=dir data.path=...")
     prompts = prompt_files(config)
     return Job(
-        config, config.strategy_module, roles, metrics, items, prompts, fingerprint(config, prompts), cancel
+        config,
+        config.strategy_module,
+        roles,
+        metrics,
+        items,
+        prompts,
+        fingerprint(config, prompts),
+        cancel,
     )
 
 

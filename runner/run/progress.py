@@ -66,8 +66,10 @@ class Progress:
     def _postfix(self) -> str:
         t = self._totals
         step = f"{self._step} | " if self._step else ""
-        return (f"{step}calls={t.calls} cached={t.cache_hits} "
-                f"tok={t.prompt_tokens + t.completion_tokens} ${t.cost_usd:.4f}")
+        return (
+            f"{step}calls={t.calls} cached={t.cache_hits} "
+            f"tok={t.prompt_tokens + t.completion_tokens} ${t.cost_usd:.4f}"
+        )
 
     def _line(self, doc_id: str) -> str:
         """'[2/3] doc-id done: 41 s elapsed, ETA 20 s | calls=..., tokens, $'."""
@@ -77,9 +79,11 @@ class Progress:
         if self._total and self._done < self._total:
             eta = f", ETA {elapsed / self._done * (self._total - self._done):.0f} s"
         t = self._totals
-        return (f"{self.label} [{self._done}{total}] {doc_id} done: {elapsed:.0f} s elapsed{eta} | "
-                f"calls={t.calls} cached={t.cache_hits} tok={t.prompt_tokens + t.completion_tokens} "
-                f"${t.cost_usd:.4f}")
+        return (
+            f"{self.label} [{self._done}{total}] {doc_id} done: {elapsed:.0f} s elapsed{eta} | "
+            f"calls={t.calls} cached={t.cache_hits} tok={t.prompt_tokens + t.completion_tokens} "
+            f"${t.cost_usd:.4f}"
+        )
 
 
 def step_of(line: dict[str, Any]) -> str:

@@ -19,19 +19,25 @@ from typing import Any
 import yaml
 
 from metrics import METRICS
-from runner.llm.local import perf as local_perf
-from runner.llm.call_log import CallTotals
 from runner.config.run_config import PROJECT_ROOT
+from runner.llm.call_log import CallTotals
+from runner.llm.local import perf as local_perf
 from runner.run.prepare import Job
-from runner.tracking.traces import log_traces
+from runner.run.usage import USAGE_FILE, kept_keys, split, usage_table
 from runner.tracking.reader import FAILED_DOCUMENTS_TAG
+from runner.tracking.traces import log_traces
 from runner.tracking.writer import Tracker
 from runner.types import DocumentOutcome
-from runner.run.usage import USAGE_FILE, kept_keys, split, usage_table
 
 _LOG = logging.getLogger(__name__)
 VERSIONED = (
-    "summarization-runner", "litellm", "mlflow", "hydra-core", "tiktoken", "nltk", "llama-cpp-python",
+    "summarization-runner",
+    "litellm",
+    "mlflow",
+    "hydra-core",
+    "tiktoken",
+    "nltk",
+    "llama-cpp-python",
 )
 
 
@@ -218,7 +224,8 @@ def log_outcomes(
 def show_in_runs_table(tracker: Tracker, job: Job, headline: tuple[str, ...]) -> None:
     """The headline values, cost and the main settings as columns of the experiment's runs
     table (the view ``runner.ui.experiment_url`` opens). A convenience: a failure is logged,
-    never raised, so it cannot fail a run whose results are already stored."""
+    never raised, so it cannot fail a run whose results are already stored.
+    """
     params = ["strategy", *(role for role in ("model", "judge") if role in job.roles), "chunk"]
     try:
         tracker.show_columns([*headline, "cost_usd"], params)
@@ -243,7 +250,8 @@ def log_failures(tracker: Tracker, failures: dict[str, str], finished: int) -> l
 
 def _score_table(per_doc: dict[str, dict[str, float]]) -> dict[str, list[Any]]:
     """One row per document, one column per value (None where a document has none): the
-    per-document view, instead of thousands of ``doc/...`` metric keys."""
+    per-document view, instead of thousands of ``doc/...`` metric keys.
+    """
     keys = sorted({k for values in per_doc.values() for k in values})
     table: dict[str, list[Any]] = {"doc_id": list(per_doc)}
     for key in keys:
@@ -262,14 +270,17 @@ def log_dataset(tracker: Tracker, job: Job) -> None:
     for item in job.items:
         for part in (item.doc_id, item.source.text if item.source else "", item.summary or ""):
             digest.update(part.encode("utf-8") + b"\0")
-    source = data.path or data.name or ("runner/sample_data" if data.source == "sample" else data.source)
+    source = (
+        data.path or data.name or ("runner/sample_data" if data.source == "sample" else data.source)
+    )
     name = data.source if data.source == "sample" else f"{data.source}:{Path(str(source)).name}"
     tracker.log_dataset(name, digest.hexdigest()[:16], str(source), len(job.items))
 
 
 def log_series(tracker: Tracker, outcomes: list[DocumentOutcome]) -> None:
     """Each strategy series as MLflow steps, per document and as the mean over the documents
-    that reached each step, so the UI draws e.g. SummIt's score curve."""
+    that reached each step, so the UI draws e.g. SummIt's score curve.
+    """
     names = sorted({name for o in outcomes for name in o.result.series})
     for name in names:
         by_step: dict[int, list[float]] = {}
@@ -294,4 +305,3 @@ def system_values(job: Job, outcomes: list[DocumentOutcome]) -> dict[str, float]
         finite = [float(c[key]) for c in counters if key in c and not math.isnan(float(c[key]))]
         out[f"strategy/{key}"] = sum(finite) / len(finite) if finite else math.nan
     return out
-

@@ -23,7 +23,12 @@ from metrics.booookscore_parse import LABELS
 
 USAGE_FILE = "usage.json"
 TOTALS = (
-    "documents", "documents_failed", "calls", "cost_usd", "prompt_tokens", "completion_tokens",
+    "documents",
+    "documents_failed",
+    "calls",
+    "cost_usd",
+    "prompt_tokens",
+    "completion_tokens",
     "wall_time_s",
 )
 """The totals kept as metrics: how much was done, what it cost, how long it took."""
@@ -34,7 +39,8 @@ and the report's Figure 4 (``runner/report/plots.py``)."""
 
 def kept_keys(metrics: Mapping[str, Any], values: Iterable[str]) -> set[str]:
     """The names of ``values`` that stay MLflow metrics, for a job whose metric plugins are
-    ``metrics`` (name -> ``Metric``): headlines, read-back values and totals."""
+    ``metrics`` (name -> ``Metric``): headlines, read-back values and totals.
+    """
     keep = set(TOTALS) | set(READ_BACK)
     for name, metric in metrics.items():
         headline = tuple(getattr(metric, "headline", ()))
@@ -54,14 +60,16 @@ def split(values: Mapping[str, float], kept: set[str]) -> tuple[dict[str, float]
 
 def usage_table(usage: Mapping[str, float]) -> dict[str, list[Any]]:
     """One row per counter (name, value) in MLflow's table layout; NaN becomes null (JSON has
-    no NaN)."""
+    no NaN).
+    """
     names = sorted(usage)
     return {"name": names, "value": [_finite(usage[n]) for n in names]}
 
 
 def read_usage(client: Any, run_id: str) -> dict[str, float]:
     """A run's ``usage.json`` as {name: value} (NaN where the table has null); {} when the run
-    has none (runs logged before it existed kept these values as metrics)."""
+    has none (runs logged before it existed kept these values as metrics).
+    """
     if not any(a.path == USAGE_FILE for a in client.list_artifacts(run_id)):
         return {}
     local = Path(client.download_artifacts(run_id, USAGE_FILE))

@@ -94,7 +94,8 @@ def current_sweep() -> Sweep | None:
 
 def swept_keys(task_overrides: list[str], sweeper_params: dict[str, Any] | None) -> tuple[str, ...]:
     """Keys with more than one value: ``a=1,2``, ``range(...)``, ``choice(...)``, ``glob(...)``,
-    or listed in ``hydra.sweeper.params`` (experiment presets)."""
+    or listed in ``hydra.sweeper.params`` (experiment presets).
+    """
     keys = [str(k) for k in (sweeper_params or {})]
     for item in task_overrides:
         found = _SWEPT.match(item)
@@ -142,10 +143,14 @@ def sweep_key(config: DictConfig, task_overrides: list[str], prompt_roots: list[
     core.pop("hydra", None)
     digests = {
         str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for root in prompt_roots for p in sorted(root.rglob("*.txt"))
+        for root in prompt_roots
+        for p in sorted(root.rglob("*.txt"))
     }
-    blob = json.dumps({"overrides": sorted(task_overrides), "config": core, "prompts": digests},
-                      sort_keys=True, default=str)
+    blob = json.dumps(
+        {"overrides": sorted(task_overrides), "config": core, "prompts": digests},
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
@@ -162,8 +167,11 @@ class SweepCallback(Callback):
         try:
             self._start(config)
         except Exception as err:
-            print(f"error: could not create the sweep's MLflow parent run ({type(err).__name__}: {err}); "
-                  "check tracking.uri", file=sys.stderr)
+            print(
+                f"error: could not create the sweep's MLflow parent run ({type(err).__name__}: {err}); "
+                "check tracking.uri",
+                file=sys.stderr,
+            )
             raise SystemExit(2) from err
 
     def _start(self, config: DictConfig) -> None:
@@ -174,12 +182,18 @@ class SweepCallback(Callback):
 
         task = list(config.hydra.overrides.task)
         raw_params = config.hydra.sweeper.get("params")
-        params = OmegaConf.to_container(raw_params, resolve=False) if raw_params is not None else None
-        keys = swept_keys(task, {str(k): v for k, v in params.items()} if isinstance(params, dict) else None)
+        params = (
+            OmegaConf.to_container(raw_params, resolve=False) if raw_params is not None else None
+        )
+        keys = swept_keys(
+            task, {str(k): v for k, v in params.items()} if isinstance(params, dict) else None
+        )
         uri = config.tracking.uri or default_tracking_uri()
         experiment = str(config.tracking.experiment or "summarization")
         key = sweep_key(config, task, [STRATEGY_PROMPTS, METRIC_PROMPTS])
-        name = next((t.split("=", 1)[1] for t in task if t.lstrip("+").startswith("experiment=")), "sweep")
+        name = next(
+            (t.split("=", 1)[1] for t in task if t.lstrip("+").startswith("experiment=")), "sweep"
+        )
 
         def resume_or_start() -> str:
             from runner.tracking.writer import Tracker, artifact_root
@@ -211,7 +225,8 @@ class SweepCallback(Callback):
         """In the job's process: run from the folder the sweep was launched in, as the basic
         and joblib launchers do. Ray's workers start in the folder of ``ray start``, where the
         default ``./mlruns`` and ``./.cache`` (and relative paths) would miss the sweep's store.
-        A folder absent on the worker's machine is left alone (README "Launchers")."""
+        A folder absent on the worker's machine is left alone (README "Launchers").
+        """
         cwd = str(config.hydra.runtime.cwd)
         if not config.hydra.job.chdir and os.path.isdir(cwd) and os.getcwd() != cwd:
             os.chdir(cwd)
@@ -219,7 +234,8 @@ class SweepCallback(Callback):
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
         """After every job: the parent's status sums up its children's (FINISHED only when
         every cell has a FINISHED run; FAILED with the count otherwise). A parent found
-        FINISHED whose cells were all done is left as it was."""
+        FINISHED whose cells were all done is left as it was.
+        """
         global _reopen_parent
 
         run_id = os.environ.pop(RUN_ID_ENV, None)
@@ -230,7 +246,9 @@ class SweepCallback(Callback):
             from runner.sweep.status import finish_parent
 
             uri = config.tracking.uri or _default_uri()
-            finish_parent(uri, run_id, FAILED_CELLS, str(config.tracking.experiment or "summarization"))
+            finish_parent(
+                uri, run_id, FAILED_CELLS, str(config.tracking.experiment or "summarization")
+            )
 
 
 def _use_resuming_sweeper(config: DictConfig) -> bool:
@@ -239,7 +257,8 @@ def _use_resuming_sweeper(config: DictConfig) -> bool:
 
     It is registered with Hydra's plugin registry here rather than shipped as a
     ``hydra_plugins`` package, which an installed wheel and an editable install would both
-    have to carry."""
+    have to carry.
+    """
     Plugins.instance().class_name_to_class[RESUMING_SWEEPER] = ResumingSweeper
     target = config.hydra.sweeper.get("_target_")
     if target == BASIC_SWEEPER:
@@ -251,17 +270,21 @@ def _use_resuming_sweeper(config: DictConfig) -> bool:
 
 class ResumingSweeper(BasicSweeper):
     """Hydra's basic sweeper (cartesian product, batches) that launches only the cells with no
-    FINISHED run of the same fingerprint in this sweep."""
+    FINISHED run of the same fingerprint in this sweep.
+    """
 
     _base: tuple[DictConfig | None, dict[str, Any], set[str]] | None = None
     """``_sweep_base`` of this sweep's config, made for the first cell."""
 
     def sweep(self, arguments: list[str]) -> Any:
         """The basic sweep; then the failed cells, read from the jobs' return values, which
-        every launcher brings back (a joblib or Ray worker's own memory does not come back)."""
+        every launcher brings back (a joblib or Ray worker's own memory does not come back).
+        """
         returns = super().sweep(arguments)
         FAILED_CELLS[:] = [
-            r.return_value[len(FAILED_MARK):] for batch in returns or [] for r in batch
+            r.return_value[len(FAILED_MARK) :]
+            for batch in returns or []
+            for r in batch
             if isinstance(r.return_value, str) and r.return_value.startswith(FAILED_MARK)
         ]
         return returns
@@ -269,21 +292,30 @@ class ResumingSweeper(BasicSweeper):
     def split_arguments(  # type: ignore[override]  # BasicSweeper.sweep calls self.split_arguments
         self, overrides: list[Override], max_batch_size: int | None
     ) -> list[list[list[str]]]:
-        cells = [cell for batch in BasicSweeper.split_arguments(overrides, max_batch_size) for cell in batch]
+        cells = [
+            cell
+            for batch in BasicSweeper.split_arguments(overrides, max_batch_size)
+            for cell in batch
+        ]
         todo = self._unfinished(cells, _sweep_keys())
         if todo and _reopen_parent is not None:
             os.environ[RUN_ID_ENV] = run_id = _reopen()
             print(f"sweep: MLflow parent run {run_id} ({len(todo)} of {len(cells)} cells to run)")
         if not todo:
             return []
-        return [list(batch) for batch in BasicSweeper.split_overrides_to_chunks(todo, max_batch_size)]
+        return [
+            list(batch) for batch in BasicSweeper.split_overrides_to_chunks(todo, max_batch_size)
+        ]
 
     def _unfinished(self, cells: list[list[str]], keys: tuple[str, ...]) -> list[list[str]]:
         """The cells to run; a line for each one skipped. Every cell is validated first (its
         config and the preflight checks: keys, servers, documents): one bad cell stops the
-        sweep with one line before its parent run exists or any job starts."""
+        sweep with one line before its parent run exists or any job starts.
+        """
         parent = os.environ.get(RUN_ID_ENV, "")
-        done: dict[tuple[str, str], dict[str, str]] = {}  # (uri, experiment) -> fingerprint -> run id
+        done: dict[
+            tuple[str, str], dict[str, str]
+        ] = {}  # (uri, experiment) -> fingerprint -> run id
         todo, bad = [], []
         original = HydraConfig.instance().cfg
         try:
@@ -301,8 +333,10 @@ class ResumingSweeper(BasicSweeper):
                 run_id = done[uri, experiment].get(fingerprint)
                 if run_id:
                     name = job_run_name(tuple(cell), keys) or ",".join(cell)
-                    print(f"skipped {name}: this sweep already has it FINISHED as MLflow run {run_id} "
-                          "(force=true runs it again)")
+                    print(
+                        f"skipped {name}: this sweep already has it FINISHED as MLflow run {run_id} "
+                        "(force=true runs it again)"
+                    )
                     continue
             todo.append(cell)
         return todo
@@ -310,15 +344,16 @@ class ResumingSweeper(BasicSweeper):
     def _cell(self, cell: list[str], index: int) -> tuple[str, str, str] | str | None:
         """(store, experiment, fingerprint) of a cell, from the config its job will receive;
         None when it is not to be skipped (``force=true``); the one-line problem (a string)
-        when it does not validate."""
+        when it does not validate.
+        """
         from hydra.errors import HydraException
         from omegaconf.errors import OmegaConfBaseException
 
-        from runner.run import preflight
+        from runner.config.fingerprint import fingerprint, prompt_files
         from runner.config.hydra_errors import one_line
         from runner.config.run_config import build_run_config
         from runner.errors import RunnerError
-        from runner.config.fingerprint import fingerprint, prompt_files
+        from runner.run import preflight
 
         try:
             task = self._values_set(cell)
@@ -340,11 +375,15 @@ class ResumingSweeper(BasicSweeper):
         """The config the cell's job receives, composed as the launcher does (~75 ms)."""
         assert self.hydra_context is not None and self.config is not None
         cell_config = self.hydra_context.config_loader.load_sweep_config(self.config, list(cell))
-        with open_dict(cell_config):  # as the launcher numbers it, for ${hydra:job.num} and the like
+        with open_dict(
+            cell_config
+        ):  # as the launcher numbers it, for ${hydra:job.num} and the like
             cell_config.hydra.job.id = index
             cell_config.hydra.job.num = index
         HydraConfig.instance().set_config(cell_config)
-        task = copy.deepcopy(cell_config)  # what the job's function receives (hydra.core.utils.run_job)
+        task = copy.deepcopy(
+            cell_config
+        )  # what the job's function receives (hydra.core.utils.run_job)
         with read_write(task), open_dict(task):
             del task["hydra"]
         return task
@@ -354,19 +393,28 @@ class ResumingSweeper(BasicSweeper):
         plain values (``chunk=512``, ``model.temperature=0.2``): those set on a copy of it, as
         Hydra sets them after composing (~1 ms). None when a difference is a config group, an
         addition or deletion, a Hydra setting, or touches a key the command line set too, or
-        when the config reads Hydra's settings: then it is composed."""
+        when the config reads Hydra's settings: then it is composed.
+        """
         if self._base is None:
             self._base = _sweep_base(self.config)
         base, given, groups = self._base
         if base is None:
             return None
-        changes = [o for o in OverridesParser.create().parse_overrides(list(cell))
-                   if o.is_sweep_override() or given.get(o.get_key_element(), _UNSET) != o.value()]
+        changes = [
+            o
+            for o in OverridesParser.create().parse_overrides(list(cell))
+            if o.is_sweep_override() or given.get(o.get_key_element(), _UNSET) != o.value()
+        ]
         for change in changes:
             key = change.key_or_group
-            if (change.is_sweep_override() or change.is_hydra_override() or change.package is not None
-                    or change.type is not OverrideType.CHANGE or key in groups
-                    or any(_nested(key, other) for other in given)):
+            if (
+                change.is_sweep_override()
+                or change.is_hydra_override()
+                or change.package is not None
+                or change.type is not OverrideType.CHANGE
+                or key in groups
+                or any(_nested(key, other) for other in given)
+            ):
                 return None
         task = copy.deepcopy(base)
         try:
@@ -387,7 +435,8 @@ def _nested(key: str, other: str) -> bool:
 
 def _sweep_base(config: DictConfig | None) -> tuple[DictConfig | None, dict[str, Any], set[str]]:
     """The sweep's composed config without ``hydra`` (None when it interpolates Hydra's
-    settings), the values its command line set (key -> value), and its config groups."""
+    settings), the values its command line set (key -> value), and its config groups.
+    """
     assert config is not None
     base = copy.deepcopy(config)
     with read_write(base), open_dict(base):

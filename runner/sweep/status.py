@@ -37,8 +37,10 @@ def finish_parent(uri: str, run_id: str, failed_jobs: Sequence[str], experiment:
 
     tracker = Tracker.for_run(uri, run_id)
     found = tracker.client.search_runs(
-        [tracker.experiment_id], f"tags.`mlflow.parentRunId` = '{run_id}'",
-        max_results=10000, order_by=["attributes.start_time DESC"],
+        [tracker.experiment_id],
+        f"tags.`mlflow.parentRunId` = '{run_id}'",
+        max_results=10000,
+        order_by=["attributes.start_time DESC"],
     )
     cells = newest_per_cell(found)
     statuses = [run.info.status for run in cells]
@@ -53,8 +55,11 @@ def finish_parent(uri: str, run_id: str, failed_jobs: Sequence[str], experiment:
         tracker.finish("FAILED", reason=f"{reason}; first: {first}" if first else reason)
         return "FAILED"
     tracker.finish("FINISHED")
-    print(f"sweep: {finished} runs FINISHED under parent run {run_id}; the tables: "
-          f"python -m runner.report tracking.experiment={experiment}", file=sys.stderr)
+    print(
+        f"sweep: {finished} runs FINISHED under parent run {run_id}; the tables: "
+        f"python -m runner.report tracking.experiment={experiment}",
+        file=sys.stderr,
+    )
     return "FINISHED"
 
 

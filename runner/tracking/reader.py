@@ -31,7 +31,13 @@ its values cover fewer documents, so it is not a complete cell (see ``complete``
 PAGE_SIZE = 1000  # rows per search request; we always page, so this only trades calls for memory
 _NEWEST_FIRST = ["attributes.start_time DESC"]  # the store adds run_id as a tie-breaker
 RUN_COLUMNS = [
-    "run_id", "run_name", "status", "start_time", "end_time", "fingerprint", "parent_run_id"
+    "run_id",
+    "run_name",
+    "status",
+    "start_time",
+    "end_time",
+    "fingerprint",
+    "parent_run_id",
 ]
 SCORE_COLUMNS = ["run_id", "run_name", "status", "fingerprint", "doc_id"]
 
@@ -191,7 +197,8 @@ def finished_run(uri: str, experiment: str, fingerprint: str) -> str | None:
 
 def runs_frame(uri: str, experiment: str = "summarization", **filters: Any) -> pandas.DataFrame:
     """One row per run (``find_runs`` order): ids, status, UTC times, then ``param.<name>``
-    and ``metric.<name>`` columns (metrics as floats, NaN where a run lacks one)."""
+    and ``metric.<name>`` columns (metrics as floats, NaN where a run lacks one).
+    """
     import pandas as pd
 
     rows = []

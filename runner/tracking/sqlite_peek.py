@@ -36,7 +36,9 @@ def _read_only(path: Path) -> Iterator[sqlite3.Connection]:
 
 def _experiment_id(db: sqlite3.Connection, experiment: str) -> str | None:
     """The id of the one active experiment of that name; KeyError when that is not plain."""
-    rows = db.execute("SELECT experiment_id, lifecycle_stage FROM experiments WHERE name = ?", (experiment,)).fetchall()
+    rows = db.execute(
+        "SELECT experiment_id, lifecycle_stage FROM experiments WHERE name = ?", (experiment,)
+    ).fetchall()
     if not rows:
         return None
     if len(rows) > 1 or rows[0][1] != "active":
@@ -47,7 +49,8 @@ def _experiment_id(db: sqlite3.Connection, experiment: str) -> str | None:
 def sweep_parent(uri: str, experiment: str, key: str) -> tuple[str, str] | None:
     """(run id, status) of the newest active parent run of the sweep ``key``, read straight
     from a sqlite store (MLflow's tables ``experiments``, ``runs``, ``tags``); None when there
-    is none, or the store is not a sqlite file or cannot be read that way."""
+    is none, or the store is not a sqlite file or cannot be read that way.
+    """
     path = _sqlite_file(uri)
     if path is None:
         return None
@@ -70,21 +73,26 @@ def sweep_parent(uri: str, experiment: str, key: str) -> tuple[str, str] | None:
 def finished_cells(uri: str, experiment: str, parent: str) -> dict[str, str]:
     """Fingerprint -> run id of the cells of sweep ``parent`` that are done: the newest active
     run of each fingerprint is FINISHED and skipped no failed document (as
-    ``runner.run.lifecycle._finished_cell`` decides for one cell). One query of the store."""
+    ``runner.run.lifecycle._finished_cell`` decides for one cell). One query of the store.
+    """
     path = _sqlite_file(uri)
     if path is not None:
         try:
             with _read_only(path) as db:
                 experiment_id = _experiment_id(db, experiment)
-                rows = [] if experiment_id is None else db.execute(
-                    "SELECT f.value, r.run_uuid, COALESCE(x.value, '') FROM runs r"
-                    " JOIN tags p ON p.run_uuid = r.run_uuid AND p.key = 'mlflow.parentRunId' AND p.value = ?"
-                    " JOIN tags f ON f.run_uuid = r.run_uuid AND f.key = 'fingerprint'"
-                    " LEFT JOIN tags x ON x.run_uuid = r.run_uuid AND x.key = ?"
-                    " WHERE r.experiment_id = ? AND r.status = 'FINISHED' AND r.lifecycle_stage = 'active'"
-                    " ORDER BY r.start_time DESC",
-                    (parent, FAILED_DOCUMENTS_TAG, experiment_id),
-                ).fetchall()
+                rows = (
+                    []
+                    if experiment_id is None
+                    else db.execute(
+                        "SELECT f.value, r.run_uuid, COALESCE(x.value, '') FROM runs r"
+                        " JOIN tags p ON p.run_uuid = r.run_uuid AND p.key = 'mlflow.parentRunId' AND p.value = ?"
+                        " JOIN tags f ON f.run_uuid = r.run_uuid AND f.key = 'fingerprint'"
+                        " LEFT JOIN tags x ON x.run_uuid = r.run_uuid AND x.key = ?"
+                        " WHERE r.experiment_id = ? AND r.status = 'FINISHED' AND r.lifecycle_stage = 'active'"
+                        " ORDER BY r.start_time DESC",
+                        (parent, FAILED_DOCUMENTS_TAG, experiment_id),
+                    ).fetchall()
+                )
             return _newest_clean((str(f), str(r), str(x)) for f, r, x in rows)
         except (sqlite3.Error, KeyError):
             pass  # ask MLflow
@@ -98,14 +106,19 @@ def finished_cells(uri: str, experiment: str, parent: str) -> dict[str, str]:
         order_by=["attributes.start_time DESC"],
     )
     return _newest_clean(
-        (r.data.tags.get("fingerprint", ""), r.info.run_id, r.data.tags.get(FAILED_DOCUMENTS_TAG, ""))
+        (
+            r.data.tags.get("fingerprint", ""),
+            r.info.run_id,
+            r.data.tags.get(FAILED_DOCUMENTS_TAG, ""),
+        )
         for r in runs
     )
 
 
 def _newest_clean(rows: Iterable[tuple[str, str, str]]) -> dict[str, str]:
     """(fingerprint, run id, failed-documents tag), newest first -> the fingerprints whose
-    newest run has no failed document."""
+    newest run has no failed document.
+    """
     newest: dict[str, tuple[str, str]] = {}
     for fingerprint, run_id, failed in rows:
         if fingerprint and fingerprint not in newest:

@@ -86,8 +86,19 @@ def call_node(line: Mapping[str, Any]) -> Node:
     embedding = request.get("kind") == "embedding"
     attributes: dict[str, Any] = {
         key: line.get(key)
-        for key in ("call_id", "role", "model_alias", "purpose", "cached", "latency_s", "cost_usd",
-                    "prompt_tokens", "completion_tokens", "cached_prompt_tokens", "finish_reason")
+        for key in (
+            "call_id",
+            "role",
+            "model_alias",
+            "purpose",
+            "cached",
+            "latency_s",
+            "cost_usd",
+            "prompt_tokens",
+            "completion_tokens",
+            "cached_prompt_tokens",
+            "finish_reason",
+        )
     }
     attributes["mlflow.llm.model"] = request.get("model")
     if not line.get("cached"):  # trace totals count what was paid for, as the run's metrics do
@@ -95,10 +106,19 @@ def call_node(line: Mapping[str, Any]) -> Node:
         attributes["mlflow.chat.tokenUsage"] = {**tokens, "total_tokens": sum(tokens.values())}
         attributes["mlflow.llm.cost"] = {"total_cost": line["cost_usd"]}
     answer = line.get("response", "")
-    outputs = answer if embedding else {
-        "choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
-                     "finish_reason": line.get("finish_reason")}]
-    }
+    outputs = (
+        answer
+        if embedding
+        else {
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": answer},
+                    "finish_reason": line.get("finish_reason"),
+                }
+            ]
+        }
+    )
     end = start + round(float(line.get("latency_s") or 0) * 1e9)
     kind = "EMBEDDING" if embedding else "CHAT_MODEL"
     return Node(line.get("purpose") or line["role"], kind, start, end, request, outputs, attributes)
@@ -124,8 +144,13 @@ def _step_node(step: TraceStep) -> Node:
     name = step.kind if number is None else f"{step.kind} {number}"
     facts = {k: v for k, v in detail.items() if k not in _BULKY | set(_STEP_CALLS) and _small(v)}
     outputs = detail.get("text") if "text" in detail else detail.get("revised")
-    return Node(name, "CHAIN", inputs=detail.get("summary"), outputs=outputs,
-                attributes={"kind": step.kind, **facts})
+    return Node(
+        name,
+        "CHAIN",
+        inputs=detail.get("summary"),
+        outputs=outputs,
+        attributes={"kind": step.kind, **facts},
+    )
 
 
 def _small(value: Any) -> bool:
@@ -136,9 +161,7 @@ def _small(value: Any) -> bool:
     return value is None or isinstance(value, (bool, int, float))
 
 
-def document_tree(
-    root: Node, lines: list[dict[str, Any]], trace: tuple[TraceStep, ...]
-) -> Node:
+def document_tree(root: Node, lines: list[dict[str, Any]], trace: tuple[TraceStep, ...]) -> Node:
     """Hang ``lines`` (one document's calls, in recorded order) under ``root``.
 
     A call belongs to the trace step that names it; one the trace does not name (SummIt's
@@ -187,7 +210,9 @@ def _attach(root: Node, groups: dict[str, Node], step: TraceStep) -> Node:
 
 
 def document_roots(
-    items: list[WorkItem], outcomes: list[DocumentOutcome], failures: Mapping[str, str],
+    items: list[WorkItem],
+    outcomes: list[DocumentOutcome],
+    failures: Mapping[str, str],
     lines: list[dict[str, Any]],
 ) -> list[tuple[Node, list[dict[str, Any]], tuple[TraceStep, ...]]]:
     """(root span, its calls, its strategy trace) per finished or failed document.
@@ -220,8 +245,12 @@ def document_roots(
 
 
 def log_traces(
-    client: Any, run_id: str, items: list[WorkItem], outcomes: list[DocumentOutcome],
-    failures: Mapping[str, str], calls_file: Path | None,
+    client: Any,
+    run_id: str,
+    items: list[WorkItem],
+    outcomes: list[DocumentOutcome],
+    failures: Mapping[str, str],
+    calls_file: Path | None,
 ) -> int:
     """One trace per document of the run (and one for setup calls); the number written.
 
@@ -242,8 +271,9 @@ def log_traces(
     except Exception as err:  # noqa: BLE001 - nor may a store that cannot take traces
         errors.append(f"{type(err).__name__}: {err}")
     if errors:
-        _LOG.warning("%d MLflow trace(s) of run %s not logged; first: %s",
-                     len(errors), run_id, errors[0])
+        _LOG.warning(
+            "%d MLflow trace(s) of run %s not logged; first: %s", len(errors), run_id, errors[0]
+        )
         with contextlib.suppress(Exception):  # the store itself may be what failed
             client.set_tag(run_id, ERROR_TAG, " | ".join(errors)[:5000])
     return written
@@ -260,11 +290,21 @@ def write_trace(tracing: Any, experiment_id: str, run_id: str, root: Node) -> st
     inputs = json.dumps(root.inputs, ensure_ascii=False)
     outputs = json.dumps(root.outputs, ensure_ascii=False)
     store_trace(
-        tracing, experiment_id, trace_id, rows,
-        start_ms=root.start_ns // 1_000_000, duration_ms=(root.end_ns - root.start_ns) // 1_000_000,
-        failed=bool(root.error), previews=(inputs[:_PREVIEW], outputs[:_PREVIEW]),
-        metadata={"mlflow.trace_schema.version": "3", "mlflow.sourceRun": run_id,
-                  "mlflow.traceInputs": inputs[:250], "mlflow.traceOutputs": outputs[:250], **_totals(root)},
+        tracing,
+        experiment_id,
+        trace_id,
+        rows,
+        start_ms=root.start_ns // 1_000_000,
+        duration_ms=(root.end_ns - root.start_ns) // 1_000_000,
+        failed=bool(root.error),
+        previews=(inputs[:_PREVIEW], outputs[:_PREVIEW]),
+        metadata={
+            "mlflow.trace_schema.version": "3",
+            "mlflow.sourceRun": run_id,
+            "mlflow.traceInputs": inputs[:250],
+            "mlflow.traceOutputs": outputs[:250],
+            **_totals(root),
+        },
         tags={"mlflow.traceName": root.name[:250], "runner.document": root.name[:250]},
     )
     return trace_id
@@ -281,8 +321,10 @@ def _totals(root: Node) -> dict[str, str]:
         for key, value in node.attributes.get("mlflow.chat.tokenUsage", {}).items():
             usage[key] += value
         cost += node.attributes.get("mlflow.llm.cost", {}).get("total_cost", 0.0)
-    return {"mlflow.trace.tokenUsage": json.dumps(usage),
-            "mlflow.trace.cost": json.dumps({"total_cost": cost})}
+    return {
+        "mlflow.trace.tokenUsage": json.dumps(usage),
+        "mlflow.trace.cost": json.dumps({"total_cost": cost}),
+    }
 
 
 def _span_rows(
@@ -298,19 +340,24 @@ def _span_rows(
         **({"error": node.error} if node.error else {}),
         **node.attributes,
     }
-    rows.append({
-        "trace_id": base64.b64encode(bytes.fromhex(trace_hex)).decode(),
-        "span_id": span_id,
-        "parent_span_id": parent,
-        "name": node.name,
-        "start_time_unix_nano": node.start_ns,
-        "end_time_unix_nano": max(node.end_ns, node.start_ns),
-        "events": [],
-        "status": {"code": "STATUS_CODE_ERROR" if node.error else "STATUS_CODE_OK",
-                   "message": node.error[:1000]},
-        "attributes": {k: json.dumps(v, ensure_ascii=False)
-                       for k, v in attributes.items() if v is not None},
-        "links": [],
-    })
+    rows.append(
+        {
+            "trace_id": base64.b64encode(bytes.fromhex(trace_hex)).decode(),
+            "span_id": span_id,
+            "parent_span_id": parent,
+            "name": node.name,
+            "start_time_unix_nano": node.start_ns,
+            "end_time_unix_nano": max(node.end_ns, node.start_ns),
+            "events": [],
+            "status": {
+                "code": "STATUS_CODE_ERROR" if node.error else "STATUS_CODE_OK",
+                "message": node.error[:1000],
+            },
+            "attributes": {
+                k: json.dumps(v, ensure_ascii=False) for k, v in attributes.items() if v is not None
+            },
+            "links": [],
+        }
+    )
     for child in node.children:
         _span_rows(child, trace_hex, trace_id, span_id, rows)

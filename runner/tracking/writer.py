@@ -64,7 +64,8 @@ def _sqlite_path(uri: str) -> Path | None:
 @contextlib.contextmanager
 def _store_lock(uri: str) -> Iterator[None]:
     """Serialize a new sqlite store's creation across processes: MLflow creates and migrates
-    the schema on first access, and two processes doing it at once corrupt it."""
+    the schema on first access, and two processes doing it at once corrupt it.
+    """
     if not uri.startswith("sqlite:///"):
         yield
         return
@@ -93,12 +94,19 @@ def _create_store(uri: str, artifact_root: Path | None) -> None:
     from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
 
     partial = path.with_name(path.name + ".creating")
-    for leftover in (partial, *(partial.with_name(partial.name + e) for e in ("-journal", "-wal", "-shm"))):
+    for leftover in (
+        partial,
+        *(partial.with_name(partial.name + e) for e in ("-journal", "-wal", "-shm")),
+    ):
         leftover.unlink(missing_ok=True)
     partial_uri = f"sqlite:///{partial}"
-    quiet = logging.getLogger("mlflow.store.db.utils")  # "Creating initial MLflow database tables..."
+    quiet = logging.getLogger(
+        "mlflow.store.db.utils"
+    )  # "Creating initial MLflow database tables..."
     level = quiet.level
-    quiet.setLevel(logging.WARNING)  # a new user's first run shows our output, not MLflow's migrations
+    quiet.setLevel(
+        logging.WARNING
+    )  # a new user's first run shows our output, not MLflow's migrations
     try:
         store = SqlAlchemyStore(partial_uri, str(artifact_root or path.parent / "artifacts"))
     finally:
@@ -111,7 +119,11 @@ def _create_store(uri: str, artifact_root: Path | None) -> None:
 def owner_tags() -> dict[str, str]:
     """Tags naming this process as a run's owner, so a later run can tell it died."""
     pid = os.getpid()
-    return {PID_TAG: str(pid), HOST_TAG: socket.gethostname(), PID_START_TAG: _process_start(pid) or ""}
+    return {
+        PID_TAG: str(pid),
+        HOST_TAG: socket.gethostname(),
+        PID_START_TAG: _process_start(pid) or "",
+    }
 
 
 def _process_start(pid: int) -> str | None:
@@ -128,7 +140,8 @@ def _process_start(pid: int) -> str | None:
 
 def owner_alive(tags: dict[str, str]) -> bool:
     """False only when the run's owner is provably gone: a process of this host whose pid is
-    unused, a zombie, or reused by a later process. Unknown owners count as alive."""
+    unused, a zombie, or reused by a later process. Unknown owners count as alive.
+    """
     if tags.get(HOST_TAG) != socket.gethostname() or not tags.get(PID_TAG, "").isdigit():
         return True  # another machine's run, or one from before owners were recorded
     pid = int(tags[PID_TAG])
@@ -146,7 +159,8 @@ def owner_alive(tags: dict[str, str]) -> bool:
 
 def _retrying(call: Callable[[], T], attempts: int = 8, also: tuple[str, ...] = ()) -> T:
     """``call()``, again after a short random wait while sqlite says the database is locked
-    (or gives another transient error named in ``also``)."""
+    (or gives another transient error named in ``also``).
+    """
     for attempt in range(attempts):
         try:
             return call()
@@ -156,6 +170,8 @@ def _retrying(call: Callable[[], T], attempts: int = 8, also: tuple[str, ...] = 
                 raise
             time.sleep(random.uniform(0.05, 0.2) * 2**attempt)
     raise AssertionError("unreachable")
+
+
 _BAD_NAME = re.compile(r"[^A-Za-z0-9_\-. /]")
 
 
@@ -176,7 +192,8 @@ class Tracker:
 
     def _experiment(self, name: str, artifact_root: Path | None) -> str:
         """Get or create, safely when several jobs start at once; either way the experiment
-        ends up with a kind (``KIND_TAG``), one set by the user left as it is."""
+        ends up with a kind (``KIND_TAG``), one set by the user left as it is.
+        """
         for _ in range(5):
             found = self.client.get_experiment_by_name(name)
             if found is not None:
@@ -186,7 +203,9 @@ class Tracker:
             try:
                 location = (artifact_root / name).as_uri() if artifact_root else None
                 kind = {KIND_TAG: RUNS_KIND}
-                return str(self.client.create_experiment(name, artifact_location=location, tags=kind))
+                return str(
+                    self.client.create_experiment(name, artifact_location=location, tags=kind)
+                )
             except MlflowException:
                 time.sleep(0.2)  # another job created it first (unique constraint): look again
         raise RuntimeError(f"could not create or find MLflow experiment {name!r}")
@@ -206,7 +225,9 @@ class Tracker:
     def start(self, run_name: str, tags: dict[str, str]) -> str:
         """Create the run (status RUNNING, its owner tagged in the same write) and return its id."""
         tags = {**owner_tags(), **tags}
-        run = _retrying(lambda: self.client.create_run(self.experiment_id, run_name=run_name, tags=tags))
+        run = _retrying(
+            lambda: self.client.create_run(self.experiment_id, run_name=run_name, tags=tags)
+        )
         self.run_id = run.info.run_id
         return self.run_id
 
@@ -241,12 +262,21 @@ class Tracker:
         the ids marked, so the caller can say so.
         """
         query = f"tags.fingerprint = '{fingerprint}' and attributes.status = 'RUNNING'"
-        found = _retrying(lambda: self.client.search_runs([self.experiment_id], query, max_results=1000))
-        stale = [r for r in found if r.data.tags.get("mlflow.parentRunId") == parent and not owner_alive(r.data.tags)]
+        found = _retrying(
+            lambda: self.client.search_runs([self.experiment_id], query, max_results=1000)
+        )
+        stale = [
+            r
+            for r in found
+            if r.data.tags.get("mlflow.parentRunId") == parent and not owner_alive(r.data.tags)
+        ]
         for run in stale:
             tags = run.data.tags
-            self._mark_killed(run.info.run_id, f"process {tags[PID_TAG]} on {tags[HOST_TAG]} ended without "
-                              f"closing this run (killed or crashed); marked KILLED by process {os.getpid()}")
+            self._mark_killed(
+                run.info.run_id,
+                f"process {tags[PID_TAG]} on {tags[HOST_TAG]} ended without "
+                f"closing this run (killed or crashed); marked KILLED by process {os.getpid()}",
+            )
         return [r.info.run_id for r in stale]
 
     def _mark_killed(self, run_id: str, why: str) -> None:
@@ -307,17 +337,26 @@ class Tracker:
         """The run's input documents, shown in the UI's Dataset column."""
         from mlflow.entities import Dataset, DatasetInput, InputTag
 
-        dataset = Dataset(name=name, digest=digest, source_type="local", source=json.dumps({"uri": source}),
-                          profile=json.dumps({"num_rows": rows}))
+        dataset = Dataset(
+            name=name,
+            digest=digest,
+            source_type="local",
+            source=json.dumps({"uri": source}),
+            profile=json.dumps({"num_rows": rows}),
+        )
         tags = [InputTag("mlflow.data.context", "summarize")]
         # Two jobs of a sweep logging the same new dataset race in MLflow's check-then-insert;
         # the loser's retry finds the winner's row and links it.
-        _retrying(lambda: self.client.log_inputs(self.run_id, datasets=[DatasetInput(dataset, tags)]),
-                  also=("UNIQUE constraint failed: datasets",))
+        _retrying(
+            lambda: self.client.log_inputs(self.run_id, datasets=[DatasetInput(dataset, tags)]),
+            also=("UNIQUE constraint failed: datasets",),
+        )
 
     def log_json(self, obj: Any, artifact_file: str) -> None:
         """A JSON artifact."""
-        self.client.log_text(self.run_id, json.dumps(obj, indent=2, ensure_ascii=False), artifact_file)
+        self.client.log_text(
+            self.run_id, json.dumps(obj, indent=2, ensure_ascii=False), artifact_file
+        )
 
     def log_text(self, text: str, artifact_file: str) -> None:
         """A text artifact."""
@@ -344,11 +383,21 @@ def tracing_client(tracking_uri: str) -> Any:
 
 
 def store_trace(
-    tracing: Any, experiment_id: str, trace_id: str, rows: list[dict[str, Any]], *, start_ms: int,
-    duration_ms: int, failed: bool, previews: tuple[str, str], metadata: dict[str, str], tags: dict[str, str],
+    tracing: Any,
+    experiment_id: str,
+    trace_id: str,
+    rows: list[dict[str, Any]],
+    *,
+    start_ms: int,
+    duration_ms: int,
+    failed: bool,
+    previews: tuple[str, str],
+    metadata: dict[str, str],
+    tags: dict[str, str],
 ) -> None:
     """Write one finished trace: its info, then all its spans (``rows``, MLflow's span dicts)
-    at once, as MLflow's own exporter does, retried while a shared sqlite file is locked."""
+    at once, as MLflow's own exporter does, retried while a shared sqlite file is locked.
+    """
     from mlflow.entities import TraceInfo, TraceLocation, TraceState
     from mlflow.entities.span import Span
 

@@ -162,7 +162,8 @@ class Column:
 
 def headline_columns(scores: dict[str, dict[str, Any]]) -> list[Column]:
     """The known headline values the run has, then each other metric group's ``score``
-    (or its first value): a metric added later shows up without changes here."""
+    (or its first value): a metric added later shows up without changes here.
+    """
     keys = {k for values in scores.values() for k in values}
     columns = [Column(k, title) for k, title in HEADLINE if k in keys]
     groups: dict[str, list[str]] = {}

@@ -83,7 +83,8 @@ class RunFiles:
 @contextlib.contextmanager
 def _quiet_downloads() -> Iterator[None]:
     """MLflow draws a progress bar on stderr per download: a dozen lines at the end of
-    every run. Its switch is an environment variable read at each download."""
+    every run. Its switch is an environment variable read at each download.
+    """
     before = os.environ.get(_PROGRESS)
     os.environ[_PROGRESS] = "false"
     try:
@@ -138,7 +139,8 @@ def _parse(root: Path) -> RunFiles:
 @dataclass(frozen=True)
 class Legend:
     """One error type: its colour, the run's rate (metric ``booookscore/type/<slug>``)
-    and the flagged sentences carrying it across the run's documents."""
+    and the flagged sentences carrying it across the run's documents.
+    """
 
     label: str
     slug: str

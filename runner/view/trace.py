@@ -111,7 +111,8 @@ def fact_text(value: Any) -> str:
 
 def shown(step: Step, skip: Iterable[str] = (), summary: str = "") -> Shown:
     """Any step as its kind, short facts (scalars, short lists) and long texts; a text that
-    is the final ``summary`` itself (``given``, ``postprocess``) is named, not repeated."""
+    is the final ``summary`` itself (``given``, ``postprocess``) is named, not repeated.
+    """
     facts: list[Fact] = []
     texts: list[tuple[str, str]] = []
     for key, value in step.items():
@@ -266,7 +267,8 @@ def incremental_section(steps: list[Step]) -> Section:
         update = shown(s, skip=("call_id",))
         update.title = (
             f"chunk {int(x)}: {fact_text(s.get('words'))} words, target "
-            f"{fact_text(s.get('target_words'))}" + ("" if s.get("valid", True) else ", over budget")
+            f"{fact_text(s.get('target_words'))}"
+            + ("" if s.get("valid", True) else ", over budget")
         )
         shown_steps.append(update)
         if after:
@@ -369,7 +371,8 @@ _BUILDERS = (
 def trace_sections(trace: Any, summary: str = "") -> list[Section]:
     """The trace as sections: each strategy's own view of the steps it knows, then every
     other step generically. A view that cannot be drawn (a malformed step) falls back to
-    the generic listing of its steps with the reason, never an error."""
+    the generic listing of its steps with the reason, never an error.
+    """
     steps = [s for s in trace if isinstance(s, dict)] if isinstance(trace, list) else []
     sections, rest = [], list(steps)
     for name, owns, build in _BUILDERS:

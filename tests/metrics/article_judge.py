@@ -70,7 +70,11 @@ def questions(messages: list[Message]) -> str:
     n = int(re.search(r"generate a list of (\d+) questions", messages[0].content).group(1))  # type: ignore[union-attr]
     distinct = list(dict.fromkeys(split_sentences(between(messages[0].content, "Text:\n"))))[:n]
     items = [
-        {"question": f"What is said about '{key_words(s)}'?", "answer": s, "importance": 5 if i == 0 else 2}
+        {
+            "question": f"What is said about '{key_words(s)}'?",
+            "answer": s,
+            "importance": 5 if i == 0 else 2,
+        }
         for i, s in enumerate(distinct)
     ]
     return json.dumps({"questions": items})

@@ -15,15 +15,26 @@ from metrics import alignment
 from metrics.bm25 import BM25, JOIN_COST, SEPARATOR, pick_chunks
 from runner.chunking import split_into_chunks
 from runner.errors import ConfigError
-from tests.scripted_llm import calls_of, scripted_llm
 from runner.text import count_tokens
 from runner.types import Chunk, Document, Message
 from tests.metrics.article_judge import SENTENCES, SOURCE, reasonable, verdict
 from tests.metrics.conftest import REPO
+from tests.scripted_llm import calls_of, scripted_llm
 
 DOC = Document("bakery", SOURCE)
 FALSE = "Marta Vance sold the bakery to a bank in 2010."
-NAMES = ["Quillon", "Ardent", "Brisa", "Corvel", "Dunmore", "Elswick", "Fennick", "Garrow", "Hollin", "Ivers"]
+NAMES = [
+    "Quillon",
+    "Ardent",
+    "Brisa",
+    "Corvel",
+    "Dunmore",
+    "Elswick",
+    "Fennick",
+    "Garrow",
+    "Hollin",
+    "Ivers",
+]
 GOODS = ["amber", "copper", "salt", "wool", "timber", "glass", "honey", "silk", "tin", "marble"]
 FILLER = "The days were long and the work in the town was steady and quiet. " * 22
 
@@ -37,8 +48,13 @@ def long_source(paragraphs: int = 10) -> str:
 
 
 def judge(concurrency: int = 8, context_window: int = 8192, script=reasonable):  # type: ignore[no-untyped-def]
-    return scripted_llm(script, context_window=context_window, concurrency=concurrency,
-                        name="claude-scripted", role="judge")
+    return scripted_llm(
+        script,
+        context_window=context_window,
+        concurrency=concurrency,
+        name="claude-scripted",
+        role="judge",
+    )
 
 
 def test_a_summary_equal_to_its_source_scores_one() -> None:  # DeepEval issue #565
@@ -52,7 +68,11 @@ def test_a_summary_equal_to_its_source_scores_one() -> None:  # DeepEval issue #
 
 
 def test_an_injected_false_claim_lowers_alignment() -> None:
-    v = alignment.setup(judge()).score(DOC, SOURCE + " " + FALSE + " Penguins fly over volcanoes.").values
+    v = (
+        alignment.setup(judge())
+        .score(DOC, SOURCE + " " + FALSE + " Penguins fly over volcanoes.")
+        .values
+    )
     assert v["alignment"] == pytest.approx(6 / 8)
     assert (v["supported"], v["contradicted"], v["unknown"]) == (6, 1, 1)
 
@@ -71,8 +91,10 @@ def test_long_source_bm25_shows_the_chunk_holding_the_claim() -> None:
     source = long_source()
     gateway = judge(context_window=1500)
     metric = alignment.setup(gateway, max_tokens=200, room_tokens=100, chunk_tokens=300)
-    claims = [f"The harbour of {NAMES[7]} exported {GOODS[7]} to the northern islands.",
-              f"The harbour of {NAMES[2]} exported {GOODS[2]} to the northern islands."]
+    claims = [
+        f"The harbour of {NAMES[7]} exported {GOODS[7]} to the northern islands.",
+        f"The harbour of {NAMES[2]} exported {GOODS[2]} to the northern islands.",
+    ]
     assert count_tokens(source) > 2 * 1500
     result = metric.score(Document("long", source), " ".join(claims))
     chunks = split_into_chunks(source, 300)
@@ -125,9 +147,16 @@ def test_claim_verdicts_overlap_with_concurrency_eight() -> None:
     def script(messages: list[Message], options: dict) -> str:
         if options["purpose"] == "alignment.verdict" and SENTENCES[0] not in messages[1].content:
             barrier.wait()  # the five later claims in flight at once, or this times out
-        return verdict(messages) if options["purpose"] == "alignment.verdict" else reasonable(messages, options)
+        return (
+            verdict(messages)
+            if options["purpose"] == "alignment.verdict"
+            else reasonable(messages, options)
+        )
 
-    assert alignment.setup(judge(concurrency=8, script=script)).score(DOC, SOURCE).values["alignment"] == 1.0
+    assert (
+        alignment.setup(judge(concurrency=8, script=script)).score(DOC, SOURCE).values["alignment"]
+        == 1.0
+    )
 
 
 def test_a_user_prompt_without_a_slot_is_a_one_line_config_error(tmp_path: Path) -> None:
@@ -143,15 +172,30 @@ def test_a_user_prompt_without_a_slot_is_a_one_line_config_error(tmp_path: Path)
 
 def test_a_custom_prompt_is_used_with_literal_braces(tmp_path: Path) -> None:
     prompt = tmp_path / "verdict.txt"
-    prompt.write_text('Say {{"verdict": ...}}.\nSource text:\n{source}\n\nClaim:\n{claim}\n\nJSON:\n')
+    prompt.write_text(
+        'Say {{"verdict": ...}}.\nSource text:\n{source}\n\nClaim:\n{claim}\n\nJSON:\n'
+    )
     gateway = judge()
-    assert alignment.setup(gateway, verdict_prompt_path=str(prompt)).score(DOC, SENTENCES[2]).values[
-        "alignment"] == 1.0
+    assert (
+        alignment.setup(gateway, verdict_prompt_path=str(prompt))
+        .score(DOC, SENTENCES[2])
+        .values["alignment"]
+        == 1.0
+    )
     assert calls_of(gateway)[1][0][0].content.startswith('Say {"verdict": ...}.')
 
 
-@pytest.mark.parametrize(("key", "value"), [("max_attempts", 0), ("max_tokens", 0), ("chunk_tokens", 3),
-                                            ("temperature", -1), ("room_tokens", -5), ("room_tokens", 9000)])
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("max_attempts", 0),
+        ("max_tokens", 0),
+        ("chunk_tokens", 3),
+        ("temperature", -1),
+        ("room_tokens", -5),
+        ("room_tokens", 9000),
+    ],
+)
 def test_bad_settings_name_the_key(key: str, value: object) -> None:
     with pytest.raises(ConfigError, match="metrics.alignment"):
         alignment.setup(judge(), **{key: value})  # type: ignore[arg-type]
@@ -160,7 +204,9 @@ def test_bad_settings_name_the_key(key: str, value: object) -> None:
 def test_yaml_matches_setup_defaults_and_artifact_is_json() -> None:
     data = yaml.safe_load((REPO / "conf" / "metrics" / "alignment.yaml").read_text())["alignment"]
     signature = inspect.signature(alignment.setup)
-    assert data == {k: p.default for k, p in signature.parameters.items() if p.kind == p.KEYWORD_ONLY}
+    assert data == {
+        k: p.default for k, p in signature.parameters.items() if p.kind == p.KEYWORD_ONLY
+    }
     assert alignment.ROLES == ("judge",) and alignment.Alignment.headline == ("alignment",)
     json.dumps(alignment.setup(judge()).score(DOC, SOURCE).artifacts)
 
@@ -179,12 +225,23 @@ def test_a_judge_that_only_invents_claims_gives_nan_not_a_score() -> None:
     import json as _json
 
     from metrics import alignment as _alignment
-    from tests.scripted_llm import calls_of, scripted_llm
     from runner.types import Document as _Document
+    from tests.scripted_llm import calls_of, scripted_llm
 
-    example = {"claims": ["Marie Curie won the Nobel Prize in Physics in 1903.", "Marie Curie was born in Warsaw."]}
-    judge = scripted_llm(lambda messages, options: _json.dumps(example), role="judge", temperature=0.0)
-    result = _alignment.setup(judge).score(_Document("d", "Marta Vance founded a bakery."), "Marta Vance founded a bakery.")
+    example = {
+        "claims": [
+            "Marie Curie won the Nobel Prize in Physics in 1903.",
+            "Marie Curie was born in Warsaw.",
+        ]
+    }
+    judge = scripted_llm(
+        lambda messages, options: _json.dumps(example), role="judge", temperature=0.0
+    )
+    result = _alignment.setup(judge).score(
+        _Document("d", "Marta Vance founded a bakery."), "Marta Vance founded a bakery."
+    )
     assert math.isnan(result.values["alignment"]) and result.values["invented_claims"] == 2
     assert "not in the summary" in result.notes[0]
-    assert [options["purpose"] for _, options in calls_of(judge)] == ["alignment.claims"]  # nothing judged
+    assert [options["purpose"] for _, options in calls_of(judge)] == [
+        "alignment.claims"
+    ]  # nothing judged

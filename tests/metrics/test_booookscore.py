@@ -16,8 +16,8 @@ from metrics.booookscore_parse import LABELS
 from metrics.booookscore_prompt import SENTENCE_PROMPT, parse_template
 from runner.errors import AuthError, ConfigError, ContextWindowError
 from runner.llm.gateway import Gateway
-from tests.scripted_llm import calls_of, scripted_llm
 from runner.types import Message
+from tests.scripted_llm import calls_of, scripted_llm
 
 SUMMARY = (
     "Proctor Bennett, a ferryman in Prospera, assists people transitioning to new lives. "
@@ -54,7 +54,9 @@ def target(messages: list[Message]) -> str:
 def paper_judge(concurrency: int = 1) -> Gateway:
     """A scripted judge whose name says Claude, so the gateway sends cache marks as cache_control."""
     return scripted_llm(
-        lambda messages, _: ANSWERS[target(messages)], concurrency=concurrency, name="claude-scripted"
+        lambda messages, _: ANSWERS[target(messages)],
+        concurrency=concurrency,
+        name="claude-scripted",
     )
 
 
@@ -307,7 +309,10 @@ def test_a_judge_that_never_or_always_flags_is_warned_about() -> None:
     from runner.types import MetricResult
 
     def docs(*pairs: tuple[float, float]) -> dict[str, MetricResult]:
-        return {f"d{i}": MetricResult({"judged_sentences": j, "confused_sentences": c}) for i, (j, c) in enumerate(pairs)}
+        return {
+            f"d{i}": MetricResult({"judged_sentences": j, "confused_sentences": c})
+            for i, (j, c) in enumerate(pairs)
+        }
 
     (never,) = constant_judge("local", docs((4, 0), (3, 0)))
     assert never.startswith("judge=local flagged no sentence of 7 judged sentences")

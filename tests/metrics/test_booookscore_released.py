@@ -16,10 +16,10 @@ import pytest
 
 from metrics.booookscore import score
 from runner.llm.call_log import CallLog
-from tests.fake_server import FakeOpenAIServer
 from runner.llm.gateway import Gateway, ModelSpec
 from runner.llm.retry import RetryPolicy
 from runner.run.usage import read_usage
+from tests.fake_server import FakeOpenAIServer
 from tests.metrics.conftest import REPO, annotation_responder, released
 
 EXPECTED = {"claude-88000-hier": 90.25, "claude-88000-inc": 90.9}
@@ -77,7 +77,10 @@ def app_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, fl
         uri = f"sqlite:///{root / name / 'mlflow.db'}"
         client = MlflowClient(tracking_uri=uri)
         runs = client.search_runs([client.get_experiment_by_name("summarization").experiment_id])
-        metrics[name] = {**read_usage(client, runs[0].info.run_id), **runs[0].data.metrics}  # counters too
+        metrics[name] = {
+            **read_usage(client, runs[0].info.run_id),
+            **runs[0].data.metrics,
+        }  # counters too
     return metrics
 
 
@@ -132,18 +135,45 @@ def test_a_sweep_over_the_released_files_reports_the_papers_table2_cells(tmp_pat
     paths = ",".join(str(file) for file, _, _ in files.values())
     with FakeOpenAIServer(annotation_responder(everything, labels)) as server:
         sweep = subprocess.run(
-            [sys.executable, "-m", "runner", "-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
-             "strategy=none", "data=summaries", f"data.path={paths}", "metrics=booookscore",
-             "judge=openai_compatible", f"judge.api_base={server.url}", "judge.model=openai/fake",
-             "judge.concurrency=16", f"tracking.uri={uri}", f"cache.dir={tmp_path / 'cache'}",
-             "progress=false", f"hydra.sweep.dir={tmp_path / 'sweep'}"],
-            cwd=REPO, capture_output=True, text=True, timeout=900,
+            [
+                sys.executable,
+                "-m",
+                "runner",
+                "-m",
+                "hydra/launcher=joblib",
+                "hydra.launcher.n_jobs=2",
+                "strategy=none",
+                "data=summaries",
+                f"data.path={paths}",
+                "metrics=booookscore",
+                "judge=openai_compatible",
+                f"judge.api_base={server.url}",
+                "judge.model=openai/fake",
+                "judge.concurrency=16",
+                f"tracking.uri={uri}",
+                f"cache.dir={tmp_path / 'cache'}",
+                "progress=false",
+                f"hydra.sweep.dir={tmp_path / 'sweep'}",
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=900,
         )
     assert sweep.returncode == 0, sweep.stderr[-3000:]
     report = subprocess.run(
-        [sys.executable, "-m", "runner.report.make", f"tracking.uri={uri}", f"out={tmp_path / 'report'}",
-         "resamples=200"],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "runner.report.make",
+            f"tracking.uri={uri}",
+            f"out={tmp_path / 'report'}",
+            "resamples=200",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert report.returncode == 0, report.stderr[-3000:]
     rows = list(csv.DictReader((tmp_path / "report" / "table.csv").read_text().splitlines()))

@@ -12,14 +12,14 @@ from pathlib import Path
 import pytest
 
 from metrics import coherence
-from runner.llm.call_log import CallLog
 from runner.errors import ConfigError
-from tests.fake_server import FakeOpenAIServer
-from runner.llm.gateway import Gateway
 from runner.llm.cache import ResponseCache
-from runner.llm.spec import ModelSpec
+from runner.llm.call_log import CallLog
+from runner.llm.gateway import Gateway
 from runner.llm.retry import RetryPolicy
+from runner.llm.spec import ModelSpec
 from runner.text import split_sentences
+from tests.fake_server import FakeOpenAIServer
 from tests.runner.test_local_embedder import require_weights
 
 # Letter counts (the fake server's letter_embedder): a3b3, z3, a3, b3z6, so the gap-2 pairs are

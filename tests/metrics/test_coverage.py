@@ -16,18 +16,24 @@ from metrics.coverage import allocate
 from runner.chunking import split_into_chunks
 from runner.errors import ConfigError
 from runner.llm.cache import ResponseCache
-from tests.scripted_llm import calls_of, scripted_llm
 from runner.types import Document, Message
 from tests.metrics.article_judge import SENTENCES, SOURCE, reasonable
 from tests.metrics.conftest import REPO
 from tests.metrics.test_alignment import long_source
+from tests.scripted_llm import calls_of, scripted_llm
 
 DOC = Document("bakery", SOURCE)
 
 
 def judge(concurrency: int = 8, context_window: int = 8192, script=reasonable, cache=None):  # type: ignore[no-untyped-def]
-    return scripted_llm(script, context_window=context_window, concurrency=concurrency,
-                        name="claude-scripted", role="judge", cache=cache)
+    return scripted_llm(
+        script,
+        context_window=context_window,
+        concurrency=concurrency,
+        name="claude-scripted",
+        role="judge",
+        cache=cache,
+    )
 
 
 def purposes(gateway) -> list[str]:  # type: ignore[no-untyped-def]
@@ -37,17 +43,31 @@ def purposes(gateway) -> list[str]:  # type: ignore[no-untyped-def]
 def test_the_whole_source_as_summary_covers_everything() -> None:
     result = coverage.setup(judge(), n_questions=6).score(DOC, SOURCE)
     v = result.values
-    assert (v["coverage"], v["coverage_weighted"], v["questions"], v["idk_answers"]) == (1.0, 1.0, 6, 0)
+    assert (v["coverage"], v["coverage_weighted"], v["questions"], v["idk_answers"]) == (
+        1.0,
+        1.0,
+        6,
+        0,
+    )
     rows = result.artifacts["coverage.json"]
     assert [r["reference_answer"] for r in rows] == SENTENCES
-    assert set(rows[0]) >= {"question", "reference_answer", "importance", "chunk", "summary_answer", "score"}
+    assert set(rows[0]) >= {
+        "question",
+        "reference_answer",
+        "importance",
+        "chunk",
+        "summary_answer",
+        "score",
+    }
 
 
 def test_a_summary_cut_to_its_first_sentence_covers_less_and_idk_costs_no_call() -> None:
     gateway = judge()
     v = coverage.setup(gateway, n_questions=6).score(DOC, SENTENCES[0]).values
     assert v["coverage"] == pytest.approx(1 / 6)
-    assert v["coverage_weighted"] == pytest.approx(5 / (5 + 5 * 2))  # importance 5 answered, 2 x 5 not
+    assert v["coverage_weighted"] == pytest.approx(
+        5 / (5 + 5 * 2)
+    )  # importance 5 answered, 2 x 5 not
     assert v["idk_answers"] == 5
     assert purposes(gateway).count("coverage.score") == 1  # only the answered question was scored
     assert purposes(gateway).count("coverage.answer") == 6 and v["judge_calls"] == 8
@@ -69,7 +89,9 @@ def test_answer_prompt_puts_the_summary_in_the_cached_prefix_and_the_question_la
     assert answer[0].cache and answer[0].content.endswith("Text:\n" + SOURCE)
     assert answer[1].content.startswith("Question:\nWhat is said about")
     score = next(m for m, o in calls if o["purpose"] == "coverage.score")
-    assert len(score) == 1 and "Give a score from 0 to 5" in score[0].content  # nothing long to share
+    assert (
+        len(score) == 1 and "Give a score from 0 to 5" in score[0].content
+    )  # nothing long to share
     pair = score[0].content.rsplit("\n\n", 2)[-2]
     assert json.loads(pair) == {"original_answer": SENTENCES[0], "summary_answer": SENTENCES[0]}
 
@@ -97,9 +119,11 @@ def test_a_long_source_spreads_the_questions_over_its_chunks() -> None:
     for row in rows:
         assert row["reference_answer"] in chunks[row["chunk"]].text
     asked = {  # chunk shown -> n asked, whatever order the concurrent calls finished in
-        next(c.index for c in chunks if c.text.strip() in m[0].content):
-        int(re.search(r"list of (\d+) questions", m[0].content).group(1))  # type: ignore[union-attr]
-        for m, o in calls_of(gateway) if o["purpose"] == "coverage.questions"
+        next(c.index for c in chunks if c.text.strip() in m[0].content): int(
+            re.search(r"list of (\d+) questions", m[0].content).group(1)
+        )  # type: ignore[union-attr]
+        for m, o in calls_of(gateway)
+        if o["purpose"] == "coverage.questions"
     }
     assert asked == {c.index: n for c, n in zip(chunks, expected) if n}
     assert result.values["questions"] == 10 and result.values["coverage"] == 1.0
@@ -132,7 +156,9 @@ def test_an_unparsable_score_is_counted_and_excluded() -> None:
 def test_unreadable_questions_give_nan_and_count_the_allocated_ones() -> None:
     result = coverage.setup(judge(script=lambda m, o: "[]"), n_questions=4).score(DOC, SOURCE)
     v = result.values
-    assert v["coverage"] != v["coverage"] and v["judge_calls"] == 3 and "4 unparsed" in result.notes[0]
+    assert (
+        v["coverage"] != v["coverage"] and v["judge_calls"] == 3 and "4 unparsed" in result.notes[0]
+    )
 
 
 def test_answers_overlap_with_concurrency_eight() -> None:
@@ -143,7 +169,10 @@ def test_answers_overlap_with_concurrency_eight() -> None:
             barrier.wait()  # the five later questions in flight at once, or this times out
         return reasonable(messages, options)
 
-    assert coverage.setup(judge(script=script), n_questions=6).score(DOC, SOURCE).values["coverage"] == 1.0
+    assert (
+        coverage.setup(judge(script=script), n_questions=6).score(DOC, SOURCE).values["coverage"]
+        == 1.0
+    )
 
 
 def test_a_questions_prompt_without_n_is_a_config_error(tmp_path: Path) -> None:
@@ -158,7 +187,9 @@ def test_a_questions_prompt_without_n_is_a_config_error(tmp_path: Path) -> None:
         coverage.setup(judge(), score_prompt_path=str(tmp_path / "missing.txt"))
 
 
-@pytest.mark.parametrize(("key", "value"), [("n_questions", 0), ("max_attempts", 0), ("temperature", 3.0)])
+@pytest.mark.parametrize(
+    ("key", "value"), [("n_questions", 0), ("max_attempts", 0), ("temperature", 3.0)]
+)
 def test_bad_settings_name_the_key(key: str, value: object) -> None:
     with pytest.raises(ConfigError, match=f"metrics.coverage.{key}"):
         coverage.setup(judge(), **{key: value})  # type: ignore[arg-type]
@@ -167,5 +198,7 @@ def test_bad_settings_name_the_key(key: str, value: object) -> None:
 def test_yaml_matches_setup_defaults() -> None:
     data = yaml.safe_load((REPO / "conf" / "metrics" / "coverage.yaml").read_text())["coverage"]
     signature = inspect.signature(coverage.setup)
-    assert data == {k: p.default for k, p in signature.parameters.items() if p.kind == p.KEYWORD_ONLY}
+    assert data == {
+        k: p.default for k, p in signature.parameters.items() if p.kind == p.KEYWORD_ONLY
+    }
     assert coverage.Coverage.headline == ("coverage", "coverage_weighted")

@@ -31,7 +31,10 @@ def needs_spacy() -> None:
     absence is a failure, not a silent skip (as ``missing_shared`` does for ../shared)."""
     if _model_installed():
         return
-    missing(f"spaCy's en_core_web_sm is not installed ({INSTALL}): entity_density check not run", "the spacy extra")
+    missing(
+        f"spaCy's en_core_web_sm is not installed ({INSTALL}): entity_density check not run",
+        "the spacy extra",
+    )
 
 
 @pytest.fixture(scope="module")
@@ -125,8 +128,12 @@ def test_whitespace_is_not_a_token_and_punctuation_is(metric: entity_density.Ent
     # Entities: Apple, Google (ORG), New York (GPE), Monday, 3 March (DATE), Tim Cook (PERSON).
     labels = [(e["text"], e["label"]) for e in result.artifacts["entities.json"]]
     assert labels == [
-        ("Apple", "ORG"), ("Google", "ORG"), ("New York", "GPE"),
-        ("Monday", "DATE"), ("3 March", "DATE"), ("Tim Cook", "PERSON"),
+        ("Apple", "ORG"),
+        ("Google", "ORG"),
+        ("New York", "GPE"),
+        ("Monday", "DATE"),
+        ("3 March", "DATE"),
+        ("Tim Cook", "PERSON"),
     ]
     # Tokens: 16 words + , ; : " " . in the first sentence (21), Then it ended . (4) = 25;
     # the "\n\n  " and the double space between "Then" and "it" are not counted.

@@ -13,10 +13,10 @@ from metrics import alignment, coverage, f1
 from metrics.f1 import f_beta
 from runner.errors import ConfigError
 from runner.llm.cache import ResponseCache
-from tests.scripted_llm import scripted_llm
 from runner.types import Document
 from tests.metrics.article_judge import SENTENCES, SOURCE, reasonable
 from tests.metrics.conftest import REPO
+from tests.scripted_llm import scripted_llm
 
 DOC = Document("bakery", SOURCE)
 SUMMARY = SENTENCES[0] + " Marta Vance sold the bakery to a bank in 2010."
@@ -37,7 +37,9 @@ def judge(cache=None):  # type: ignore[no-untyped-def]
         (1.0, 0.0, 1.0, 0.0),
     ],
 )
-def test_f_beta_matches_hand_computed_values(p: float, r: float, beta: float, expected: float) -> None:
+def test_f_beta_matches_hand_computed_values(
+    p: float, r: float, beta: float, expected: float
+) -> None:
     assert f_beta(p, r, beta) == pytest.approx(expected)
 
 
@@ -75,7 +77,9 @@ def test_composed_with_alignment_and_coverage_f1_pays_no_judge_call_twice(tmp_pa
     paid = len(gateway.call_log.entries)
     both = f1.setup(gateway).score(DOC, SUMMARY)
     again = gateway.call_log.entries[paid:]
-    assert len(again) == paid and all(e["cached"] for e in again)  # same requests, all from the cache
+    assert len(again) == paid and all(
+        e["cached"] for e in again
+    )  # same requests, all from the cache
     assert both.values["alignment"] == a.values["alignment"]
     assert both.values["coverage"] == c.values["coverage"]
     assert both.artifacts["coverage.json"] == c.artifacts["coverage.json"]
@@ -89,8 +93,17 @@ def test_without_a_response_cache_composing_pays_twice() -> None:  # why the def
     assert not any(e["cached"] for e in gateway.call_log.entries[paid:])
 
 
-@pytest.mark.parametrize(("key", "value"), [("beta", 0), ("beta", -1.0), ("beta", math.inf), ("n_questions", 0),
-                                            ("chunk_tokens", 0), ("max_tokens", 0)])
+@pytest.mark.parametrize(
+    ("key", "value"),
+    [
+        ("beta", 0),
+        ("beta", -1.0),
+        ("beta", math.inf),
+        ("n_questions", 0),
+        ("chunk_tokens", 0),
+        ("max_tokens", 0),
+    ],
+)
 def test_bad_settings_name_the_key(key: str, value: object) -> None:
     with pytest.raises(ConfigError, match=f"metrics.f1.{key}"):
         f1.setup(judge(), **{key: value})  # type: ignore[arg-type]
@@ -98,8 +111,16 @@ def test_bad_settings_name_the_key(key: str, value: object) -> None:
 
 def test_yaml_matches_setup_defaults_and_covers_both_metrics() -> None:
     data = yaml.safe_load((REPO / "conf" / "metrics" / "f1.yaml").read_text())["f1"]
-    params = {k: p.default for k, p in inspect.signature(f1.setup).parameters.items() if p.kind == p.KEYWORD_ONLY}
+    params = {
+        k: p.default
+        for k, p in inspect.signature(f1.setup).parameters.items()
+        if p.kind == p.KEYWORD_ONLY
+    }
     assert data == params
     for module in (alignment, coverage):
-        own = {k: p.default for k, p in inspect.signature(module.setup).parameters.items() if k != "judge"}
+        own = {
+            k: p.default
+            for k, p in inspect.signature(module.setup).parameters.items()
+            if k != "judge"
+        }
         assert own.items() <= params.items()  # same names, same defaults: composed requests match

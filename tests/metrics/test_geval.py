@@ -13,15 +13,15 @@ import yaml
 from metrics import geval
 from metrics.geval import parse_score, setup
 from metrics.geval_prompt import PROMPT_DIR
-from runner.llm.call_log import CallLog
 from runner.errors import ConfigError
-from tests.fake_server import FakeOpenAIServer, FakeReply
-from runner.llm.gateway import Gateway
 from runner.llm.cache import ResponseCache
-from runner.llm.spec import ModelSpec
+from runner.llm.call_log import CallLog
+from runner.llm.gateway import Gateway
 from runner.llm.retry import RetryPolicy
-from tests.scripted_llm import calls_of, scripted_llm
+from runner.llm.spec import ModelSpec
 from runner.types import Document, Message
+from tests.fake_server import FakeOpenAIServer, FakeReply
+from tests.scripted_llm import calls_of, scripted_llm
 
 SOURCE = Document("d1", "The council closed the river lock in May after a flood damaged its gates.")
 SUMMARY = "A flood damaged the river lock's gates. The council closed the lock in May."
@@ -54,8 +54,13 @@ def loopback_responder(request: dict[str, Any]) -> FakeReply:
 
 
 def loopback_judge(url: str, cache: ResponseCache | None) -> Gateway:
-    spec = ModelSpec(name="fake", model="openai/fake", api_base=url, context_window=8192,
-                     retry=RetryPolicy(max_attempts=1))
+    spec = ModelSpec(
+        name="fake",
+        model="openai/fake",
+        api_base=url,
+        context_window=8192,
+        retry=RetryPolicy(max_attempts=1),
+    )
     return Gateway(spec, CallLog(None, keep=True), cache, role="judge")
 
 
@@ -63,7 +68,9 @@ def test_probability_weighted_scores_from_logprobs_and_steps_made_once(tmp_path:
     with FakeOpenAIServer(loopback_responder) as server:
         judge = loopback_judge(server.url, ResponseCache(tmp_path))
         metric = setup(judge, dimensions=["coherence", "fluency"])
-        steps_requests = [r for r in server.requests if is_steps_request(r["messages"][-1]["content"])]
+        steps_requests = [
+            r for r in server.requests if is_steps_request(r["messages"][-1]["content"])
+        ]
         assert len(steps_requests) == 2 and all(r["temperature"] == 0.0 for r in steps_requests)
         first = metric.score(SOURCE, SUMMARY)
         second = metric.score(Document("d2", "Another source text."), "Another summary.")
@@ -131,16 +138,22 @@ def test_sampling_fallback_means_the_parsed_samples_and_stops_probing() -> None:
     before = len(calls_of(judge))
     metric.score(SOURCE, "The lock was damaged.")
     assert len(calls_of(judge)) - before == 10  # no more logprob probes once none came back
-    form = next(m for m, _ in calls_of(judge) if not is_steps_request(m[-1].content)
-                and label_of(m[-1].content) == "Coherence")
+    form = next(
+        m
+        for m, _ in calls_of(judge)
+        if not is_steps_request(m[-1].content) and label_of(m[-1].content) == "Coherence"
+    )
     assert form[0].cache and SOURCE.text in form[0].content and SUMMARY in form[0].content
     assert "Evaluation Criteria" not in form[0].content  # the source is the shared prefix
 
 
 def test_all_samples_unparsed_is_nan_with_a_note() -> None:
-    judge = scripted_llm(lambda m, o: STEPS if is_steps_request(m[-1].content) else "good",
-                         role="judge")
-    result = setup(judge, dimensions=["relevance"], n_samples=3, top_logprobs=0).score(SOURCE, SUMMARY)
+    judge = scripted_llm(
+        lambda m, o: STEPS if is_steps_request(m[-1].content) else "good", role="judge"
+    )
+    result = setup(judge, dimensions=["relevance"], n_samples=3, top_logprobs=0).score(
+        SOURCE, SUMMARY
+    )
     assert math.isnan(result.values["relevance"]) and math.isnan(result.values["relevance_norm"])
     assert result.values["unparsed_samples"] == 3
     assert any("all 3 samples unparsed" in n for n in result.notes)

@@ -7,8 +7,8 @@ from typing import Any
 import pytest
 
 from metrics.judging import Usage, as_list, ask_json, parse_json
-from tests.scripted_llm import calls_of, scripted_llm
 from runner.types import Message
+from tests.scripted_llm import calls_of, scripted_llm
 
 
 @pytest.mark.parametrize(
@@ -38,7 +38,9 @@ def test_an_unreadable_answer_is_reasked_with_the_reason_then_accepted() -> None
     answers = iter(["I think yes", '{"verdict": "maybe"}', '{"verdict": "Yes"}'])
     judge = scripted_llm(lambda messages, options: next(answers), role="judge")
     usage = Usage()
-    answer = ask_json(judge, [Message("user", "Is it true?")], _yes_no, usage, purpose="t", max_attempts=3)
+    answer = ask_json(
+        judge, [Message("user", "Is it true?")], _yes_no, usage, purpose="t", max_attempts=3
+    )
     assert answer.value == "yes" and answer.parsed
     assert (usage.calls, usage.reasks, usage.unparsed) == (3, 2, 0)
     calls = calls_of(judge)
@@ -50,7 +52,9 @@ def test_an_unreadable_answer_is_reasked_with_the_reason_then_accepted() -> None
 def test_an_answer_unreadable_after_max_attempts_is_counted_not_scored() -> None:
     judge = scripted_llm(lambda messages, options: "always prose", role="judge")
     usage = Usage()
-    answer = ask_json(judge, [Message("user", "Is it true?")], _yes_no, usage, purpose="t", max_attempts=2)
+    answer = ask_json(
+        judge, [Message("user", "Is it true?")], _yes_no, usage, purpose="t", max_attempts=2
+    )
     assert answer.value is None and not answer.parsed
     assert answer.raw == "always prose" and "no JSON" in answer.error
     assert (usage.calls, usage.unparsed) == (2, 1)

@@ -12,9 +12,9 @@ import pytest
 from metrics import repetitiveness
 from metrics.repetitiveness import check_verdict, setup
 from runner.errors import ConfigError
-from tests.scripted_llm import calls_of, scripted_llm
 from runner.text import split_sentences
 from runner.types import Message
+from tests.scripted_llm import calls_of, scripted_llm
 
 REPETITIVE = (
     "The council closed the lock in May. A flood had damaged its gates. "

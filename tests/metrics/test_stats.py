@@ -8,8 +8,7 @@ import pytest
 
 from metrics import METRICS
 from metrics.stats import score, trigrams
-from runner.text import words
-from runner.text import count_tokens
+from runner.text import count_tokens, words
 from runner.types import Document
 
 

@@ -13,8 +13,8 @@ import pytest
 from metrics import vagueness
 from metrics.vagueness import batch_check, setup
 from runner.errors import ConfigError
-from tests.scripted_llm import calls_of, scripted_llm
 from runner.types import Message
+from tests.scripted_llm import calls_of, scripted_llm
 
 SUMMARY = (
     "The article discusses several important topics. "
@@ -22,7 +22,12 @@ SUMMARY = (
     "The author describes the reasons for the price cut. "
     "Deliveries in China rose to 94,000 cars that quarter."
 )
-VAGUE_PHRASES = ("the article", "the author describes", "the text discusses", "this summary describes")
+VAGUE_PHRASES = (
+    "the article",
+    "the author describes",
+    "the text discusses",
+    "this summary describes",
+)
 
 
 def numbered(messages: list[Message]) -> dict[int, str]:
@@ -63,10 +68,15 @@ def test_stock_phrases_are_vague_and_concrete_sentences_are_not() -> None:
     assert v["unparsed_sentences"] == 0 and v["judge_calls"] == 1  # all in one call
     rows = result.artifacts["vagueness.json"]
     assert [r["is_vague"] for r in rows] == [True, False, True, False]
-    assert rows[0] == {"sentence": "The article discusses several important topics.",
-                       "is_vague": True, "reason": "talks about the text"}
+    assert rows[0] == {
+        "sentence": "The article discusses several important topics.",
+        "is_vague": True,
+        "reason": "talks about the text",
+    }
     request, options = calls_of(judge)[0]
-    assert "'the article suggests', 'the author describes', 'the text discusses'" in request[0].content
+    assert (
+        "'the article suggests', 'the author describes', 'the text discusses'" in request[0].content
+    )
     assert options["temperature"] == 0.0 and result.notes == ()
 
 

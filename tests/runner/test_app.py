@@ -13,12 +13,12 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from runner.config.run_config import build_run_config
-from runner.errors import AuthError, ConfigError, DataError, ModelUnreachableError
 from runner.data.loaders import load_documents
+from runner.errors import AuthError, ConfigError, DataError, ModelUnreachableError
 from runner.run.lifecycle import RunResult, run_experiment
-from tests.fake_server import FakeOpenAIServer
-from runner.text import count_tokens
 from runner.run.usage import read_usage
+from runner.text import count_tokens
+from tests.fake_server import FakeOpenAIServer
 from tests.runner.test_config import composed
 
 REPO = Path(__file__).resolve().parents[2]
@@ -53,7 +53,9 @@ def all_runs(uri: str, parents: bool = False) -> list[Any]:
     return [r for r in runs if parents or r.data.tags.get("runner.kind") != "sweep"]
 
 
-def test_run_logs_params_metrics_and_artifacts(server: FakeOpenAIServer, stores: dict[str, str]) -> None:
+def test_run_logs_params_metrics_and_artifacts(
+    server: FakeOpenAIServer, stores: dict[str, str]
+) -> None:
     result = run(overrides(server.url, stores, "chunk=1024"))
     client = MlflowClient(stores["tracking.uri"])
     logged = client.get_run(result.run_id)
@@ -73,15 +75,23 @@ def test_run_logs_params_metrics_and_artifacts(server: FakeOpenAIServer, stores:
     rows = {row[table["columns"].index("doc_id")]: row for row in table["data"]}
     words = table["columns"].index("stats/words")
     scores = json.loads(artifact(client, result.run_id, "scores.json"))
-    assert {d: r[words] for d, r in rows.items()} == {d: v["stats/words"] for d, v in scores.items()}
+    assert {d: r[words] for d, r in rows.items()} == {
+        d: v["stats/words"] for d, v in scores.items()
+    }
     (dataset,) = logged.inputs.dataset_inputs
     assert dataset.dataset.name == "sample" and json.loads(dataset.dataset.profile)["num_rows"] == 3
     tags = logged.data.tags
     assert tags["mlflow.source.git.commit"] and len(tags["fingerprint"]) == 16
     summaries = json.loads(artifact(client, result.run_id, "summaries.json"))
-    assert set(summaries) == {"salt-and-copper", "the-lighthouse-keepers-ledger", "the-night-train-to-verrin"}
+    assert set(summaries) == {
+        "salt-and-copper",
+        "the-lighthouse-keepers-ledger",
+        "the-night-train-to-verrin",
+    }
     assert summaries == result.summaries
-    calls = [json.loads(line) for line in artifact(client, result.run_id, "calls.jsonl").splitlines()]
+    calls = [
+        json.loads(line) for line in artifact(client, result.run_id, "calls.jsonl").splitlines()
+    ]
     assert len(calls) == 3 and all(c["purpose"] == "baseline" for c in calls)
     assert "chunk: 1024" in artifact(client, result.run_id, "config.yaml")
     trace = json.loads(artifact(client, result.run_id, "traces/salt-and-copper.json"))
@@ -91,7 +101,9 @@ def test_run_logs_params_metrics_and_artifacts(server: FakeOpenAIServer, stores:
     )
 
 
-def test_identical_rerun_makes_zero_model_calls(server: FakeOpenAIServer, stores: dict[str, str]) -> None:
+def test_identical_rerun_makes_zero_model_calls(
+    server: FakeOpenAIServer, stores: dict[str, str]
+) -> None:
     first = run(overrides(server.url, stores))
     requests = len(server.requests)
     second = run(overrides(server.url, stores))
@@ -106,12 +118,17 @@ def test_identical_rerun_makes_zero_model_calls(server: FakeOpenAIServer, stores
 def test_chunk_larger_than_context_fails_before_any_run(
     server: FakeOpenAIServer, stores: dict[str, str]
 ) -> None:
-    with pytest.raises(ConfigError, match="chunk=9000 exceeds the 8192-token context of 'openai_compatible'; lower chunk"):
+    with pytest.raises(
+        ConfigError,
+        match="chunk=9000 exceeds the 8192-token context of 'openai_compatible'; lower chunk",
+    ):
         run(overrides(server.url, stores, "chunk=9000"))
     assert all_runs(stores["tracking.uri"]) == []
 
 
-def test_missing_api_key_fails_before_any_run(stores: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_api_key_fails_before_any_run(
+    stores: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     items = ["model=claude", "metrics=stats", *[f"{k}={v}" for k, v in stores.items()]]
     with pytest.raises(AuthError, match="ANTHROPIC_API_KEY"):
@@ -121,7 +138,9 @@ def test_missing_api_key_fails_before_any_run(stores: dict[str, str], monkeypatc
 
 def test_unreachable_server_fails_before_any_run(stores: dict[str, str]) -> None:
     items = overrides("http://127.0.0.1:9/v1", stores, "model.timeout_s=2")
-    with pytest.raises(ModelUnreachableError, match="cannot reach http://127.0.0.1:9/v1 .*fix model.api_base"):
+    with pytest.raises(
+        ModelUnreachableError, match="cannot reach http://127.0.0.1:9/v1 .*fix model.api_base"
+    ):
         run(items)
     assert all_runs(stores["tracking.uri"]) == []
 
@@ -168,29 +187,54 @@ def test_bad_document_fails_before_any_run(
     assert server.requests == []
 
 
-def test_summaries_made_elsewhere_are_scored_without_sources(stores: dict[str, str], tmp_path: Path) -> None:
+def test_summaries_made_elsewhere_are_scored_without_sources(
+    stores: dict[str, str], tmp_path: Path
+) -> None:
     path = tmp_path / "summaries.json"
-    path.write_text(json.dumps({"book-1": "Anna sails north. She finds the island.", "book-2": "Ben stays home."}))
-    items = ["strategy=none", "data=summaries", f"data.path={path}", "metrics=stats",
-             *[f"{k}={v}" for k, v in stores.items()]]
+    path.write_text(
+        json.dumps(
+            {"book-1": "Anna sails north. She finds the island.", "book-2": "Ben stays home."}
+        )
+    )
+    items = [
+        "strategy=none",
+        "data=summaries",
+        f"data.path={path}",
+        "metrics=stats",
+        *[f"{k}={v}" for k, v in stores.items()],
+    ]
     result = run(items)
-    assert result.summaries == {"book-1": "Anna sails north. She finds the island.", "book-2": "Ben stays home."}
+    assert result.summaries == {
+        "book-1": "Anna sails north. She finds the island.",
+        "book-2": "Ben stays home.",
+    }
     assert result.totals.calls == 0
     logged = MlflowClient(stores["tracking.uri"]).get_run(result.run_id).data
     client = MlflowClient(stores["tracking.uri"])
     scores = json.loads(artifact(client, result.run_id, "scores.json"))
-    assert scores["book-1"]["stats/sentences"] == 2 and "stats/novel_trigrams_pct" not in logged.metrics
+    assert (
+        scores["book-1"]["stats/sentences"] == 2
+        and "stats/novel_trigrams_pct" not in logged.metrics
+    )
     assert logged.params["roles"] == "none"
 
 
-def test_summaries_with_their_sources_get_source_metrics(stores: dict[str, str], tmp_path: Path) -> None:
+def test_summaries_with_their_sources_get_source_metrics(
+    stores: dict[str, str], tmp_path: Path
+) -> None:
     sources = tmp_path / "books"
     sources.mkdir()
     (sources / "book-1.txt").write_text("Anna sails north in May. She finds the island at last.")
     path = tmp_path / "summaries.json"
     path.write_text(json.dumps({"book-1": "Anna sails north. She finds the island."}))
-    items = ["strategy=none", "data=summaries", f"data.path={path}", f"data.sources={sources}",
-             "metrics=stats", *[f"{k}={v}" for k, v in stores.items()]]
+    items = [
+        "strategy=none",
+        "data=summaries",
+        f"data.path={path}",
+        f"data.sources={sources}",
+        "metrics=stats",
+        *[f"{k}={v}" for k, v in stores.items()],
+    ]
     client = MlflowClient(stores["tracking.uri"])
     metrics = json.loads(artifact(client, run(items).run_id, "scores.json"))
     # book-1: trigrams "anna sails north", "sails north she", "north she finds", "she finds the",
@@ -202,15 +246,25 @@ def test_summaries_with_their_sources_get_source_metrics(stores: dict[str, str],
 def cli(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "runner", *args],
-        cwd=REPO, capture_output=True, text=True, timeout=600, env={**os.environ, **(env or {})},
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, **(env or {})},
     )
 
 
 def test_cli_multirun_creates_one_run_per_job(
     server: FakeOpenAIServer, stores: dict[str, str], tmp_path: Path
 ) -> None:
-    done = cli("-m", "strategy=baseline", "chunk=512,1024", "data.limit=1",
-               f"hydra.sweep.dir={tmp_path / 'sweep'}", *overrides(server.url, stores))
+    done = cli(
+        "-m",
+        "strategy=baseline",
+        "chunk=512,1024",
+        "data.limit=1",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        *overrides(server.url, stores),
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     runs = all_runs(stores["tracking.uri"])
     assert sorted(r.data.params["chunk"] for r in runs) == ["1024", "512"]
@@ -228,7 +282,9 @@ def test_cli_multirun_creates_one_run_per_job(
         (["no_such_key=1"], "error: no_such_key is not a config key"),
     ],
 )
-def test_cli_bad_input_is_one_line_and_exit_2(args: list[str], message: str, tmp_path: Path) -> None:
+def test_cli_bad_input_is_one_line_and_exit_2(
+    args: list[str], message: str, tmp_path: Path
+) -> None:
     done = cli(*args, f"hydra.run.dir={tmp_path / 'out'}")
     assert done.returncode == 2
     lines = [line for line in done.stderr.splitlines() if line.strip()]
@@ -236,7 +292,9 @@ def test_cli_bad_input_is_one_line_and_exit_2(args: list[str], message: str, tmp
     assert sum(line.startswith("error:") for line in lines) == 1
 
 
-def test_a_constant_judge_is_warned_about_in_the_run_and_its_summary(stores: dict[str, str]) -> None:
+def test_a_constant_judge_is_warned_about_in_the_run_and_its_summary(
+    stores: dict[str, str],
+) -> None:
     from runner.run.console import format_summary
 
     def answer(request: dict[str, Any]) -> str:
@@ -245,7 +303,13 @@ def test_a_constant_judge_is_warned_about_in_the_run_and_its_summary(stores: dic
         return "The keeper lit the lamp. A storm came in the night. The ship was saved at dawn."
 
     with FakeOpenAIServer(answer) as server:
-        items = overrides(server.url, stores, "metrics=paper", "judge=openai_compatible", f"judge.api_base={server.url}")
+        items = overrides(
+            server.url,
+            stores,
+            "metrics=paper",
+            "judge=openai_compatible",
+            f"judge.api_base={server.url}",
+        )
         result = run(items)
     printed = format_summary(result)
     assert "warning: judge=openai_compatible flagged no sentence of 9 judged sentences" in printed
@@ -261,4 +325,9 @@ def test_a_key_the_strategy_ignores_is_named() -> None:
 
     (line,) = ignored_keys(build_run_config(composed("chunk=512"), ("chunk=512",)))
     assert line.startswith("chunk= has no effect with strategy=baseline")
-    assert ignored_keys(build_run_config(composed("strategy=hier", "chunk=512"), ("strategy=hier", "chunk=512"))) == []
+    assert (
+        ignored_keys(
+            build_run_config(composed("strategy=hier", "chunk=512"), ("strategy=hier", "chunk=512"))
+        )
+        == []
+    )

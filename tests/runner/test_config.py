@@ -33,11 +33,7 @@ def options(group: str) -> list[str]:
 
 
 def keyword_params(fn: Any) -> set[str]:
-    return {
-        p.name
-        for p in inspect.signature(fn).parameters.values()
-        if p.kind == p.KEYWORD_ONLY
-    }
+    return {p.name for p in inspect.signature(fn).parameters.values() if p.kind == p.KEYWORD_ONLY}
 
 
 @pytest.mark.parametrize("option", [o for o in options("strategy") if o != "precomputed"])
@@ -83,7 +79,9 @@ def test_defaults_build_a_valid_run_config() -> None:
     config = build_run_config(composed())
     assert config.strategy == "baseline" and config.roles["model"].is_local and config.chunk == 2048
     assert set(config.roles) == {"model", "judge"}  # baseline's model, booookscore's judge
-    assert config.tracking_uri.startswith("sqlite:///") and config.tracking_uri.endswith("mlruns/mlflow.db")
+    assert config.tracking_uri.startswith("sqlite:///") and config.tracking_uri.endswith(
+        "mlruns/mlflow.db"
+    )
 
 
 def test_paper_defaults_for_temperature() -> None:

@@ -51,7 +51,10 @@ def test_booookscore_pickle_loads(tmp_path: Path) -> None:
     path = tmp_path / "books.pkl"
     path.write_bytes(pickle.dumps({"book-a": "Once upon a time.", "book-b": "The end."}))
     docs = load_documents("booookscore_pickle", str(path))
-    assert [(d.doc_id, d.text) for d in docs] == [("book-a", "Once upon a time."), ("book-b", "The end.")]
+    assert [(d.doc_id, d.text) for d in docs] == [
+        ("book-a", "Once upon a time."),
+        ("book-b", "The end."),
+    ]
 
 
 class _Exploit:

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from runner.config.fingerprint import fingerprint, prompt_files
 from runner.config.run_config import build_run_config
 from runner.errors import ConfigError
-from runner.config.fingerprint import fingerprint, prompt_files
 from tests.runner.test_config import composed
 
 
@@ -39,8 +39,15 @@ def test_the_bundled_prompts_are_hashed() -> None:
 
 @pytest.mark.parametrize(
     "same",
-    ["model.concurrency=3", "model.timeout_s=5", "model.retry.max_attempts=9", "progress=true",
-     "tracking.experiment=other", "cache.dir=/tmp/elsewhere", "judge.concurrency=2"],
+    [
+        "model.concurrency=3",
+        "model.timeout_s=5",
+        "model.retry.max_attempts=9",
+        "progress=true",
+        "tracking.experiment=other",
+        "cache.dir=/tmp/elsewhere",
+        "judge.concurrency=2",
+    ],
 )
 def test_settings_that_cannot_change_results_leave_it_alone(same: str) -> None:
     assert fp("model=gpt4", same) == fp("model=gpt4")
@@ -48,8 +55,17 @@ def test_settings_that_cannot_change_results_leave_it_alone(same: str) -> None:
 
 @pytest.mark.parametrize(
     "different",
-    ["chunk=1024", "temperature=0.2", "model.temperature=0.1", "seed=1", "data.limit=1",
-     "strategy.max_summary_len=600", "metrics.booookscore.batch_size=4", "judge=gpt35", "model=claude"],
+    [
+        "chunk=1024",
+        "temperature=0.2",
+        "model.temperature=0.1",
+        "seed=1",
+        "data.limit=1",
+        "strategy.max_summary_len=600",
+        "metrics.booookscore.batch_size=4",
+        "judge=gpt35",
+        "model=claude",
+    ],
 )
 def test_settings_that_change_results_change_it(different: str) -> None:
     assert fp("model=gpt4", different) != fp("model=gpt4")
@@ -65,14 +81,21 @@ def test_a_missing_prompt_file_is_a_config_error(tmp_path: Path) -> None:
         prompt_files(config)
 
 
-def test_a_geval_steps_file_is_hashed_but_the_official_steps_name_is_not_a_file(tmp_path: Path) -> None:
+def test_a_geval_steps_file_is_hashed_but_the_official_steps_name_is_not_a_file(
+    tmp_path: Path,
+) -> None:
     steps = tmp_path / "steps.yaml"
     steps.write_text("coherence: |\n  1. Read the article.\n", encoding="utf-8")
     key = f"metrics.geval.steps={steps}"
     before = fp("metrics=geval", key)
     steps.write_text("coherence: |\n  1. Read the summary first.\n", encoding="utf-8")
     assert fp("metrics=geval", key) != before
-    assert not any(name.startswith("prompts/metrics.geval.steps") for name in prompt_files(build_run_config(composed("metrics=geval", "metrics.geval.steps=official"))))
+    assert not any(
+        name.startswith("prompts/metrics.geval.steps")
+        for name in prompt_files(
+            build_run_config(composed("metrics=geval", "metrics.geval.steps=official"))
+        )
+    )
 
 
 def test_f1_logs_and_hashes_the_prompts_of_the_metrics_it_builds() -> None:

@@ -9,14 +9,14 @@ from typing import Any
 
 import pytest
 
-from runner.llm.call_log import CallLog
 from runner.errors import AuthError, ConfigError, ModelUnreachableError
-from tests.fake_server import FakeOpenAIServer, FakeReply
-from runner.llm.limits import EndpointLimits
-from runner.llm.gateway import Gateway, ModelSpec
 from runner.llm.cache import ResponseCache
+from runner.llm.call_log import CallLog
+from runner.llm.gateway import Gateway, ModelSpec
+from runner.llm.limits import EndpointLimits
 from runner.llm.retry import RetryPolicy
 from runner.types import Message
+from tests.fake_server import FakeOpenAIServer, FakeReply
 
 
 def spec(url: str, **kw: Any) -> ModelSpec:
@@ -145,7 +145,11 @@ def test_mapped_model_is_priced_from_litellms_bundled_map(server: FakeOpenAIServ
 def test_missing_api_key_is_reported_before_any_call(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     gw = Gateway(
-        ModelSpec(name="claude", model="anthropic/claude-sonnet-4-5-20250929", api_key_env="ANTHROPIC_API_KEY"),
+        ModelSpec(
+            name="claude",
+            model="anthropic/claude-sonnet-4-5-20250929",
+            api_key_env="ANTHROPIC_API_KEY",
+        ),
         CallLog(None),
     )
     with pytest.raises(AuthError, match="needs ANTHROPIC_API_KEY in the environment"):

@@ -4,16 +4,24 @@ from __future__ import annotations
 
 import math
 
-from runner.llm.call_log import CallLog
-from tests.fake_server import FakeOpenAIServer, FakeReply, letter_embedder
-from runner.llm.gateway import Gateway
 from runner.llm.cache import ResponseCache
-from runner.llm.spec import ModelSpec
+from runner.llm.call_log import CallLog
+from runner.llm.gateway import Gateway
 from runner.llm.retry import RetryPolicy
+from runner.llm.spec import ModelSpec
+from tests.fake_server import FakeOpenAIServer, FakeReply, letter_embedder
 
 
-def _gateway(url: str, cache: ResponseCache | None, model: str = "openai/fake", role: str = "embedder") -> Gateway:
-    spec = ModelSpec(name="fake", model=model, api_base=url, context_window=8192, retry=RetryPolicy(max_attempts=1))
+def _gateway(
+    url: str, cache: ResponseCache | None, model: str = "openai/fake", role: str = "embedder"
+) -> Gateway:
+    spec = ModelSpec(
+        name="fake",
+        model=model,
+        api_base=url,
+        context_window=8192,
+        retry=RetryPolicy(max_attempts=1),
+    )
     return Gateway(spec, CallLog(None, keep=True), cache, role=role)
 
 
@@ -23,14 +31,20 @@ def test_embeddings_come_back_in_order_and_are_cached_per_text(tmp_path) -> None
         texts = ["Alpha beta.", "Zebra zoo.", "Alpha beta."]
         vectors = gateway.embed(texts, purpose="coherence")
         assert vectors == [letter_embedder(t) for t in texts]
-        assert len(server.requests) == 1 and server.requests[0]["input"] == ["Alpha beta.", "Zebra zoo."]
+        assert len(server.requests) == 1 and server.requests[0]["input"] == [
+            "Alpha beta.",
+            "Zebra zoo.",
+        ]
         again = gateway.embed(["Zebra zoo.", "New text."])
         assert again == [letter_embedder("Zebra zoo."), letter_embedder("New text.")]
         assert server.requests[-1]["input"] == ["New text."]  # the cached text is not sent again
         assert len(server.requests) == 2
     purposes = [e["purpose"] for e in gateway.call_log.entries]
     assert "coherence" in purposes
-    assert all("embedding" not in str(e["response"]) or e["response"].startswith("<") for e in gateway.call_log.entries)
+    assert all(
+        "embedding" not in str(e["response"]) or e["response"].startswith("<")
+        for e in gateway.call_log.entries
+    )
 
 
 def test_top_logprobs_are_returned_and_cached(tmp_path) -> None:
@@ -67,8 +81,16 @@ def test_repeat_penalty_enters_the_request_only_when_the_model_sets_one() -> Non
     with FakeOpenAIServer() as server:
         plain = _gateway(server.url, None, role="model")
         plain.complete("Hello.", max_tokens=3)
-        spec = ModelSpec(name="p", model="openai/fake", api_base=server.url, context_window=8192, repeat_penalty=1.1)
+        spec = ModelSpec(
+            name="p",
+            model="openai/fake",
+            api_base=server.url,
+            context_window=8192,
+            repeat_penalty=1.1,
+        )
         penalized = Gateway(spec, CallLog(None, keep=True), None)
         penalized.complete("Hello.", max_tokens=3)
-    assert "repeat_penalty" not in plain.call_log.entries[0]["request"]  # cache keys of other models unchanged
+    assert (
+        "repeat_penalty" not in plain.call_log.entries[0]["request"]
+    )  # cache keys of other models unchanged
     assert penalized.call_log.entries[0]["request"]["repeat_penalty"] == 1.1

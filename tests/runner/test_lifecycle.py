@@ -44,8 +44,16 @@ def test_one_failing_document_cancels_the_others(stores: dict[str, str], tmp_pat
 
     docs = _three_docs(tmp_path / "docs")
     with FakeOpenAIServer(answer, latency_s=0.3) as server:
-        items = overrides(server.url, stores, "strategy=hier", "chunk=256", "data=dir",
-                          f"data.path={docs}", "model.concurrency=3", "strategy.postprocess=none")
+        items = overrides(
+            server.url,
+            stores,
+            "strategy=hier",
+            "chunk=256",
+            "data=dir",
+            f"data.path={docs}",
+            "model.concurrency=3",
+            "strategy.postprocess=none",
+        )
         with pytest.raises(AuthError):
             run(items)
         time.sleep(1.0)  # a call that started after the refusal would show up by now
@@ -58,22 +66,40 @@ def test_one_failing_document_cancels_the_others(stores: dict[str, str], tmp_pat
     assert len(intervals) < 12
     (failed,) = all_runs(stores["tracking.uri"])
     assert failed.info.status == "FAILED"
-    assert failed.data.tags["failure"].startswith("AuthError: model=openai_compatible: the API key was rejected")
+    assert failed.data.tags["failure"].startswith(
+        "AuthError: model=openai_compatible: the API key was rejected"
+    )
 
 
 def _cli(args: list[str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "runner", *args], cwd=REPO, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "runner", *args],
+        cwd=REPO,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
     )
 
 
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
-def test_a_signal_ends_the_run_killed(stores: dict[str, str], tmp_path: Path, signum: int, code: int) -> None:
+def test_a_signal_ends_the_run_killed(
+    stores: dict[str, str], tmp_path: Path, signum: int, code: int
+) -> None:
     with FakeOpenAIServer(responder(), latency_s=1.0) as server:
-        proc = _cli([*overrides(server.url, stores, "strategy=hier", "chunk=256", "data.limit=1",
-                                "model.concurrency=1"), f"hydra.run.dir={tmp_path / 'out'}"])
+        proc = _cli(
+            [
+                *overrides(
+                    server.url,
+                    stores,
+                    "strategy=hier",
+                    "chunk=256",
+                    "data.limit=1",
+                    "model.concurrency=1",
+                ),
+                f"hydra.run.dir={tmp_path / 'out'}",
+            ]
+        )
         deadline = time.monotonic() + 120
         while not server.requests and time.monotonic() < deadline and proc.poll() is None:
             time.sleep(0.1)
@@ -90,11 +116,20 @@ def test_a_signal_ends_the_run_killed(stores: dict[str, str], tmp_path: Path, si
     assert killed.data.tags["failure"].split(":")[0] in ("Terminated", "KeyboardInterrupt")
 
 
-def test_each_job_of_a_sweep_gets_its_own_endpoint_limit(stores: dict[str, str], tmp_path: Path) -> None:
+def test_each_job_of_a_sweep_gets_its_own_endpoint_limit(
+    stores: dict[str, str], tmp_path: Path
+) -> None:
     with FakeOpenAIServer(latency_s=0.4) as server:
         # force: concurrency is not part of the fingerprint, so the second cell would be skipped
-        proc = _cli(["-m", *overrides(server.url, stores, "model.concurrency=1,3", "cache.enabled=false", "force=true"),
-                     f"hydra.sweep.dir={tmp_path / 'sweep'}"])
+        proc = _cli(
+            [
+                "-m",
+                *overrides(
+                    server.url, stores, "model.concurrency=1,3", "cache.enabled=false", "force=true"
+                ),
+                f"hydra.sweep.dir={tmp_path / 'sweep'}",
+            ]
+        )
         _, stderr = proc.communicate(timeout=600)
         intervals = list(server.intervals)
     assert proc.returncode == 0, stderr[-2000:]
@@ -109,15 +144,32 @@ def test_each_job_of_a_sweep_gets_its_own_endpoint_limit(stores: dict[str, str],
     assert len({client.get_run(r.info.run_id).data.tags["fingerprint"] for r in runs}) == 1
 
 
-def test_ctrl_c_stops_the_job_even_when_the_parent_left_sigint_blocked(stores: dict[str, str], tmp_path: Path) -> None:
+def test_ctrl_c_stops_the_job_even_when_the_parent_left_sigint_blocked(
+    stores: dict[str, str], tmp_path: Path
+) -> None:
     """A blocked signal mask is inherited: Python's multiprocessing resource tracker blocks
     SIGINT/SIGTERM while it starts, and a job launched then ignored Ctrl-C and ran to the end."""
     blocked = {signal.SIGINT, signal.SIGTERM}
     with FakeOpenAIServer(responder(), latency_s=1.0) as server:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "runner", *overrides(server.url, stores, "strategy=hier", "chunk=256", "data.limit=1",
-                                                        "model.concurrency=1"), f"hydra.run.dir={tmp_path / 'out'}"],
-            cwd=REPO, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [
+                sys.executable,
+                "-m",
+                "runner",
+                *overrides(
+                    server.url,
+                    stores,
+                    "strategy=hier",
+                    "chunk=256",
+                    "data.limit=1",
+                    "model.concurrency=1",
+                ),
+                f"hydra.run.dir={tmp_path / 'out'}",
+            ],
+            cwd=REPO,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
             preexec_fn=lambda: signal.pthread_sigmask(signal.SIG_BLOCK, blocked),
         )

@@ -17,11 +17,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner.llm.local import embedder as local_embedder
-from runner.llm.call_log import CallLog
 from runner.errors import ConfigError
-from runner.llm.gateway import Gateway
 from runner.llm.cache import ResponseCache
+from runner.llm.call_log import CallLog
+from runner.llm.gateway import Gateway
+from runner.llm.local import embedder as local_embedder
 from runner.llm.spec import ModelSpec
 from tests.conftest import missing
 

@@ -27,8 +27,10 @@ def test_a_retold_sentence_is_found_where_it_starts() -> None:
 
 
 def test_new_sentences_and_short_echoes_are_kept() -> None:
-    text = ("June wins a scholarship. Her father works in the copper mine. He hides an injury from "
-            "the company. June finds the accident report. She leaves for college in the autumn.")
+    text = (
+        "June wins a scholarship. Her father works in the copper mine. He hides an injury from "
+        "the company. June finds the accident report. She leaves for college in the autumn."
+    )
     assert first_repeat(text) is None and cut_repeats(text) == text
     short = "He left. He left. The mine closed that winter and the town emptied."  # under 5 words
     assert first_repeat(short) is None
@@ -46,7 +48,9 @@ def test_the_processor_ends_generation_once_a_repeat_is_written() -> None:
     words = ["A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L"]
     vocab = {i: w for i, w in enumerate(words)}
     vocab.update({20: " ", 21: ".", 22: "<eos>"})
-    detok = lambda ids: "".join(vocab[i] if vocab[i] in (" ", ".") else vocab[i].lower() + "x" for i in ids)
+    detok = lambda ids: "".join(
+        vocab[i] if vocab[i] in (" ", ".") else vocab[i].lower() + "x" for i in ids
+    )
     process = stop_processor(detok, eos=22)
     prompt = [0, 1, 2]
     sentence = [3, 20, 4, 20, 5, 20, 6, 20, 7, 21, 20]  # "dx ex fx gx hx. "
@@ -58,13 +62,16 @@ def test_the_processor_ends_generation_once_a_repeat_is_written() -> None:
     assert int(np.argmax(twice)) == 22 and np.isinf(twice[:22]).all()  # only end-of-generation left
 
 
-STORY = ("Three weeks earlier her grandfather, Matthias Varga, had died in the farmhouse at Orsa, where "
-         "the Vargas had grown grapes for six generations. After the funeral a man named Leopold Sarn "
-         "explained, very courteously, that the Vargas did not own their land.")
+STORY = (
+    "Three weeks earlier her grandfather, Matthias Varga, had died in the farmhouse at Orsa, where "
+    "the Vargas had grown grapes for six generations. After the funeral a man named Leopold Sarn "
+    "explained, very courteously, that the Vargas did not own their land."
+)
 ANSWER = (  # the local model's baseline answer on the night-train story, before the copy stop
     "The Night Train to Verrin begins at Halst Central. Ilse Varga reaches platform four with ninety "
     "seconds left. Three weeks earlier her grandfather, Matthias Varga, had died in the farmhouse at "
-    "Orsa, where the Vargas had grown grapes for six generations. Sarn wants the valley.")
+    "Orsa, where the Vargas had grown grapes for six generations. Sarn wants the valley."
+)
 
 
 def test_a_copied_sentence_ends_the_answer_and_a_retelling_does_not() -> None:
@@ -73,7 +80,9 @@ def test_a_copied_sentence_ends_the_answer_and_a_retelling_does_not() -> None:
     assert cut_repeats(ANSWER, source).endswith("with ninety seconds left.")
     assert first_repeat(ANSWER) is None  # without a source: nothing repeated, nothing cut
     retold = "Ilse's grandfather died at Orsa. A man named Leopold Sarn says the Vargas do not own their land."
-    assert first_repeat(retold, source) is None  # its second sentence: 5 of 11 trigrams from the story
+    assert (
+        first_repeat(retold, source) is None
+    )  # its second sentence: 5 of 11 trigrams from the story
 
 
 def test_a_copied_first_sentence_is_kept_so_an_answer_is_never_emptied() -> None:
@@ -100,7 +109,9 @@ def test_an_answer_opening_with_a_copy_is_told_from_one_opening_with_a_retelling
 
 def test_repeats_off_checks_copies_only() -> None:
     assert first_repeat(LIGHTHOUSE, frozenset(), repeats=False) is None
-    assert first_repeat(ANSWER, source_trigrams(STORY), repeats=False) == ANSWER.index("Three weeks")
+    assert first_repeat(ANSWER, source_trigrams(STORY), repeats=False) == ANSWER.index(
+        "Three weeks"
+    )
 
 
 def test_a_cut_never_leaves_a_quotation_open() -> None:

@@ -29,11 +29,11 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from metrics.judging import run_units
-from runner.tracking import traces as mlflow_traces
 from runner.llm.call_log import DOCUMENT, for_document
-from tests.fake_server import FakeOpenAIServer
+from runner.tracking import traces as mlflow_traces
 from runner.tracking.traces import SETUP_TRACE, Node, document_roots, document_tree, log_traces
 from runner.types import Document, DocumentOutcome, StrategyResult, TraceStep, WorkItem
+from tests.fake_server import FakeOpenAIServer
 from tests.runner.test_app import overrides, run
 from tests.strategies.conftest import responder
 
@@ -66,10 +66,21 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     root = tmp_path_factory.mktemp("traces")
     uri = f"sqlite:///{root / 'mlruns' / 'mlflow.db'}"
     stores = {"tracking.uri": uri, "cache.dir": str(root / "cache")}
-    with FakeOpenAIServer(responder(), latency_s=0.02) as server, pytest.MonkeyPatch.context() as patch:
+    with (
+        FakeOpenAIServer(responder(), latency_s=0.02) as server,
+        pytest.MonkeyPatch.context() as patch,
+    ):
         patch.setenv("RUNNER_TEST_KEY", SECRET)
-        result = run(overrides(server.url, stores, "strategy=hier", "chunk=512", "data.limit=2",
-                               "model.api_key_env=RUNNER_TEST_KEY"))
+        result = run(
+            overrides(
+                server.url,
+                stores,
+                "strategy=hier",
+                "chunk=512",
+                "data.limit=2",
+                "model.api_key_env=RUNNER_TEST_KEY",
+            )
+        )
         authorizations = list(server.authorizations)
     run_id = result.run_id
     client = MlflowClient(uri)
@@ -78,12 +89,19 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     steps = {doc: json.loads(_artifact(client, run_id, f"traces/{doc}.json")) for doc in summaries}
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     with _mlflow_server(uri, root, env) as api:
-        experiment = api("GET", "/ajax-api/2.0/mlflow/experiments/get-by-name?"
-                         "experiment_name=summarization")["experiment"]["experiment_id"]
+        experiment = api(
+            "GET", "/ajax-api/2.0/mlflow/experiments/get-by-name?experiment_name=summarization"
+        )["experiment"]["experiment_id"]
         location = {"type": "MLFLOW_EXPERIMENT", "mlflow_experiment": {"experiment_id": experiment}}
-        found = api("POST", "/ajax-api/3.0/mlflow/traces/search",  # what the run page's Traces tab asks
-                    {"locations": [location], "filter": f"attributes.run_id = '{run_id}'",
-                     "max_results": 100})
+        found = api(
+            "POST",
+            "/ajax-api/3.0/mlflow/traces/search",  # what the run page's Traces tab asks
+            {
+                "locations": [location],
+                "filter": f"attributes.run_id = '{run_id}'",
+                "max_results": 100,
+            },
+        )
         traces = found.get("traces", [])
         spans = {}
         for info in traces:
@@ -117,8 +135,9 @@ class _Api:
 
     def __call__(self, method: str, path: str, body: dict[str, Any] | None = None) -> Any:
         data = json.dumps(body).encode() if body is not None else None
-        request = urllib.request.Request(self.base + path, data=data, method=method,
-                                         headers={"Content-Type": "application/json"})
+        request = urllib.request.Request(
+            self.base + path, data=data, method=method, headers={"Content-Type": "application/json"}
+        )
         with urllib.request.urlopen(request, timeout=60) as response:
             text = response.read().decode("utf-8")
         self.bodies.append(text)
@@ -131,10 +150,26 @@ class _mlflow_server:  # lower case: used as a context manager, like a function
     def __init__(self, uri: str, root: Path, env: dict[str, str]) -> None:
         port = _free_port()
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", uri,
-             "--artifacts-destination", str(root / "served-artifacts"),
-             "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=root, env=env,
+            [
+                sys.executable,
+                "-m",
+                "mlflow",
+                "server",
+                "--backend-store-uri",
+                uri,
+                "--artifacts-destination",
+                str(root / "served-artifacts"),
+                "--host",
+                "127.0.0.1",
+                "--port",
+                str(port),
+                "--workers",
+                "1",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            cwd=root,
+            env=env,
         )
         self.api = _Api(f"http://127.0.0.1:{port}")
 
@@ -160,8 +195,10 @@ class _mlflow_server:  # lower case: used as a context manager, like a function
 
 
 def _children(spans: list[dict[str, Any]], parent: dict[str, Any]) -> list[dict[str, Any]]:
-    return sorted((s for s in spans if s["parent_span_id"] == parent["span_id"]),
-                  key=lambda s: s["start_time_unix_nano"])
+    return sorted(
+        (s for s in spans if s["parent_span_id"] == parent["span_id"]),
+        key=lambda s: s["start_time_unix_nano"],
+    )
 
 
 def _strings(value: Any) -> list[str]:
@@ -194,7 +231,9 @@ def test_the_run_has_one_trace_per_document(served: Served) -> None:
 
 def test_every_call_is_attributed_to_its_document(served: Served) -> None:
     per_doc = Counter(line["document"] for line in served.calls)
-    assert set(per_doc) == set(served.summaries)  # hier's level 0 runs in its own pool: still counted
+    assert set(per_doc) == set(
+        served.summaries
+    )  # hier's level 0 runs in its own pool: still counted
     for doc, steps in served.steps.items():
         named = {i for s in steps for i in [s.get("call_id"), *s.get("call_ids", [])] if i}
         assert named == {line["call_id"] for line in served.calls if line["document"] == doc}
@@ -206,7 +245,9 @@ def test_each_call_is_one_llm_span_with_its_prompt_answer_and_numbers(served: Se
         leaves = [s for s in spans if s["attributes"]["mlflow.spanType"] in LLM_TYPES]
         expected = [line for line in served.calls if line["document"] == doc]
         assert len(leaves) == len(expected) > 0
-        assert sorted(s["attributes"]["call_id"] for s in leaves) == sorted(c["call_id"] for c in expected)
+        assert sorted(s["attributes"]["call_id"] for s in leaves) == sorted(
+            c["call_id"] for c in expected
+        )
         for span in leaves:
             line = lines[span["attributes"]["call_id"]]
             assert not _children(spans, span)
@@ -240,10 +281,16 @@ def test_the_merge_tree_follows_the_strategy_trace(served: Served) -> None:
         for level, level_steps in by_level.items():
             kids = _children(spans, levels[f"level {level}"])
             assert len(kids) == len(level_steps)
-            merges = sorted((s for s in level_steps if s["kind"] == "merge"), key=lambda s: s["index"])
-            merge_spans = sorted((k for k in kids if k["attributes"]["kind"] == "merge"),
-                                 key=lambda k: k["attributes"]["index"])
-            assert [m["attributes"]["children"] for m in merge_spans] == [m["children"] for m in merges]
+            merges = sorted(
+                (s for s in level_steps if s["kind"] == "merge"), key=lambda s: s["index"]
+            )
+            merge_spans = sorted(
+                (k for k in kids if k["attributes"]["kind"] == "merge"),
+                key=lambda k: k["attributes"]["index"],
+            )
+            assert [m["attributes"]["children"] for m in merge_spans] == [
+                m["children"] for m in merges
+            ]
             for step, span in zip(merges, merge_spans, strict=True):
                 calls = [c["attributes"]["call_id"] for c in _children(spans, span)]
                 assert sorted(calls) == sorted(step["call_ids"])
@@ -251,9 +298,13 @@ def test_the_merge_tree_follows_the_strategy_trace(served: Served) -> None:
 
 
 def test_the_api_key_never_reaches_a_trace(served: Served) -> None:
-    assert served.authorizations and set(served.authorizations) == {f"Bearer {SECRET}"}  # it was in use
+    assert served.authorizations and set(served.authorizations) == {
+        f"Bearer {SECRET}"
+    }  # it was in use
     assert served.traces and SECRET not in served.bodies and "4b9d2e71" not in served.bodies
-    leaked = [p for p in served.root.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()]
+    leaked = [
+        p for p in served.root.rglob("*") if p.is_file() and SECRET.encode() in p.read_bytes()
+    ]
     assert leaked == []
 
 
@@ -267,29 +318,51 @@ def test_judge_units_run_in_a_pool_keep_the_document() -> None:
 
 
 def _line(call_id: str, purpose: str, start: int, role: str = "model") -> dict[str, Any]:
-    return {"call_id": call_id, "purpose": purpose, "role": role, "started_at": start, "latency_s": 0.5,
-            "cached": False, "prompt_tokens": 10, "completion_tokens": 5, "cost_usd": 0.0,
-            "request": {"model": "m", "messages": [{"role": "user", "content": "p"}]}, "response": "a"}
+    return {
+        "call_id": call_id,
+        "purpose": purpose,
+        "role": role,
+        "started_at": start,
+        "latency_s": 0.5,
+        "cached": False,
+        "prompt_tokens": 10,
+        "completion_tokens": 5,
+        "cost_usd": 0.0,
+        "request": {"model": "m", "messages": [{"role": "user", "content": "p"}]},
+        "response": "a",
+    }
 
 
 def test_summit_refine_calls_join_their_iteration_and_judge_calls_their_metric() -> None:
     second = 10**9
-    lines = [_line("d", "summit/draft", 0), _line("e1", "summit/evaluate", second),
-             _line("r1", "summit/refine", 2 * second), _line("e2", "summit/evaluate", 3 * second),
-             _line("g", "geval/coherence", 4 * second, role="judge")]
-    trace = (TraceStep("draft", "d", {"text": "x"}),
-             TraceStep("iteration", "e1", {"iteration": 1, "evaluator_calls": ["e1"]}),
-             TraceStep("iteration", "e2", {"iteration": 2, "evaluator_calls": ["e2"]}),
-             TraceStep("stop", "", {"reason": "keep"}))
+    lines = [
+        _line("d", "summit/draft", 0),
+        _line("e1", "summit/evaluate", second),
+        _line("r1", "summit/refine", 2 * second),
+        _line("e2", "summit/evaluate", 3 * second),
+        _line("g", "geval/coherence", 4 * second, role="judge"),
+    ]
+    trace = (
+        TraceStep("draft", "d", {"text": "x"}),
+        TraceStep("iteration", "e1", {"iteration": 1, "evaluator_calls": ["e1"]}),
+        TraceStep("iteration", "e2", {"iteration": 2, "evaluator_calls": ["e2"]}),
+        TraceStep("stop", "", {"reason": "keep"}),
+    )
     root = document_tree(Node("doc", "CHAIN"), lines, trace)
     shape = {c.name: [g.name for g in c.children] for c in root.children}
-    assert shape == {"draft": ["summit/draft"], "iteration 1": ["summit/evaluate", "summit/refine"],
-                     "iteration 2": ["summit/evaluate"], "geval": ["geval/coherence"]}
+    assert shape == {
+        "draft": ["summit/draft"],
+        "iteration 1": ["summit/evaluate", "summit/refine"],
+        "iteration 2": ["summit/evaluate"],
+        "geval": ["geval/coherence"],
+    }
     assert (root.start_ns, root.end_ns) == (0, 4 * second + second // 2)
     assert root.children[-1].span_type == "EVALUATOR"
 
 
-def test_a_tracing_failure_never_fails_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_tracing_failure_never_fails_the_run(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
     run_id = client.create_run(client.create_experiment("t")).info.run_id
 
@@ -298,18 +371,28 @@ def test_a_tracing_failure_never_fails_the_run(tmp_path: Path, monkeypatch: pyte
 
     monkeypatch.setattr(mlflow_traces, "write_trace", broken)
     calls = tmp_path / "calls.jsonl"
-    calls.write_text(json.dumps({**_line("c", "baseline", 1), "document": "d"}) + "\n", encoding="utf-8")
+    calls.write_text(
+        json.dumps({**_line("c", "baseline", 1), "document": "d"}) + "\n", encoding="utf-8"
+    )
     outcome = DocumentOutcome("d", StrategyResult("s", (TraceStep("summarize", "c"),), {}), {})
     assert log_traces(client, run_id, [WorkItem("d", None)], [outcome], {}, calls) == 0
-    assert client.get_run(run_id).data.tags[mlflow_traces.ERROR_TAG] == "d: RuntimeError: store said no"
+    assert (
+        client.get_run(run_id).data.tags[mlflow_traces.ERROR_TAG]
+        == "d: RuntimeError: store said no"
+    )
 
 
 def test_a_failed_document_and_the_setup_calls_get_traces_too() -> None:
-    items = [WorkItem("a", Document("a", "one two")), WorkItem("b", Document("b", "three")),
-             WorkItem("c", None)]
-    lines = [{**_line("s", "geval/steps/coherence", 0, role="judge"), "document": None},
-             {**_line("x", "hier/level0", 1), "document": "b"},
-             {**_line("y", "hier/level0", 2), "document": "b"}]
+    items = [
+        WorkItem("a", Document("a", "one two")),
+        WorkItem("b", Document("b", "three")),
+        WorkItem("c", None),
+    ]
+    lines = [
+        {**_line("s", "geval/steps/coherence", 0, role="judge"), "document": None},
+        {**_line("x", "hier/level0", 1), "document": "b"},
+        {**_line("y", "hier/level0", 2), "document": "b"},
+    ]
     roots = document_roots(items, [], {"b": "LLMError: boom"}, lines)
     assert [root.name for root, _, _ in roots] == [SETUP_TRACE, "b"]  # a and c never ran
     failed = document_tree(*roots[1])

@@ -15,11 +15,11 @@ from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
 from runner.llm.call_log import CallLog
-from tests.fake_server import FakeOpenAIServer
 from runner.llm.gateway import Gateway
-from runner.llm.spec import ModelSpec
 from runner.llm.retry import RetryPolicy
+from runner.llm.spec import ModelSpec
 from runner.types import Message
+from tests.fake_server import FakeOpenAIServer
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 STRATEGIES = ("baseline", "hier", "incremental", "summit")
@@ -68,7 +68,12 @@ def test_the_local_chunked_strategies_split_each_sample_story_in_several_chunks(
 
 
 def test_a_command_line_value_beats_the_local_file_and_a_sweep_picks_per_job() -> None:
-    composed = _compose("model=local", "strategy=hier", "strategy.max_summary_len=900", "strategy.postprocess=remove_artifacts")
+    composed = _compose(
+        "model=local",
+        "strategy=hier",
+        "strategy.max_summary_len=900",
+        "strategy.postprocess=remove_artifacts",
+    )
     assert composed["strategy"]["max_summary_len"] == 900
     assert composed["strategy"]["postprocess"] == "remove_artifacts"
     assert _compose("model=local", "strategy=incremental")["strategy"]["name"] == "incremental"
@@ -80,12 +85,20 @@ def test_only_the_local_summarizer_carries_the_system_prompt() -> None:
     assert composed["model"]["system_prompt"] == local and "copy" in local
     assert composed["judge"]["system_prompt"] is None
     assert composed["evaluator"]["system_prompt"] is None
-    assert "system_prompt" not in _compose("model=local", "strategy=summit")["evaluator"]  # evaluator=same
+    assert (
+        "system_prompt" not in _compose("model=local", "strategy=summit")["evaluator"]
+    )  # evaluator=same
 
 
 def _gateway(url: str, system: str | None) -> Gateway:
-    spec = ModelSpec(name="fake", model="openai/fake", api_base=url, context_window=8192,
-                     retry=RetryPolicy(max_attempts=1), system_prompt=system)
+    spec = ModelSpec(
+        name="fake",
+        model="openai/fake",
+        api_base=url,
+        context_window=8192,
+        retry=RetryPolicy(max_attempts=1),
+        system_prompt=system,
+    )
     return Gateway(spec, CallLog(None, keep=True), None, role="model")
 
 
@@ -95,8 +108,15 @@ def test_the_system_prompt_goes_first_only_when_set_and_never_replaces_one() -> 
         _gateway(server.url, None).complete("Summarize.", max_tokens=3)
         _gateway(server.url, "Use your own words.").complete("Summarize.", max_tokens=3)
         _gateway(server.url, "Use your own words.").complete(
-            [Message("system", "You are the evaluator."), Message("user", "Rate.")], max_tokens=3)
+            [Message("system", "You are the evaluator."), Message("user", "Rate.")], max_tokens=3
+        )
     plain, tuned, own = (r["messages"] for r in server.requests)
     assert plain == [{"role": "user", "content": "Summarize."}]
-    assert tuned == [{"role": "system", "content": "Use your own words."}, {"role": "user", "content": "Summarize."}]
-    assert own[0] == {"role": "system", "content": "Use your own words.\n\nYou are the evaluator."} and len(own) == 2
+    assert tuned == [
+        {"role": "system", "content": "Use your own words."},
+        {"role": "user", "content": "Summarize."},
+    ]
+    assert (
+        own[0] == {"role": "system", "content": "Use your own words.\n\nYou are the evaluator."}
+        and len(own) == 2
+    )

@@ -12,18 +12,31 @@ from pathlib import Path
 import pytest
 
 from runner.llm.call_log import CallTotals
-from tests.fake_server import FakeOpenAIServer
 from runner.run.progress import Progress
+from tests.fake_server import FakeOpenAIServer
 
 SAMPLES = Path(__file__).resolve().parents[2] / "runner" / "sample_data"
 
 
 def _run(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "runner", "strategy=hier", "chunk=1024", "metrics=stats",
-         "model=openai_compatible", f"model.api_base={url}",
-         f"tracking.uri=sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}", f"cache.dir={tmp_path / 'cache'}", *extra],
-        cwd=tmp_path, capture_output=True, text=True, timeout=600,
+        [
+            sys.executable,
+            "-m",
+            "runner",
+            "strategy=hier",
+            "chunk=1024",
+            "metrics=stats",
+            "model=openai_compatible",
+            f"model.api_base={url}",
+            f"tracking.uri=sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}",
+            f"cache.dir={tmp_path / 'cache'}",
+            *extra,
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
@@ -55,11 +68,17 @@ def test_an_unknown_mode_is_one_clear_error(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
 
 
-def test_the_bar_names_the_document_and_step_of_the_last_call(capsys: pytest.CaptureFixture[str]) -> None:
+def test_the_bar_names_the_document_and_step_of_the_last_call(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
     progress = Progress("bar", "hier")
     progress.set_total(3)
-    progress.on_call(CallTotals(calls=4, cache_hits=1, prompt_tokens=900, completion_tokens=100, cost_usd=0.0125),
-                     {"document": "salt-and-copper", "purpose": "hier/merge"})
+    progress.on_call(
+        CallTotals(
+            calls=4, cache_hits=1, prompt_tokens=900, completion_tokens=100, cost_usd=0.0125
+        ),
+        {"document": "salt-and-copper", "purpose": "hier/merge"},
+    )
     postfix = progress.bar.postfix
     progress.doc_done("salt-and-copper")
     progress.close()
@@ -69,5 +88,7 @@ def test_the_bar_names_the_document_and_step_of_the_last_call(capsys: pytest.Cap
 
 def test_calls_outside_a_document_show_their_purpose_alone() -> None:
     progress = Progress("off", "summit")
-    progress.on_call(CallTotals(calls=1), json.loads('{"document": null, "purpose": "geval/steps/coherence"}'))
+    progress.on_call(
+        CallTotals(calls=1), json.loads('{"document": null, "purpose": "geval/steps/coherence"}')
+    )
     assert progress._postfix().startswith("geval/steps/coherence | calls=1 ")

@@ -20,17 +20,22 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_server import FakeOpenAIServer
 from tests.conftest import missing
+from tests.fake_server import FakeOpenAIServer
 from tests.runner.test_app import all_runs, overrides
 from tests.strategies.conftest import responder
 
 
 def _require_ray() -> None:
-    for module, what in (("ray", "ray"), ("hydra_plugins.hydra_ray_launcher", "hydra-ray-launcher")):
+    for module, what in (
+        ("ray", "ray"),
+        ("hydra_plugins.hydra_ray_launcher", "hydra-ray-launcher"),
+    ):
         if importlib.util.find_spec(module) is None:
-            missing(f"{what} is not installed (README 'Launchers'): Ray launcher check not run",
-                    "ray and hydra-ray-launcher, which .ci/run installs")
+            missing(
+                f"{what} is not installed (README 'Launchers'): Ray launcher check not run",
+                "ray and hydra-ray-launcher, which .ci/run installs",
+            )
 
 
 def _free_port() -> int:
@@ -41,7 +46,11 @@ def _free_port() -> int:
 
 def _ray_cli() -> list[str]:
     script = Path(sys.executable).with_name("ray")
-    return [str(script)] if script.exists() else [sys.executable, "-c", "from ray.scripts.scripts import main; main()"]
+    return (
+        [str(script)]
+        if script.exists()
+        else [sys.executable, "-c", "from ray.scripts.scripts import main; main()"]
+    )
 
 
 def _session(sid: int) -> list[int]:
@@ -81,9 +90,21 @@ def ray_head() -> Iterator[tuple[str, Path, dict[str, str]]]:
     (base / "cwd").mkdir()
     port = _free_port()
     start = subprocess.Popen(
-        [*_ray_cli(), "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
-         f"--temp-dir={base / 'tmp'}", "--disable-usage-stats"],
-        cwd=base / "cwd", env=env, start_new_session=True, text=True, stdout=subprocess.PIPE,
+        [
+            *_ray_cli(),
+            "start",
+            "--head",
+            f"--port={port}",
+            "--num-cpus=2",
+            "--include-dashboard=false",
+            f"--temp-dir={base / 'tmp'}",
+            "--disable-usage-stats",
+        ],
+        cwd=base / "cwd",
+        env=env,
+        start_new_session=True,
+        text=True,
+        stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
     )
     try:
@@ -107,10 +128,24 @@ def test_a_ray_sweep_is_one_parent_with_its_children(
     project.mkdir()
     with FakeOpenAIServer(responder()) as server:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "runner", "-m", "hydra/launcher=ray", f"hydra.launcher.ray.init.address={address}",
-             "strategy=hier", "chunk=512,1024", "data.limit=1", "progress=false",
-             f"hydra.sweep.dir={tmp_path / 'sweep'}", *overrides(server.url, {})],
-            cwd=project, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            [
+                sys.executable,
+                "-m",
+                "runner",
+                "-m",
+                "hydra/launcher=ray",
+                f"hydra.launcher.ray.init.address={address}",
+                "strategy=hier",
+                "chunk=512,1024",
+                "data.limit=1",
+                "progress=false",
+                f"hydra.sweep.dir={tmp_path / 'sweep'}",
+                *overrides(server.url, {}),
+            ],
+            cwd=project,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
             env={**env, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
         )
         try:
@@ -126,9 +161,16 @@ def test_a_ray_sweep_is_one_parent_with_its_children(
     assert len(runs) == 3 and len(children) == 2
     assert [c.info.status for c in children] == ["FINISHED", "FINISHED"]
     assert sorted(c.data.params["chunk"] for c in children) == ["1024", "512"]
-    assert sorted(c.info.run_name for c in children) == ["chunk=1024", "chunk=512"]  # the swept keys went too
-    assert str(proc.pid) not in {c.data.tags["runner.pid"] for c in children}  # they ran in Ray's workers
+    assert sorted(c.info.run_name for c in children) == [
+        "chunk=1024",
+        "chunk=512",
+    ]  # the swept keys went too
+    assert str(proc.pid) not in {
+        c.data.tags["runner.pid"] for c in children
+    }  # they ran in Ray's workers
     assert (project / ".cache" / "llm").is_dir()
-    assert sorted(p.name for p in head_folder.iterdir()) == []  # no store or cache where Ray started
+    assert (
+        sorted(p.name for p in head_folder.iterdir()) == []
+    )  # no store or cache where Ray started
     calls = sum(int(c.data.metrics["calls"]) for c in children)
     assert calls > 0 and len(server.requests) == calls

@@ -20,10 +20,10 @@ from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
 from runner.errors import ConfigError, DataError
-from tests.fake_server import FakeOpenAIServer
-from runner.report.make import Report, make_report
 from runner.report.config import ReportConfig, build_report_config
+from runner.report.make import Report, make_report
 from runner.report.table import bootstrap_ci
+from tests.fake_server import FakeOpenAIServer
 from tests.runner.test_app import overrides, run
 
 REPO = Path(__file__).resolve().parents[2]

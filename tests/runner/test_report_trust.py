@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
-from runner.report import plots as report_plots
 from runner.errors import DataError
-from runner.report.make import make_report
+from runner.report import plots as report_plots
 from runner.report.config import ReportConfig
+from runner.report.make import make_report
 from runner.report.runs import layout
 from runner.report.table import Table, build_table
 from runner.tracking.reader import RunRecord
@@ -289,7 +289,7 @@ def test_score_axis_stays_within_0_to_100(tmp_path: Path, saved: list[Figure]) -
     (figure,) = saved
     (axes,) = figure.get_axes()
     low, high = axes.get_ylim()
-    assert 0.0 <= low and high <= 100.0
+    assert low >= 0.0 and high <= 100.0
     summit, hier = cells.cell((), ("summit",), SCORE), cells.cell((), ("hier",), SCORE)
     assert summit is not None and hier is not None
     assert low <= summit.low and high >= hier.high == 100.0  # every point and interval in view

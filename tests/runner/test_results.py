@@ -79,7 +79,10 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     parent = s.run("sweep", 0, "FINISHED")
     child = {"fingerprint": FA, PARENT_TAG: parent}
     s.run(
-        "a", 1000, "FINISHED", tags=child,
+        "a",
+        1000,
+        "FINISHED",
+        tags=child,
         params={"strategy": "hierarchical", "model": "fake", "model.temperature": "0.0"},
         metrics={"booookscore/score": 0.75, "calls": 7.0},
         scores={
@@ -89,7 +92,11 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
     )
     s.run("b", 2000, "FAILED", tags={**child, "failure": "DataError: empty"})
     s.run(
-        "c", 3000, "FINISHED", tags=child, params={"strategy": "incremental", "seed": "2"},
+        "c",
+        3000,
+        "FINISHED",
+        tags=child,
+        params={"strategy": "incremental", "seed": "2"},
         scores={"d1": {"booookscore/score": 0.5, "strategy/calls": 5, "stats/words": 120}},
     )
     s.run("d", 4000, "KILLED", tags={"fingerprint": FA})
@@ -193,8 +200,12 @@ def test_missing_experiment_is_empty(store: Store) -> None:
 def test_runs_frame(store: Store) -> None:
     frame = runs_frame(store.uri, fingerprint=FA, status="FINISHED")
     assert list(frame.columns) == RUN_COLUMNS + [
-        "param.model", "param.model.temperature", "param.seed", "param.strategy",
-        "metric.booookscore/score", "metric.calls",
+        "param.model",
+        "param.model.temperature",
+        "param.seed",
+        "param.strategy",
+        "metric.booookscore/score",
+        "metric.calls",
     ]
     assert list(frame["run_name"]) == ["c", "a"]
     c, a = frame.to_dict("records")
@@ -215,8 +226,13 @@ def test_runs_frame_running_run_has_no_end(store: Store) -> None:
 def test_scores_frame(store: Store) -> None:
     frame = scores_frame(store.uri, fingerprint=FA)  # b, d, e have no scores.json
     assert list(frame.columns) == SCORE_COLUMNS + [
-        "param.model", "param.model.temperature", "param.seed", "param.strategy",
-        "booookscore/score", "stats/words", "strategy/calls",
+        "param.model",
+        "param.model.temperature",
+        "param.seed",
+        "param.strategy",
+        "booookscore/score",
+        "stats/words",
+        "strategy/calls",
     ]
     rows = frame.to_dict("records")
     assert [(r["run_name"], r["doc_id"]) for r in rows] == [("c", "d1"), ("a", "d1"), ("a", "d2")]

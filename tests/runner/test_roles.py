@@ -15,17 +15,19 @@ from metrics.base import Metric
 from runner.config.run_config import build_run_config
 from runner.errors import ModelUnreachableError
 from runner.run.lifecycle import run_experiment
-from tests.fake_server import FakeOpenAIServer, echo_responder
-from runner.tracking.reader import finished_run, scores_frame
 from runner.text import count_tokens
+from runner.tracking.reader import finished_run, scores_frame
 from runner.types import LLM, Chunk, Document, MetricResult, StrategyResult, TraceStep
 from strategies import STRATEGIES
+from tests.fake_server import FakeOpenAIServer, echo_responder
 from tests.runner.test_config import composed
 
 RATINGS = ["3", "5", "10"]
 
 
-def _draft_then_critique(chunks: list[Chunk], model: LLM, judge: LLM, *, words: int = 20) -> StrategyResult:
+def _draft_then_critique(
+    chunks: list[Chunk], model: LLM, judge: LLM, *, words: int = 20
+) -> StrategyResult:
     """A two-role strategy: the summarizer drafts, the judge critiques the draft."""
     draft = model.complete(f"Summarize in {words} words: {chunks[0].text[:300]}", purpose="draft")
     critique = judge.complete(f"Critique: {draft.text}", purpose="critique")
@@ -69,9 +71,13 @@ def plugins(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def _config(model_url: str, judge_url: str, stores: dict[str, str], prompt: Path) -> Any:
     items = [
-        "model=openai_compatible", f"model.api_base={model_url}",
-        "judge=openai_compatible", f"judge.api_base={judge_url}", "judge.model=openai/judge",
-        "metrics=stats", *[f"{k}={v}" for k, v in stores.items()],
+        "model=openai_compatible",
+        f"model.api_base={model_url}",
+        "judge=openai_compatible",
+        f"judge.api_base={judge_url}",
+        "judge.model=openai/judge",
+        "metrics=stats",
+        *[f"{k}={v}" for k, v in stores.items()],
     ]
     raw = composed(*items)
     raw["strategy"] = {"name": "draft_critique", "words": 25}
@@ -96,11 +102,13 @@ def test_two_roles_and_a_metric_with_setup_through_the_gateway(
     with FakeOpenAIServer(echo_responder) as model_server, FakeOpenAIServer(judge) as judge_server:
         config = _config(model_server.url, judge_server.url, stores, prompt)
         result = run_experiment(config)
-    assert SETUPS == [str(prompt)], "the metric was set up once per job, not per document"
+    assert [str(prompt)] == SETUPS, "the metric was set up once per job, not per document"
     purposes_model = [r["messages"][-1]["content"].split(" ", 1)[0] for r in model_server.requests]
     assert purposes_model == ["Summarize"] * 3
     assert all(r["temperature"] == 0.5 for r in model_server.requests)
-    assert len(judge_server.requests) == 6 and all(r["temperature"] == 0.0 for r in judge_server.requests)
+    assert len(judge_server.requests) == 6 and all(
+        r["temperature"] == 0.0 for r in judge_server.requests
+    )
     assert {r["model"] for r in judge_server.requests} == {"judge"}
     client = MlflowClient(stores["tracking.uri"])
     run = client.get_run(result.run_id)
@@ -111,7 +119,10 @@ def test_two_roles_and_a_metric_with_setup_through_the_gateway(
     # reduce() decides the system value: the median of 3, 5, 10 is 5 (their mean would be 6).
     assert run.data.metrics["rating/rating"] == 5.0
     assert result.totals.calls == 9
-    assert any(a.path.endswith("rating.txt") for a in client.list_artifacts(result.run_id, "prompts/metrics.rating.prompt_path"))
+    assert any(
+        a.path.endswith("rating.txt")
+        for a in client.list_artifacts(result.run_id, "prompts/metrics.rating.prompt_path")
+    )
     # The read side gives back the same rows.
     rows = scores_frame(stores["tracking.uri"])
     assert sorted(rows["rating/rating"]) == [3.0, 5.0, 10.0]
@@ -166,8 +177,12 @@ def test_a_metric_that_is_not_thread_safe_is_serialized(
     metric.setup = lambda: unsafe  # type: ignore[attr-defined]
     monkeypatch.setitem(METRICS, "unsafe", metric)
     with FakeOpenAIServer(echo_responder, latency_s=0.2) as server:
-        items = ["model=openai_compatible", f"model.api_base={server.url}", "metrics=stats",
-                 *[f"{k}={v}" for k, v in stores.items()]]
+        items = [
+            "model=openai_compatible",
+            f"model.api_base={server.url}",
+            "metrics=stats",
+            *[f"{k}={v}" for k, v in stores.items()],
+        ]
         raw = composed(*items)
         raw["metrics"]["unsafe"] = {}
         run_experiment(build_run_config(raw, tuple(items)))

@@ -21,8 +21,8 @@ from mlflow.tracking import MlflowClient
 
 from runner.config.run_config import build_run_config
 from runner.errors import BudgetExceeded
-from tests.fake_server import FakeOpenAIServer, FakeReply
 from runner.sweep.callback import job_run_name, swept_keys
+from tests.fake_server import FakeOpenAIServer, FakeReply
 from tests.runner.test_app import all_runs, overrides, run
 from tests.runner.test_config import CONF, composed
 from tests.strategies.conftest import responder
@@ -32,8 +32,11 @@ REPO = Path(__file__).resolve().parents[2]
 
 def _cli(args: list[str]) -> subprocess.Popen[str]:
     return subprocess.Popen(
-        [sys.executable, "-m", "runner", *args], cwd=REPO, text=True,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        [sys.executable, "-m", "runner", *args],
+        cwd=REPO,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
     )
 
@@ -59,8 +62,16 @@ def test_swept_keys(overrides_: list[str], keys: tuple[str, ...]) -> None:
 
 
 def test_a_job_is_named_by_what_its_sweep_varies() -> None:
-    items = ("strategy=hier", "chunk=2048", "data.path=/data/released/claude-88000-hier.summaries.json", "seed=0")
-    assert job_run_name(items, ("strategy", "data.path")) == "strategy=hier,path=claude-88000-hier.summaries.json"
+    items = (
+        "strategy=hier",
+        "chunk=2048",
+        "data.path=/data/released/claude-88000-hier.summaries.json",
+        "seed=0",
+    )
+    assert (
+        job_run_name(items, ("strategy", "data.path"))
+        == "strategy=hier,path=claude-88000-hier.summaries.json"
+    )
 
 
 @pytest.mark.parametrize("preset", sorted(p.stem for p in (CONF / "experiment").glob("*.yaml")))
@@ -68,7 +79,9 @@ def test_every_preset_composes_and_validates_in_every_cell(preset: str) -> None:
     """Each cell of the preset's grid (every value of each swept key, others at their first)."""
     import yaml
 
-    params = yaml.safe_load((CONF / "experiment" / f"{preset}.yaml").read_text())["hydra"]["sweeper"]["params"]
+    params = yaml.safe_load((CONF / "experiment" / f"{preset}.yaml").read_text())["hydra"][
+        "sweeper"
+    ]["params"]
     values = {key: _options(str(value)) for key, value in params.items()}
     for key, options in values.items():
         for option in options:
@@ -91,11 +104,22 @@ def _options(value: str) -> list[str]:
     return [*out, current]
 
 
-def test_a_joblib_sweep_is_one_parent_with_its_children(stores: dict[str, str], tmp_path: Path) -> None:
+def test_a_joblib_sweep_is_one_parent_with_its_children(
+    stores: dict[str, str], tmp_path: Path
+) -> None:
     with FakeOpenAIServer(responder(), latency_s=0.1) as server:
-        proc = _cli(["-m", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2", "strategy=baseline,hier",
-                     "chunk=512,1024", "data.limit=1", f"hydra.sweep.dir={tmp_path / 'sweep'}",
-                     *overrides(server.url, stores)])
+        proc = _cli(
+            [
+                "-m",
+                "hydra/launcher=joblib",
+                "hydra.launcher.n_jobs=2",
+                "strategy=baseline,hier",
+                "chunk=512,1024",
+                "data.limit=1",
+                f"hydra.sweep.dir={tmp_path / 'sweep'}",
+                *overrides(server.url, stores),
+            ]
+        )
         _, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 0, stderr[-3000:]
     uri = stores["tracking.uri"]
@@ -103,24 +127,38 @@ def test_a_joblib_sweep_is_one_parent_with_its_children(stores: dict[str, str], 
     children = _children(uri, parent.info.run_id)
     assert len(children) == 4 and {c.info.status for c in children} == {"FINISHED"}
     assert sorted(c.info.run_name for c in children) == [
-        "strategy=baseline,chunk=1024", "strategy=baseline,chunk=512",
-        "strategy=hier,chunk=1024", "strategy=hier,chunk=512",
+        "strategy=baseline,chunk=1024",
+        "strategy=baseline,chunk=512",
+        "strategy=hier,chunk=1024",
+        "strategy=hier,chunk=512",
     ]
     assert parent.info.status == "FINISHED" and parent.data.params["sweep.keys"] == "strategy,chunk"
-    assert all(c.data.tags["mlflow.note.content"].startswith(c.data.params["strategy"]) for c in children)
+    assert all(
+        c.data.tags["mlflow.note.content"].startswith(c.data.params["strategy"]) for c in children
+    )
 
 
-def test_a_killed_sweep_rerun_finishes_only_the_missing_cells(stores: dict[str, str], tmp_path: Path) -> None:
+def test_a_killed_sweep_rerun_finishes_only_the_missing_cells(
+    stores: dict[str, str], tmp_path: Path
+) -> None:
     answered: list[str] = []
     hier = responder()
 
     def answer(request: dict[str, Any]) -> str:
         reply = hier(request)
-        answered.append(json.dumps(request["messages"], sort_keys=True) + str(request.get("max_tokens")))
+        answered.append(
+            json.dumps(request["messages"], sort_keys=True) + str(request.get("max_tokens"))
+        )
         return reply
 
-    args = ["-m", "strategy=hier", "chunk=512,1024,2048", "data.limit=1", "model.concurrency=1",
-            f"hydra.sweep.dir={tmp_path / 'sweep'}"]
+    args = [
+        "-m",
+        "strategy=hier",
+        "chunk=512,1024,2048",
+        "data.limit=1",
+        "model.concurrency=1",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+    ]
     uri = stores["tracking.uri"]
     with FakeOpenAIServer(answer, latency_s=0.15) as server:
         proc = _cli([*args, *overrides(server.url, stores)])
@@ -149,7 +187,9 @@ def test_a_killed_sweep_rerun_finishes_only_the_missing_cells(stores: dict[str, 
     assert [c.info.status for c in children if c.info.status != "FINISHED"] == ["KILLED"]
     assert "skipped chunk=512" in out
     repeated = [r for r in answered if r in first]
-    assert len(repeated) <= 1, f"{len(repeated)} answered calls were paid again"  # at most the one in flight
+    assert len(repeated) <= 1, (
+        f"{len(repeated)} answered calls were paid again"
+    )  # at most the one in flight
 
 
 def test_an_identical_rerun_launches_no_job_and_a_killed_or_deleted_cell_runs_again(
@@ -175,23 +215,32 @@ def test_an_identical_rerun_launches_no_job_and_a_killed_or_deleted_cell_runs_ag
         out, stderr = rerun.communicate(timeout=600)
         assert rerun.returncode == 0, stderr[-3000:]
         assert len(server.requests) == first_calls, "the rerun called the model"
-        assert sorted(line.split(":")[0] for line in out.splitlines() if line.startswith("skipped")) == [
-            "skipped seed=0", "skipped seed=1", "skipped seed=2"]
+        assert sorted(
+            line.split(":")[0] for line in out.splitlines() if line.startswith("skipped")
+        ) == ["skipped seed=0", "skipped seed=1", "skipped seed=2"]
         assert len(all_runs(uri, parents=True)) == 4, "the rerun made a run"
         again = client.get_run(parent.info.run_id).info
         assert (again.status, again.end_time) == ("FINISHED", ended), "the parent was touched"
-        assert "Launching" not in out + stderr  # Hydra's launcher never started: no job, no import of MLflow
+        assert (
+            "Launching" not in out + stderr
+        )  # Hydra's launcher never started: no job, no import of MLflow
 
-        client.set_terminated(children[0].info.run_id, "KILLED")  # as close_stale leaves a dead job's run
+        client.set_terminated(
+            children[0].info.run_id, "KILLED"
+        )  # as close_stale leaves a dead job's run
         client.delete_run(children[1].info.run_id)
-        for cached in Path(stores["cache.dir"]).rglob("*"):  # so that a cell that runs calls the model
+        for cached in Path(stores["cache.dir"]).rglob(
+            "*"
+        ):  # so that a cell that runs calls the model
             if cached.is_file():
                 cached.unlink()
         rerun = _cli([*args, *overrides(server.url, stores)])
         out, stderr = rerun.communicate(timeout=600)
         assert rerun.returncode == 0, stderr[-3000:]
         assert len(server.requests) == first_calls + 2
-    assert [line.split(":")[0] for line in out.splitlines() if line.startswith("skipped")] == ["skipped seed=2"]
+    assert [line.split(":")[0] for line in out.splitlines() if line.startswith("skipped")] == [
+        "skipped seed=2"
+    ]
     (parent,) = _parents(uri)
     assert parent.info.status == "FINISHED"
     finished = [c for c in _children(uri, parent.info.run_id) if c.info.status == "FINISHED"]
@@ -201,7 +250,10 @@ def test_an_identical_rerun_launches_no_job_and_a_killed_or_deleted_cell_runs_ag
     assert done == {c.data.tags["fingerprint"]: c.info.run_id for c in finished}
     from runner.tracking import sqlite_peek as store_peek
 
-    store_peek._sqlite_file, sqlite_file = (lambda uri: None), store_peek._sqlite_file  # MLflow's own query
+    store_peek._sqlite_file, sqlite_file = (
+        (lambda uri: None),
+        store_peek._sqlite_file,
+    )  # MLflow's own query
     try:
         assert sweep_module.finished_cells(uri, "summarization", parent.info.run_id) == done
     finally:
@@ -218,7 +270,9 @@ def sweep_module_newest(rows: list[tuple[str, str, str]]) -> dict[str, str]:
     from runner.tracking.sqlite_peek import FAILED_DOCUMENTS_TAG as SWEEP_TAG
     from runner.tracking.sqlite_peek import _newest_clean
 
-    assert SWEEP_TAG == FAILED_DOCUMENTS_TAG  # runner.tracking.sqlite_peek keeps its own copy (results imports MLflow)
+    assert (
+        SWEEP_TAG == FAILED_DOCUMENTS_TAG
+    )  # runner.tracking.sqlite_peek keeps its own copy (results imports MLflow)
     return _newest_clean(rows)
 
 
@@ -242,8 +296,13 @@ def _sweeper(*sweep: str) -> Iterator[tuple[Any, list[list[str]]]]:
         master = loader.load_configuration("config", list(sweep), RunMode.MULTIRUN)
         HydraConfig.instance().set_config(master)
         sweeper = ResumingSweeper(max_batch_size=None)
-        sweeper.hydra_context, sweeper.config = HydraContext(config_loader=loader, callbacks=Callbacks()), master
-        (cells,) = BasicSweeper.split_arguments(OverridesParser.create().parse_overrides(list(sweep)), None)
+        sweeper.hydra_context, sweeper.config = (
+            HydraContext(config_loader=loader, callbacks=Callbacks()),
+            master,
+        )
+        (cells,) = BasicSweeper.split_arguments(
+            OverridesParser.create().parse_overrides(list(sweep)), None
+        )
         try:
             yield sweeper, cells
         finally:
@@ -271,7 +330,11 @@ def test_a_cell_that_sets_plain_values_is_the_config_hydra_composes(sweep: list[
 
 @pytest.mark.parametrize(
     "sweep",
-    [["strategy=baseline,hier"], ["+extra=1,2"], ["model.temperature=0.1,0.2", "model={temperature: 0.5}"]],
+    [
+        ["strategy=baseline,hier"],
+        ["+extra=1,2"],
+        ["model.temperature=0.1,0.2", "model={temperature: 0.5}"],
+    ],
 )
 def test_a_cell_that_changes_more_than_values_is_composed(sweep: list[str]) -> None:
     with _sweeper(*sweep) as (sweeper, cells):
@@ -283,10 +346,16 @@ def test_the_sweeper_fingerprints_each_cell_as_its_job_does(tmp_path: Path) -> N
 
     prompt = tmp_path / "judge-prompt.txt"
     prompt.write_text("Summary:\n{}\nSentence:\n{}\n", encoding="utf-8")
-    sweep = [f"metrics.booookscore.prompt_path={prompt}", "chunk=512,1024", "strategy=baseline,hier"]
+    sweep = [
+        f"metrics.booookscore.prompt_path={prompt}",
+        "chunk=512,1024",
+        "strategy=baseline,hier",
+    ]
     with _sweeper(*sweep) as (sweeper, cells):
         before = [sweeper._cell(cell, index) for index, cell in enumerate(cells)]
-        prompt.write_text("Summary:\n{}\nThe sentence:\n{}\n", encoding="utf-8")  # same path, new words
+        prompt.write_text(
+            "Summary:\n{}\nThe sentence:\n{}\n", encoding="utf-8"
+        )  # same path, new words
         after = [sweeper._cell(cell, index) for index, cell in enumerate(cells)]
     with _sweeper("force=true", "chunk=512,1024") as (sweeper, forced):
         assert [sweeper._cell(cell, index) for index, cell in enumerate(forced)] == [None, None]
@@ -296,13 +365,21 @@ def test_the_sweeper_fingerprints_each_cell_as_its_job_does(tmp_path: Path) -> N
         jobs.append(fingerprint(config, prompt_files(config)))
     assert [found[2] for found in after if found] == jobs  # what runner.run.lifecycle compares
     assert len(set(jobs)) == 4
-    assert all(b and a and b[2] != a[2] for b, a in zip(before, after, strict=True)), "a changed prompt was reused"
+    assert all(b and a and b[2] != a[2] for b, a in zip(before, after, strict=True)), (
+        "a changed prompt was reused"
+    )
 
 
 def test_the_job_budget_stops_the_run(stores: dict[str, str]) -> None:
     with FakeOpenAIServer(responder()) as server:
-        items = overrides(server.url, stores, "data.limit=3", "model.concurrency=1",
-                          "model.input_cost_per_token=0.001", "budget.usd=1")
+        items = overrides(
+            server.url,
+            stores,
+            "data.limit=3",
+            "model.concurrency=1",
+            "model.input_cost_per_token=0.001",
+            "budget.usd=1",
+        )
         with pytest.raises(BudgetExceeded, match=r"budget.usd=1.0 reached"):
             run(items)
         assert len(server.requests) == 1  # about 2,200 prompt tokens: $2.2 on the first call
@@ -313,8 +390,17 @@ def test_the_job_budget_stops_the_run(stores: dict[str, str]) -> None:
 
 def test_the_sweep_budget_is_shared_by_its_jobs(stores: dict[str, str], tmp_path: Path) -> None:
     with FakeOpenAIServer(responder()) as server:
-        proc = _cli(["-m", "model.temperature=0.1,0.2", "data.limit=1", "model.input_cost_per_token=0.001",
-                     "budget.sweep_usd=1", f"hydra.sweep.dir={tmp_path / 'sweep'}", *overrides(server.url, stores)])
+        proc = _cli(
+            [
+                "-m",
+                "model.temperature=0.1,0.2",
+                "data.limit=1",
+                "model.input_cost_per_token=0.001",
+                "budget.sweep_usd=1",
+                f"hydra.sweep.dir={tmp_path / 'sweep'}",
+                *overrides(server.url, stores),
+            ]
+        )
         _, stderr = proc.communicate(timeout=600)
         assert len(server.requests) == 1
     assert proc.returncode == 1, stderr[-2000:]
@@ -346,36 +432,70 @@ def _free_port() -> int:
 
 def _api(base: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
     data = json.dumps(body).encode() if body is not None else None
-    request = urllib.request.Request(f"{base}/api/2.0/mlflow/{path}", data=data,
-                                     headers={"Content-Type": "application/json"})
+    request = urllib.request.Request(
+        f"{base}/api/2.0/mlflow/{path}", data=data, headers={"Content-Type": "application/json"}
+    )
     with urllib.request.urlopen(request, timeout=30) as response:
         return dict(json.loads(response.read()))
 
 
-def test_the_mlflow_ui_shows_the_sweep_as_parent_and_children(stores: dict[str, str], tmp_path: Path) -> None:
+def test_the_mlflow_ui_shows_the_sweep_as_parent_and_children(
+    stores: dict[str, str], tmp_path: Path
+) -> None:
     with FakeOpenAIServer(responder()) as server:
-        proc = _cli(["-m", "chunk=1024,2048", "data.limit=1", f"hydra.sweep.dir={tmp_path / 'sweep'}",
-                     *overrides(server.url, stores)])
+        proc = _cli(
+            [
+                "-m",
+                "chunk=1024,2048",
+                "data.limit=1",
+                f"hydra.sweep.dir={tmp_path / 'sweep'}",
+                *overrides(server.url, stores),
+            ]
+        )
         _, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 0, stderr[-2000:]
     port = _free_port()
     mlflow = subprocess.Popen(
-        [sys.executable, "-m", "mlflow", "server", "--backend-store-uri", stores["tracking.uri"],
-         "--artifacts-destination", str(tmp_path / "served-artifacts"),
-         "--host", "127.0.0.1", "--port", str(port), "--workers", "1"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "mlflow",
+            "server",
+            "--backend-store-uri",
+            stores["tracking.uri"],
+            "--artifacts-destination",
+            str(tmp_path / "served-artifacts"),
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=tmp_path,
     )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
         while True:
             try:
-                experiment = _api(base, "experiments/get-by-name?experiment_name=summarization")["experiment"]
+                experiment = _api(base, "experiments/get-by-name?experiment_name=summarization")[
+                    "experiment"
+                ]
                 break
             except OSError:
-                assert time.monotonic() < deadline and mlflow.poll() is None, "mlflow server did not start"
+                assert time.monotonic() < deadline and mlflow.poll() is None, (
+                    "mlflow server did not start"
+                )
                 time.sleep(0.5)
-        runs = _api(base, "runs/search", {"experiment_ids": [experiment["experiment_id"]], "max_results": 50})["runs"]
+        runs = _api(
+            base,
+            "runs/search",
+            {"experiment_ids": [experiment["experiment_id"]], "max_results": 50},
+        )["runs"]
     finally:
         mlflow.send_signal(signal.SIGTERM)
         mlflow.wait(timeout=30)
@@ -390,28 +510,44 @@ def test_the_mlflow_ui_shows_the_sweep_as_parent_and_children(stores: dict[str, 
         assert metrics["documents"] == 1 and "stats/length_tokens" in metrics
 
 
-def test_repeats_get_their_own_seeds_and_cache_slots_and_reports_pool_them(stores: dict[str, str], tmp_path: Path) -> None:
+def test_repeats_get_their_own_seeds_and_cache_slots_and_reports_pool_them(
+    stores: dict[str, str], tmp_path: Path
+) -> None:
     with FakeOpenAIServer(responder()) as server:
-        proc = _cli(["-m", "repeat=range(3)", "data.limit=1", f"hydra.sweep.dir={tmp_path / 'sweep'}",
-                     *overrides(server.url, stores)])
+        proc = _cli(
+            [
+                "-m",
+                "repeat=range(3)",
+                "data.limit=1",
+                f"hydra.sweep.dir={tmp_path / 'sweep'}",
+                *overrides(server.url, stores),
+            ]
+        )
         _, stderr = proc.communicate(timeout=600)
         seeds = sorted(r["seed"] for r in server.requests)
     assert proc.returncode == 0, stderr[-2000:]
     assert seeds == [0, 1, 2]  # one call per repeat: none served from another repeat's cache slot
     (parent,) = _parents(stores["tracking.uri"])
-    assert sorted(c.info.run_name for c in _children(stores["tracking.uri"], parent.info.run_id)) == [
-        "repeat=0", "repeat=1", "repeat=2"]
-    from runner.report.make import make_report
+    assert sorted(
+        c.info.run_name for c in _children(stores["tracking.uri"], parent.info.run_id)
+    ) == ["repeat=0", "repeat=1", "repeat=2"]
     from runner.report.config import build_report_config
+    from runner.report.make import make_report
 
-    raw = composed_report(f"tracking.uri={stores['tracking.uri']}", f"out={tmp_path / 'r'}", "plots=false")
+    raw = composed_report(
+        f"tracking.uri={stores['tracking.uri']}", f"out={tmp_path / 'r'}", "plots=false"
+    )
     report = make_report(build_report_config(raw))
     csv_text = (tmp_path / "r" / "table.csv").read_text()
-    assert "repeat" not in csv_text.splitlines()[0] and ",3," in csv_text  # one cell of 3 pooled runs
+    assert (
+        "repeat" not in csv_text.splitlines()[0] and ",3," in csv_text
+    )  # one cell of 3 pooled runs
     assert report is not None
 
 
-@pytest.mark.parametrize("launcher", [[], ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]], ids=["basic", "joblib"])
+@pytest.mark.parametrize(
+    "launcher", [[], ["hydra/launcher=joblib", "hydra.launcher.n_jobs=2"]], ids=["basic", "joblib"]
+)
 def test_a_failed_cell_makes_the_sweep_exit_1_whichever_launcher_ran_it(
     launcher: list[str], stores: dict[str, str], tmp_path: Path
 ) -> None:
@@ -424,26 +560,52 @@ def test_a_failed_cell_makes_the_sweep_exit_1_whichever_launcher_ran_it(
         return answer(request)
 
     with FakeOpenAIServer(refuse_hot) as server:
-        proc = _cli(["-m", "model.temperature=0.1,0.9", "strategy=hier", "metrics=stats", "data.limit=1",
-                     f"hydra.sweep.dir={tmp_path / 'sweep'}", *launcher, *overrides(server.url, stores)])
+        proc = _cli(
+            [
+                "-m",
+                "model.temperature=0.1,0.9",
+                "strategy=hier",
+                "metrics=stats",
+                "data.limit=1",
+                f"hydra.sweep.dir={tmp_path / 'sweep'}",
+                *launcher,
+                *overrides(server.url, stores),
+            ]
+        )
         _, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 1, stderr[-2000:]
     assert "1 job(s) of the sweep failed" in stderr and "temperature 0.9 is refused here" in stderr
     (parent,) = _parents(stores["tracking.uri"])
     children = _children(stores["tracking.uri"], parent.info.run_id)
     assert sorted((c.data.params["model.temperature"], c.info.status) for c in children) == [
-        ("0.1", "FINISHED"), ("0.9", "FAILED")]  # the good cell still ran
-    assert parent.info.status == "FAILED" and parent.data.tags["failure"].startswith("1 of 2 jobs failed")
+        ("0.1", "FINISHED"),
+        ("0.9", "FAILED"),
+    ]  # the good cell still ran
+    assert parent.info.status == "FAILED" and parent.data.tags["failure"].startswith(
+        "1 of 2 jobs failed"
+    )
 
 
 def test_a_bad_value_in_one_cell_stops_the_sweep_before_anything_runs(
     stores: dict[str, str], tmp_path: Path
 ) -> None:
     with FakeOpenAIServer(responder()) as server:
-        proc = _cli(["-m", "chunk=512,-5", "strategy=hier", "metrics=stats", "data.limit=1",
-                     f"hydra.sweep.dir={tmp_path / 'sweep'}", *overrides(server.url, stores)])
+        proc = _cli(
+            [
+                "-m",
+                "chunk=512,-5",
+                "strategy=hier",
+                "metrics=stats",
+                "data.limit=1",
+                f"hydra.sweep.dir={tmp_path / 'sweep'}",
+                *overrides(server.url, stores),
+            ]
+        )
         _, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 2, stderr[-2000:]
     lines = [line for line in stderr.splitlines() if line.strip()]
-    assert len(lines) == 1 and "sweep cell chunk=-5: chunk=-5 must be a positive whole number" in lines[0]
-    assert server.requests == [] and not Path(stores["tracking.uri"][len("sqlite:///"):]).exists()
+    assert (
+        len(lines) == 1
+        and "sweep cell chunk=-5: chunk=-5 must be a positive whole number" in lines[0]
+    )
+    assert server.requests == [] and not Path(stores["tracking.uri"][len("sqlite:///") :]).exists()

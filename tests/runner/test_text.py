@@ -168,7 +168,10 @@ def test_punkt_loads_without_the_rest_of_nltk_and_splits_as_nltk() -> None:
     texts = TRICKY + [doc.text for doc in load_documents("sample")]
     out = subprocess.run(
         [sys.executable, "-c", _FRESH_PROBE, json.dumps(texts)],
-        capture_output=True, text=True, timeout=120, cwd=Path(__file__).resolve().parents[2],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=Path(__file__).resolve().parents[2],
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.splitlines()[-1]) == {"alone": True, "same": True}

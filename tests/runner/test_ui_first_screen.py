@@ -24,21 +24,43 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from runner.run.lifecycle import RunResult
-from tests.fake_server import FakeOpenAIServer
+from runner.run.usage import USAGE_FILE, read_usage
 from runner.tracking.writer import Tracker
 from runner.ui import KIND_TAG, RUNS_KIND, VIEW_TAG, experiment_url, run_url
-from runner.run.usage import USAGE_FILE, read_usage
+from tests.fake_server import FakeOpenAIServer
 from tests.runner.test_app import overrides, run
 from tests.runner.test_mlflow_traces import _mlflow_server
 from tests.runner.test_view import chromium, run_chromium
 from tests.test_faults import responder
 
-HEADLINE = {"booookscore/score", "stats/length_tokens", "stats/novel_trigrams_pct", "stats/repeated_trigrams_pct"}
-TYPE_RATES = {
-    f"booookscore/type/{t}" for t in ("entity_omission", "event_omission", "causal_omission", "salience",
-                                      "discontinuity", "duplication", "inconsistency", "language")
+HEADLINE = {
+    "booookscore/score",
+    "stats/length_tokens",
+    "stats/novel_trigrams_pct",
+    "stats/repeated_trigrams_pct",
 }
-TOTALS = {"documents", "documents_failed", "calls", "cost_usd", "prompt_tokens", "completion_tokens", "wall_time_s"}
+TYPE_RATES = {
+    f"booookscore/type/{t}"
+    for t in (
+        "entity_omission",
+        "event_omission",
+        "causal_omission",
+        "salience",
+        "discontinuity",
+        "duplication",
+        "inconsistency",
+        "language",
+    )
+}
+TOTALS = {
+    "documents",
+    "documents_failed",
+    "calls",
+    "cost_usd",
+    "prompt_tokens",
+    "completion_tokens",
+    "wall_time_s",
+}
 
 
 @dataclass
@@ -60,10 +82,15 @@ def _is_judge(request: dict[str, Any]) -> bool:
 @pytest.fixture(scope="module")
 def paper(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Paper]:
     root = tmp_path_factory.mktemp("first-screen")
-    stores = {"tracking.uri": f"sqlite:///{root / 'mlruns' / 'mlflow.db'}", "cache.dir": str(root / "cache")}
+    stores = {
+        "tracking.uri": f"sqlite:///{root / 'mlruns' / 'mlflow.db'}",
+        "cache.dir": str(root / "cache"),
+    }
     with FakeOpenAIServer(responder) as server:
         items = [item for item in overrides(server.url, stores) if not item.startswith("metrics=")]
-        result = run([*items, "metrics=paper", "judge=openai_compatible", f"judge.api_base={server.url}"])
+        result = run(
+            [*items, "metrics=paper", "judge=openai_compatible", f"judge.api_base={server.url}"]
+        )
         requests = list(server.requests)
     client = MlflowClient(stores["tracking.uri"])
     experiment_id = client.get_run(result.run_id).info.experiment_id
@@ -81,9 +108,16 @@ def test_usage_json_holds_every_moved_counter_with_its_value(paper: Paper) -> No
     metrics = paper.client.get_run(paper.result.run_id).data.metrics
     usage = read_usage(paper.client, paper.result.run_id)
     system = paper.result.system_metrics
-    assert not set(usage) & set(metrics) and set(usage) | set(metrics) == set(system)  # nothing lost
+    assert not set(usage) & set(metrics) and set(usage) | set(metrics) == set(
+        system
+    )  # nothing lost
     assert {"time/setup_s", "time/tracking_start_s", "time/documents_s"} <= set(usage)
-    assert {"booookscore/judge_calls", "booookscore/judge_prompt_tokens", "cache_hits", "strategy/calls"} <= set(usage)
+    assert {
+        "booookscore/judge_calls",
+        "booookscore/judge_prompt_tokens",
+        "cache_hits",
+        "strategy/calls",
+    } <= set(usage)
     for key, value in usage.items():
         assert value == pytest.approx(system[key], rel=1e-9, abs=1e-9), key
     judge = [r for r in paper.requests if _is_judge(r)]
@@ -91,7 +125,9 @@ def test_usage_json_holds_every_moved_counter_with_its_value(paper: Paper) -> No
     assert judge and usage["booookscore/judge_calls"] * documents == pytest.approx(len(judge))
     assert usage["strategy/calls"] * documents == pytest.approx(len(paper.requests) - len(judge))
     assert usage["cache_hits"] == 0
-    table = json.loads(Path(paper.client.download_artifacts(paper.result.run_id, USAGE_FILE)).read_text())
+    table = json.loads(
+        Path(paper.client.download_artifacts(paper.result.run_id, USAGE_FILE)).read_text()
+    )
     assert table["columns"] == ["name", "value"]  # MLflow's table format: the UI shows a table
 
 
@@ -100,8 +136,11 @@ def test_the_experiment_opens_on_its_runs_with_the_score_as_a_column(paper: Pape
     assert tags[KIND_TAG] == RUNS_KIND
     columns = json.loads(tags[VIEW_TAG])["selectedColumns"]
     assert [c for c in columns if c.startswith("metrics.")] == [
-        "metrics.`booookscore/score`", "metrics.`stats/length_tokens`", "metrics.`stats/novel_trigrams_pct`",
-        "metrics.`stats/repeated_trigrams_pct`", "metrics.`cost_usd`",
+        "metrics.`booookscore/score`",
+        "metrics.`stats/length_tokens`",
+        "metrics.`stats/novel_trigrams_pct`",
+        "metrics.`stats/repeated_trigrams_pct`",
+        "metrics.`cost_usd`",
     ]
     assert "params.`strategy`" in columns and "params.`model`" in columns
 
@@ -128,7 +167,9 @@ def test_the_links_open_the_runs_view_and_the_run_page() -> None:
     assert experiment_url("sqlite:////tmp/m/mlflow.db", "3") == (
         "http://127.0.0.1:5000/#/experiments/3/runs?workflowType=machine_learning&viewStateShareKey=runner"
     )
-    assert experiment_url("sqlite:////tmp/m/mlflow.db", "3", view=False).endswith("/runs?workflowType=machine_learning")
+    assert experiment_url("sqlite:////tmp/m/mlflow.db", "3", view=False).endswith(
+        "/runs?workflowType=machine_learning"
+    )
 
 
 def test_the_served_experiment_says_runs_and_the_browser_lands_on_them(paper: Paper) -> None:
@@ -136,15 +177,23 @@ def test_the_served_experiment_says_runs_and_the_browser_lands_on_them(paper: Pa
     for the link the run prints (the runs table, the score a column) and for the run's link."""
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_DISABLE_TELEMETRY": "true"}
     with _mlflow_server(paper.uri, paper.root, env) as api:
-        found = api("GET", "/ajax-api/2.0/mlflow/experiments/get-by-name?experiment_name=summarization")
+        found = api(
+            "GET", "/ajax-api/2.0/mlflow/experiments/get-by-name?experiment_name=summarization"
+        )
         tags = {t["key"]: t["value"] for t in found["experiment"]["tags"]}
         assert tags[KIND_TAG] == RUNS_KIND and "metrics.`booookscore/score`" in tags[VIEW_TAG]
         port = int(urllib.parse.urlsplit(api.base).port or 0)
         binary = chromium()
-        runs = _page_text(binary, experiment_url(paper.uri, paper.experiment_id, port), paper.root / "browser-1")
-        page = _page_text(binary, run_url(paper.uri, paper.experiment_id, paper.result.run_id, port), paper.root / "browser-2")
+        runs = _page_text(
+            binary, experiment_url(paper.uri, paper.experiment_id, port), paper.root / "browser-1"
+        )
+        page = _page_text(
+            binary,
+            run_url(paper.uri, paper.experiment_id, paper.result.run_id, port),
+            paper.root / "browser-2",
+        )
     assert "Detect Issues" not in runs and "Model training" in runs
-    header = runs[runs.index("Run Name"):]
+    header = runs[runs.index("Run Name") :]
     assert re.search(r"booookscore/score .*stats/length_tokens", header), header[:500]
     score = paper.client.get_run(paper.result.run_id).data.metrics["booookscore/score"]
     assert format(score, ".6g")[:5] in header  # the score itself, in its row
@@ -154,7 +203,13 @@ def test_the_served_experiment_says_runs_and_the_browser_lands_on_them(paper: Pa
 def _page_text(binary: str, url: str, profile: Path) -> str:
     """The page's text once its scripts have run, in a fresh browser ``profile``: no mode or
     columns remembered from an earlier visit, as a researcher's first look."""
-    done = run_chromium(binary, f"--user-data-dir={profile}", "--window-size=1400,900",
-                        "--virtual-time-budget=15000", "--dump-dom", url)
+    done = run_chromium(
+        binary,
+        f"--user-data-dir={profile}",
+        "--window-size=1400,900",
+        "--virtual-time-budget=15000",
+        "--dump-dom",
+        url,
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", done.stdout))

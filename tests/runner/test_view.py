@@ -24,12 +24,12 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from metrics.booookscore_parse import LABELS
-from runner.view import page as view
 from runner.config.run_config import build_run_config
 from runner.run.lifecycle import run_experiment
-from tests.fake_server import FakeOpenAIServer
-from runner.tracking.reader import RunRecord
 from runner.text import split_sentences
+from runner.tracking.reader import RunRecord
+from runner.view import page as view
+from tests.fake_server import FakeOpenAIServer
 from tests.runner.test_config import composed
 from tests.strategies.conftest import echo_summary, kind_of, text_of, words_of
 
@@ -232,8 +232,10 @@ def test_the_runner_logs_the_page_while_the_run_is_running_and_quickly(hier: Mad
         view.log_viewer(hier.client, hier.run_id)
         warm.append(1000 * (time.perf_counter() - start))
     warm.sort()
-    print(f"log_viewer, 3-document hier run: {hier.ms[0]:.0f} ms in the run (the first page of "
-          f"the process compiles the template), then {warm[1]:.0f} ms (median of 3)")
+    print(
+        f"log_viewer, 3-document hier run: {hier.ms[0]:.0f} ms in the run (the first page of "
+        f"the process compiles the template), then {warm[1]:.0f} ms (median of 3)"
+    )
     # Bounds far above what it costs (about 100 ms, then 20 ms, on 2 idle cores) that a
     # shared, busy CI machine still meets; they catch a page that scales badly, not jitter.
     assert hier.ms[0] < 3000 and warm[1] < 500

@@ -17,18 +17,18 @@ import yaml
 from runner.chunking import split_into_chunks
 from runner.data.loaders import load_documents
 from runner.errors import ConfigError
-from tests.fake_server import FakeOpenAIServer
 from runner.llm.gateway import Gateway
-from tests.scripted_llm import calls_of, scripted_llm
+from runner.run.usage import read_usage
 from runner.text import count_tokens, ends_with_sentence_end
 from runner.types import Chunk, Message
-from runner.run.usage import read_usage
 from strategies import STRATEGIES, hier, incremental
 from strategies.budgets import level_budgets, word_limit
 from strategies.generation import load_prompt_set
 from strategies.hier_merge import Inputs, Setup, merge_level
 from strategies.prompting import fill, load_prompt
 from tests.conftest import missing_shared
+from tests.fake_server import FakeOpenAIServer
+from tests.scripted_llm import calls_of, scripted_llm
 from tests.strategies.conftest import (
     book_text,
     check_hier_tree,
@@ -308,7 +308,9 @@ def test_app_runs_hier_and_incremental_and_logs_traces(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr[-3000:]
     client = MlflowClient(f"sqlite:///{tmp_path}/mlflow.db")
     runs = client.search_runs([e.experiment_id for e in client.search_experiments()])
-    by_strategy = {r.data.params["strategy"]: r for r in runs if r.data.tags.get("runner.kind") != "sweep"}
+    by_strategy = {
+        r.data.params["strategy"]: r for r in runs if r.data.tags.get("runner.kind") != "sweep"
+    }
     assert set(by_strategy) == {"hier", "incremental"}
     usage = {name: read_usage(client, run.info.run_id) for name, run in by_strategy.items()}
     for name, run in by_strategy.items():
@@ -330,8 +332,11 @@ def test_app_runs_hier_and_incremental_and_logs_traces(tmp_path: Path) -> None:
     [
         ("The settlers raised a mill. A steamboat brought news.", "cleaned"),
         ("---\nThe settlers raised a mill.", "raw"),
-        ("In this segment, the settlers raised a mill. A steamboat brought news. "
-         "This summary reads as if it was written all at once, not in stages.", "raw"),
+        (
+            "In this segment, the settlers raised a mill. A steamboat brought news. "
+            "This summary reads as if it was written all at once, not in stages.",
+            "raw",
+        ),
     ],
 )
 def test_artifact_removal_keeps_only_plausible_edits(answer: str, kept: str) -> None:

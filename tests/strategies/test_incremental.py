@@ -10,13 +10,13 @@ import pytest
 from runner.chunking import split_into_chunks
 from runner.data.loaders import load_documents
 from runner.errors import ConfigError
-from tests.fake_server import FakeOpenAIServer
 from runner.llm.gateway import Gateway
-from tests.scripted_llm import calls_of, scripted_llm
 from runner.text import count_tokens
 from runner.types import Chunk, Message
 from strategies import incremental
 from strategies.budgets import count_words
+from tests.fake_server import FakeOpenAIServer
+from tests.scripted_llm import calls_of, scripted_llm
 from tests.strategies.conftest import (
     book_text,
     check_incremental,

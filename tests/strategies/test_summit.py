@@ -13,15 +13,15 @@ from mlflow.tracking import MlflowClient
 
 from runner.config.run_config import build_run_config
 from runner.run.lifecycle import run_experiment
-from tests.fake_server import FakeOpenAIServer
-from runner.text import count_tokens
-from tests.scripted_llm import calls_of, scripted_llm
-from runner.types import Chunk, Message
 from runner.run.usage import read_usage
+from runner.text import count_tokens
+from runner.types import Chunk, Message
 from strategies import summit
 from strategies.summit_feedback import Operation, parse_feedback
+from tests.fake_server import FakeOpenAIServer
 from tests.runner.test_app import all_runs
 from tests.runner.test_config import composed
+from tests.scripted_llm import calls_of, scripted_llm
 from tests.strategies.conftest import text_of
 
 DOC = "The keeper lit the lamp. A storm came in the night. The ship was saved at dawn.\n\n"
@@ -39,12 +39,21 @@ def dist(best: int) -> str:
     ("line", "expected"),
     [
         ("- Add the information of [the storm at night]", Operation("add", "the storm at night")),
-        ("2. Remove the information of \"the cat\" from the summary.", Operation("remove", "the cat")),
-        ("Rephrase the information of the ending in the summary", Operation("rephrase", "the ending")),
+        (
+            '2. Remove the information of "the cat" from the summary.',
+            Operation("remove", "the cat"),
+        ),
+        (
+            "Rephrase the information of the ending in the summary",
+            Operation("rephrase", "the ending"),
+        ),
         ("4. Shorten the summary.", Operation("simplify", "")),
         ("Simplify the summary", Operation("simplify", "")),
         ("5. Do nothing.", Operation("keep", "")),
-        ("Consider removing the specific hospitals mentioned.", Operation("remove", "the specific hospitals mentioned")),
+        (
+            "Consider removing the specific hospitals mentioned.",
+            Operation("remove", "the specific hospitals mentioned"),
+        ),
         ("* Include the information about the mill", Operation("add", "the mill")),
     ],
 )
@@ -59,14 +68,19 @@ def test_distribution_gives_the_expected_value() -> None:
     assert feedback.justification == "fine"
 
 
-@pytest.mark.parametrize(("text", "score"), [("Score: 4", 4.0), ("I rate it 3/5.", 3.0), ("2 out of 5", 2.0)])
+@pytest.mark.parametrize(
+    ("text", "score"), [("Score: 4", 4.0), ("I rate it 3/5.", 3.0), ("2 out of 5", 2.0)]
+)
 def test_a_single_stated_score_is_the_fallback(text: str, score: float) -> None:
     feedback = parse_feedback(text)
     assert feedback.score == score and feedback.distribution is None
 
 
 def test_stop_token_and_disallowed_operations() -> None:
-    feedback = parse_feedback(f"{dist(5)}\n- Add the information of X\n- Shorten the summary.\n<stop>", ("simplify", "keep"))
+    feedback = parse_feedback(
+        f"{dist(5)}\n- Add the information of X\n- Shorten the summary.\n<stop>",
+        ("simplify", "keep"),
+    )
     assert feedback.stop and feedback.operations == (Operation("simplify", ""),)
     assert feedback.dropped == (Operation("add", "X"),)
 
@@ -80,7 +94,9 @@ def test_an_answer_with_nothing_usable_is_unparsed() -> None:
 Evaluations = Callable[[int, str], str]
 
 
-def run(evaluations: list[str] | Evaluations, revise: Callable[[int], str] | None = None, **params: Any):  # type: ignore[no-untyped-def]
+def run(
+    evaluations: list[str] | Evaluations, revise: Callable[[int], str] | None = None, **params: Any
+):  # type: ignore[no-untyped-def]
     """summit on one short document; the evaluator answers ``evaluations`` in turn."""
     asked: list[int] = []
 
@@ -105,7 +121,9 @@ def run(evaluations: list[str] | Evaluations, revise: Callable[[int], str] | Non
 
 
 def test_stops_on_the_stop_token() -> None:
-    result, model, evaluator = run([f"{dist(3)}\n- Add the information of the storm", f"{dist(5)}\nGreat.\n<STOP>"])
+    result, model, evaluator = run(
+        [f"{dist(3)}\n- Add the information of the storm", f"{dist(5)}\nGreat.\n<STOP>"]
+    )
     assert result.summary == "Summary 2."
     assert result.counters["stop/stop_token"] == 1 and result.counters["iterations"] == 2
     assert result.counters["refinements"] == 1 and result.series["score"] == (3.0, 5.0)
@@ -114,9 +132,15 @@ def test_stops_on_the_stop_token() -> None:
 
 
 def test_stops_at_max_iterations() -> None:
-    result, model, evaluator = run([f"{dist(2)}\n- Add the information of the storm"], max_iterations=3)
+    result, model, evaluator = run(
+        [f"{dist(2)}\n- Add the information of the storm"], max_iterations=3
+    )
     assert result.counters["stop/max_iterations"] == 1 and result.counters["iterations"] == 3
-    assert result.summary == "Summary 3." and len(calls_of(model)) == 3 and len(calls_of(evaluator)) == 3
+    assert (
+        result.summary == "Summary 3."
+        and len(calls_of(model)) == 3
+        and len(calls_of(evaluator)) == 3
+    )
     assert result.counters["ops/add"] == 3
 
 
@@ -142,13 +166,17 @@ def test_a_readable_reask_goes_on() -> None:
 
 @pytest.mark.parametrize(("final", "summary"), [("best", "Summary one."), ("last", "Summary 3.")])
 def test_final_best_or_last(final: str, summary: str) -> None:
-    answers = [f"{dist(s)}\n- Remove the information of the cat" for s in (4, 2)] + [f"{dist(3)}\n<STOP>"]
+    answers = [f"{dist(s)}\n- Remove the information of the cat" for s in (4, 2)] + [
+        f"{dist(3)}\n<STOP>"
+    ]
     result, _, _ = run(answers, final=final)
     assert result.summary == summary and result.series["score"] == (4.0, 2.0, 3.0)
 
 
 def test_an_unchanged_revision_stops() -> None:
-    result, _, _ = run([f"{dist(3)}\n- Rephrase the information of the lamp"], revise=lambda n: "Summary  one.")
+    result, _, _ = run(
+        [f"{dist(3)}\n- Rephrase the information of the lamp"], revise=lambda n: "Summary  one."
+    )
     assert result.counters["stop/unchanged"] == 1 and result.counters["iterations"] == 1
 
 
@@ -183,14 +211,24 @@ def test_the_trace_records_each_iteration_with_its_diff() -> None:
     assert [r["score"] for r in rounds] == [3.0, 5.0]
     assert rounds[0]["operations"] == [{"kind": "add", "target": "the storm"}]
     assert rounds[1]["diff_from_previous"] == [{"op": "replace", "old": "one.", "new": "2."}]
-    assert result.trace[-1].detail == {"reason": "stop_token", "final": "last", "chosen_iteration": 2}
+    assert result.trace[-1].detail == {
+        "reason": "stop_token",
+        "final": "last",
+        "chosen_iteration": 2,
+    }
 
 
 def test_bad_settings_are_config_errors() -> None:
     from runner.errors import ConfigError
 
-    for params, key in [({"draft": "x"}, "draft"), ({"draft_for": "some"}, "draft_for"), ({"final": "first"}, "final"), ({"operations": ["fly"]}, "operations"),
-                        ({"max_iterations": 0}, "max_iterations"), ({"knowledge": True, "topic": "war"}, "knowledge")]:
+    for params, key in [
+        ({"draft": "x"}, "draft"),
+        ({"draft_for": "some"}, "draft_for"),
+        ({"final": "first"}, "final"),
+        ({"operations": ["fly"]}, "operations"),
+        ({"max_iterations": 0}, "max_iterations"),
+        ({"knowledge": True, "topic": "war"}, "knowledge"),
+    ]:
         with pytest.raises(ConfigError, match=f"strategy.{key}"):
             run([f"{dist(3)}\n<STOP>"], **params)
 
@@ -208,7 +246,9 @@ def test_a_long_document_is_drafted_by_hier_and_seen_through_level0_summaries() 
         return text_of(int(options["max_tokens"] * 0.5))
 
     model = scripted_llm(summarize, context_window=4096, name="summarizer")
-    evaluator = scripted_llm(lambda m, o: f"{dist(5)}\n<STOP>", context_window=4096, name="evaluator")
+    evaluator = scripted_llm(
+        lambda m, o: f"{dist(5)}\n<STOP>", context_window=4096, name="evaluator"
+    )
     result = summit.summarize(chunks, model, evaluator, max_summary_len=400)
     assert result.counters["long_document"] == 1 and result.counters["draft_calls"] > 8
     assert any(s.kind == "merge" for s in result.trace), "the draft did not come from hier"
@@ -225,15 +265,21 @@ def test_draft_for_all_drafts_a_short_document_with_the_base_strategy_and_keeps_
 
     model = scripted_llm(summarize, name="summarizer")
     evaluator = scripted_llm(lambda m, o: f"{dist(5)}\n<STOP>", name="evaluator")
-    result = summit.summarize([Chunk(0, DOC, 20)], model, evaluator, draft="baseline", draft_for="all")
-    (baseline_call, options), = calls_of(model)
-    assert options["purpose"] == "baseline" and "The keeper lit the lamp." in baseline_call[-1].content
+    result = summit.summarize(
+        [Chunk(0, DOC, 20)], model, evaluator, draft="baseline", draft_for="all"
+    )
+    ((baseline_call, options),) = calls_of(model)
+    assert (
+        options["purpose"] == "baseline" and "The keeper lit the lamp." in baseline_call[-1].content
+    )
     evaluated = calls_of(evaluator)[0][0][-1].content
     assert "Baseline draft." in evaluated and DOC.strip() in evaluated  # the full story, not a view
     assert result.summary == "Baseline draft." and result.counters["draft_calls"] == 1
     assert result.counters["long_document"] == 0 and result.counters["calls"] == 2
     asked = [m for messages, _ in calls_of(model) + calls_of(evaluator) for m in messages]
-    assert result.counters["prompt_tokens"] == sum(count_tokens(m.content) for m in asked)  # the draft's included
+    assert result.counters["prompt_tokens"] == sum(
+        count_tokens(m.content) for m in asked
+    )  # the draft's included
 
 
 # --- the app ---------------------------------------------------------------------------
@@ -243,7 +289,11 @@ def _responder(request: dict[str, Any]) -> str:
     system = str(request["messages"][0]["content"])
     if system.startswith("You are a summary evaluator"):
         summary = str(request["messages"][-1]["content"]).split("Summary:\n", 1)[1]
-        return f"{dist(5)}\n<STOP>" if "revised" in summary else f"{dist(3)}\n- Add the information of the storm"
+        return (
+            f"{dist(5)}\n<STOP>"
+            if "revised" in summary
+            else f"{dist(3)}\n- Add the information of the storm"
+        )
     if str(request["messages"][-1]["content"]).startswith("Refine:"):
         return "A revised summary about the storm."
     return "A first summary."
@@ -251,13 +301,22 @@ def _responder(request: dict[str, Any]) -> str:
 
 def test_the_app_logs_roles_and_the_score_curve(stores: dict[str, str]) -> None:
     with FakeOpenAIServer(_responder) as server:
-        items = ["strategy=summit", "model=openai_compatible", f"model.api_base={server.url}", "metrics=stats",
-                 "data.limit=2", *[f"{k}={v}" for k, v in stores.items()]]
+        items = [
+            "strategy=summit",
+            "model=openai_compatible",
+            f"model.api_base={server.url}",
+            "metrics=stats",
+            "data.limit=2",
+            *[f"{k}={v}" for k, v in stores.items()],
+        ]
         result = run_experiment(build_run_config(composed(*items), tuple(items)))
     assert set(result.summaries.values()) == {"A revised summary about the storm."}
     client = MlflowClient(stores["tracking.uri"])
     run_data = client.get_run(result.run_id).data
-    assert run_data.params["evaluator"] == "openai_compatible" and run_data.params["evaluator.temperature"] == "0.0"
+    assert (
+        run_data.params["evaluator"] == "openai_compatible"
+        and run_data.params["evaluator.temperature"] == "0.0"
+    )
     assert run_data.params["roles"] == "model,evaluator"
     curve = client.get_metric_history(result.run_id, "strategy/score")
     assert [(m.step, m.value) for m in sorted(curve, key=lambda m: m.step)] == [(0, 3.0), (1, 5.0)]
@@ -270,13 +329,24 @@ def test_an_ablation_sweep_from_the_command_line(stores: dict[str, str], tmp_pat
     from tests.runner.test_app import cli
 
     with FakeOpenAIServer(_responder) as server:
-        done = cli("-m", "strategy=summit", "strategy.operations=[add,remove,rephrase,simplify,keep],[remove,rephrase,simplify,keep]",
-                   "model=openai_compatible", f"model.api_base={server.url}", "metrics=stats", "data.limit=1",
-                   f"hydra.sweep.dir={tmp_path / 'sweep'}", *[f"{k}={v}" for k, v in stores.items()])
+        done = cli(
+            "-m",
+            "strategy=summit",
+            "strategy.operations=[add,remove,rephrase,simplify,keep],[remove,rephrase,simplify,keep]",
+            "model=openai_compatible",
+            f"model.api_base={server.url}",
+            "metrics=stats",
+            "data.limit=1",
+            f"hydra.sweep.dir={tmp_path / 'sweep'}",
+            *[f"{k}={v}" for k, v in stores.items()],
+        )
     assert done.returncode == 0, done.stderr[-2000:]
     runs = all_runs(stores["tracking.uri"])
     ops = sorted(r.data.params["strategy.operations"] for r in runs)
-    assert ops == ["['add', 'remove', 'rephrase', 'simplify', 'keep']", "['remove', 'rephrase', 'simplify', 'keep']"]
+    assert ops == [
+        "['add', 'remove', 'rephrase', 'simplify', 'keep']",
+        "['remove', 'rephrase', 'simplify', 'keep']",
+    ]
     without_add = next(r for r in runs if "add" not in r.data.params["strategy.operations"])
     counters = read_usage(MlflowClient(stores["tracking.uri"]), without_add.info.run_id)
     assert counters["strategy/stop/no_operations"] == 1.0  # its only suggestion was an Add
@@ -329,8 +399,14 @@ def test_knowledge_triples_reach_both_roles() -> None:
     evaluator = scripted_llm(lambda m, o: f"{dist(5)}\n<STOP>")
     summit.summarize([Chunk(0, DOC, 20)], model, evaluator, knowledge=True)
     (extract, _), (draft, _) = calls_of(model)
-    assert "(subject, relation, object) triples" in extract[-1].content and DOC.strip() in extract[-1].content
-    assert "based on the given relationships" in draft[-1].content and "(keeper; lit; lamp)" in draft[-1].content
+    assert (
+        "(subject, relation, object) triples" in extract[-1].content
+        and DOC.strip() in extract[-1].content
+    )
+    assert (
+        "based on the given relationships" in draft[-1].content
+        and "(keeper; lit; lamp)" in draft[-1].content
+    )
     evaluated = calls_of(evaluator)[0][0][-1].content
     assert "follows the given relationships" in evaluated and "(storm; came in; night)" in evaluated
 
@@ -341,14 +417,20 @@ def test_topic_snippets_are_extracted_by_each_role() -> None:
             if options["purpose"] == "summit/extract_topic":
                 return f"{prefix} snippet"
             return f"{dist(5)}\n<STOP>" if prefix == "evaluator" else "Summary one."
+
         return script
 
     model, evaluator = scripted_llm(answer("summarizer")), scripted_llm(answer("evaluator"))
     summit.summarize([Chunk(0, DOC, 20)], model, evaluator, topic="the storm")
     (extract, _), (draft, _) = calls_of(model)
     assert "relevant to this topic: the storm" in extract[-1].content
-    assert "Topic sentence: the storm" in draft[-1].content and "summarizer snippet" in draft[-1].content
-    evaluated = [m for m, o in calls_of(evaluator) if o["purpose"] == "summit/evaluate"][0][-1].content
+    assert (
+        "Topic sentence: the storm" in draft[-1].content
+        and "summarizer snippet" in draft[-1].content
+    )
+    evaluated = [m for m, o in calls_of(evaluator) if o["purpose"] == "summit/evaluate"][0][
+        -1
+    ].content
     assert "evaluator snippet" in evaluated and "summarizer snippet" not in evaluated
 
 
@@ -356,7 +438,9 @@ def test_in_context_examples(tmp_path: Path) -> None:
     import json
 
     path = tmp_path / "examples.json"
-    path.write_text(json.dumps([{"document": "Doc A.", "summary": "Sum A.", "explanation": "Why A."}]))
+    path.write_text(
+        json.dumps([{"document": "Doc A.", "summary": "Sum A.", "explanation": "Why A."}])
+    )
     model = scripted_llm(lambda m, o: "Summary one.")
     evaluator = scripted_llm(lambda m, o: f"{dist(5)}\n<STOP>")
     summit.summarize([Chunk(0, DOC, 20)], model, evaluator, in_context=str(path))

@@ -23,8 +23,8 @@ from typing import Any
 from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ModelResponse
 
-from runner.llm.local import perf as local_perf
 from runner.errors import ConfigError
+from runner.llm.local import perf as local_perf
 from runner.llm.local.stops import (
     Trigram,
     cut_repeats,
@@ -50,29 +50,46 @@ class _LoadedModel:
         threads = n_threads or os.cpu_count() or 1  # llama-cpp-python's default is half
         start = time.perf_counter()
         self.llama = Llama(
-            model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
-            verbose=False, seed=0,
+            model_path=str(path),
+            n_ctx=n_ctx,
+            n_threads=threads,
+            n_threads_batch=threads,
+            verbose=False,
+            seed=0,
         )
         local_perf.add(load_s=time.perf_counter() - start)
         self.n_ctx = n_ctx
 
-    def repeat_stopper(self, source: frozenset[Trigram], repeats: bool) -> Callable[[Any, Any], Any]:
+    def repeat_stopper(
+        self, source: frozenset[Trigram], repeats: bool
+    ) -> Callable[[Any, Any], Any]:
         """A logits processor ending the answer at a repeated sentence, or one copied from
-        ``source`` (``runner/llm/local/stops.py``)."""
+        ``source`` (``runner/llm/local/stops.py``).
+        """
         llama = self.llama
-        return stop_processor(lambda ids: llama.detokenize(ids).decode("utf-8", errors="ignore"), llama.token_eos(), source, repeats)
+        return stop_processor(
+            lambda ids: llama.detokenize(ids).decode("utf-8", errors="ignore"),
+            llama.token_eos(),
+            source,
+            repeats,
+        )
 
     def measured(self, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
         """Run ``call`` and add llama.cpp's prompt-evaluation and generation clocks to the
-        process totals (``runner/llm/local/perf.py``); the caller holds ``lock``."""
+        process totals (``runner/llm/local/perf.py``); the caller holds ``lock``.
+        """
         import llama_cpp
 
         context = self.llama._ctx.ctx
         llama_cpp.llama_perf_context_reset(context)
         out = call()
         perf = llama_cpp.llama_perf_context(context)
-        local_perf.add(prompt_eval_s=perf.t_p_eval_ms / 1000, generation_s=perf.t_eval_ms / 1000,
-                       prompt_tokens=perf.n_p_eval, generated=perf.n_eval)
+        local_perf.add(
+            prompt_eval_s=perf.t_p_eval_ms / 1000,
+            generation_s=perf.t_eval_ms / 1000,
+            prompt_tokens=perf.n_p_eval,
+            generated=perf.n_eval,
+        )
         return out
 
 
@@ -108,7 +125,9 @@ class LocalProvider(CustomLLM):
         params = dict(kwargs.get("optional_params") or {})
         loaded = self.model(model.split("/", 1)[-1])
         options = {
-            k: params[k] for k in ("temperature", "top_p", "max_tokens", "stop", "seed", "repeat_penalty") if k in params
+            k: params[k]
+            for k in ("temperature", "top_p", "max_tokens", "stop", "seed", "repeat_penalty")
+            if k in params
         }
         if (params.get("response_format") or {}).get("type") == "json_object":
             options["response_format"] = {"type": "json_object"}  # llama.cpp: a JSON grammar
@@ -121,16 +140,22 @@ class LocalProvider(CustomLLM):
         seed = int(options.get("seed") or 0)
         with loaded.lock:
             before = list(loaded.llama._input_ids)
-            for attempt in range(1 + (COPY_RETRIES if source and options.get("temperature") else 0)):
+            for attempt in range(
+                1 + (COPY_RETRIES if source and options.get("temperature") else 0)
+            ):
                 if stops:  # a fresh processor per draw: it remembers where the answer starts
                     options["logits_processor"] = [loaded.repeat_stopper(source, repeats)]
                 if attempt:  # another draw (the prompt is still in the KV cache: generation only)
                     options["seed"] = seed + attempt
                     local_perf.add(copy_retries=1)
-                out = loaded.measured(lambda: loaded.llama.create_chat_completion(messages=messages, **options))  # type: ignore[arg-type, return-value]
+                out = loaded.measured(
+                    lambda: loaded.llama.create_chat_completion(messages=messages, **options)
+                )  # type: ignore[arg-type, return-value]
                 text = out["choices"][0]["message"]["content"] or ""
                 if stops:
-                    out["choices"][0]["message"]["content"] = text = cut_repeats(text, source, repeats)
+                    out["choices"][0]["message"]["content"] = text = cut_repeats(
+                        text, source, repeats
+                    )
                 if not (source and opens_with_copy(text, source)):
                     break
             after = list(loaded.llama._input_ids)

@@ -34,8 +34,14 @@ class LocalPerf:
 TOTALS = LocalPerf()
 
 
-def add(load_s: float = 0.0, prompt_eval_s: float = 0.0, generation_s: float = 0.0,
-        prompt_tokens: int = 0, generated: int = 0, copy_retries: int = 0) -> None:
+def add(
+    load_s: float = 0.0,
+    prompt_eval_s: float = 0.0,
+    generation_s: float = 0.0,
+    prompt_tokens: int = 0,
+    generated: int = 0,
+    copy_retries: int = 0,
+) -> None:
     """Count one call's (or one load's) time."""
     with _lock:
         TOTALS.load_s += load_s
@@ -48,17 +54,22 @@ def add(load_s: float = 0.0, prompt_eval_s: float = 0.0, generation_s: float = 0
 
 def snapshot() -> dict[str, float]:
     """The sums so far: seconds as ``time/local_*_s``, token counts as ``local/*`` (empty
-    when the model never ran)."""
+    when the model never ran).
+    """
     with _lock:
         if not (TOTALS.load_s or TOTALS.prompt_eval_s or TOTALS.generation_s):
             return {}
         values = asdict(TOTALS)
-    return {(f"time/local_{k}" if k.endswith("_s") else f"local/{k}"): float(v) for k, v in values.items()}
+    return {
+        (f"time/local_{k}" if k.endswith("_s") else f"local/{k}"): float(v)
+        for k, v in values.items()
+    }
 
 
 def reset() -> None:
     """Start a job's sums at zero (a sweep's worker process runs several jobs); the model
-    stays loaded, so a later job's load time is zero."""
+    stays loaded, so a later job's load time is zero.
+    """
     global TOTALS
     with _lock:
         TOTALS = LocalPerf()

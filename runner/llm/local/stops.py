@@ -37,24 +37,30 @@ Trigram = tuple[str, ...]
 
 def _trigrams(text: str) -> list[Trigram]:
     words = re.findall(r"\w+", text.lower())
-    return [tuple(words[i:i + 3]) for i in range(len(words) - 2)]
+    return [tuple(words[i : i + 3]) for i in range(len(words) - 2)]
 
 
 def _sentence_ends(text: str) -> Iterator[int]:
     """Where sentences end, never inside an open quotation ('text: "Wind SW, fresh. Lit at
     five." The ledger...' is one sentence up to its closing quote), so a cut never leaves
-    a quotation open."""
+    a quotation open.
+    """
     straight = opened = closed = last = 0
     for match in _SENTENCE_END.finditer(text + " "):
-        piece, last = text[last:match.end()], match.end()
-        straight, opened, closed = straight + piece.count('"'), opened + piece.count("\u201c"), closed + piece.count("\u201d")
+        piece, last = text[last : match.end()], match.end()
+        straight, opened, closed = (
+            straight + piece.count('"'),
+            opened + piece.count("\u201c"),
+            closed + piece.count("\u201d"),
+        )
         if straight % 2 == 0 and opened <= closed:
             yield match.end()
 
 
 def _mostly(grams: list[Trigram], pool: Collection[Trigram], share: float) -> bool:
     """Whether at least ``share`` of a sentence's trigrams are in ``pool`` (a sentence under
-    ``MIN_WORDS`` words never is)."""
+    ``MIN_WORDS`` words never is).
+    """
     return len(grams) >= MIN_WORDS - 2 and sum(g in pool for g in grams) >= share * len(grams)
 
 
@@ -63,9 +69,12 @@ def source_trigrams(prompt: str, own: str = "") -> frozenset[Trigram]:
     return frozenset(_trigrams(prompt)) - frozenset(_trigrams(own))
 
 
-def first_repeat(text: str, source: frozenset[Trigram] = frozenset(), repeats: bool = True) -> int | None:
+def first_repeat(
+    text: str, source: frozenset[Trigram] = frozenset(), repeats: bool = True
+) -> int | None:
     """Offset of the first finished sentence, after the first, that mostly repeats the text
-    before it (when ``repeats``) or is mostly copied from ``source``."""
+    before it (when ``repeats``) or is mostly copied from ``source``.
+    """
     start = 0
     for end in _sentence_ends(text):
         grams = _trigrams(text[start:end])
@@ -80,7 +89,8 @@ def first_repeat(text: str, source: frozenset[Trigram] = frozenset(), repeats: b
 
 def opens_with_copy(text: str, source: frozenset[Trigram]) -> bool:
     """Whether the first sentence is mostly copied from ``source`` (it is never cut, so a
-    sampled answer that opens with a copy is drawn again instead)."""
+    sampled answer that opens with a copy is drawn again instead).
+    """
     end = next(_sentence_ends(text), len(text))
     return _mostly(_trigrams(text[:end]), source, COPIED)
 
@@ -92,20 +102,23 @@ def cut_repeats(text: str, source: frozenset[Trigram] = frozenset(), repeats: bo
 
 
 def stop_processor(
-    detokenize: Callable[[list[int]], str], eos: int, source: frozenset[Trigram] = frozenset(),
+    detokenize: Callable[[list[int]], str],
+    eos: int,
+    source: frozenset[Trigram] = frozenset(),
     repeats: bool = True,
 ) -> Callable[[Any, Any], Any]:
     """A llama-cpp-python logits processor that forces end-of-generation once the answer
     holds a repeated (or copied) sentence. Its first call sees the prompt alone, which fixes
     where the answer starts; the whole answer is decoded only after a token that may end a
-    sentence."""
+    sentence.
+    """
     prompt: list[int] = []
 
     def process(input_ids: Any, scores: Any) -> Any:
         if not prompt:
             prompt.append(len(input_ids))
             return scores
-        answer = [int(t) for t in input_ids[prompt[0]:]]
+        answer = [int(t) for t in input_ids[prompt[0] :]]
         last = detokenize(answer[-1:]).rstrip()
         if not (last and last[-1] in _ENDS):  # most tokens: no sentence ended, nothing to decode
             return scores

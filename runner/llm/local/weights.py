@@ -36,7 +36,9 @@ def _part_files() -> list[Path]:
                 f"package {package.replace('_', '-')} is missing; run pip install -e . "
                 "(or set model.path=/path/to/model.gguf)"
             )
-        parts.append(Path(list(spec.submodule_search_locations)[0]) / "data" / f"part{index:02d}.bin")
+        parts.append(
+            Path(list(spec.submodule_search_locations)[0]) / "data" / f"part{index:02d}.bin"
+        )
     return parts
 
 
