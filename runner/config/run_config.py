@@ -24,7 +24,7 @@ from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
 from strategies import STRATEGIES
 
-PROJECT_ROOT = Path(__file__).resolve().parent.parent
+PROJECT_ROOT = Path(__file__).resolve().parents[2]
 """The folder above the packages: a clone's root, or ``site-packages`` for an installed wheel.
 Only the git commit is looked up here; results go under the current folder."""
 ALL_ROLES: tuple[str, ...] = tuple(

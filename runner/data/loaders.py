@@ -27,7 +27,7 @@ from runner.data.hf import HFSpec, load_hf
 from runner.errors import ConfigError, DataError
 from runner.types import Document, WorkItem
 
-SAMPLE_DIR = Path(__file__).parent / "sample_data"
+SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
 
 
 SOURCES = ("sample", "dir", "booookscore_pickle", "summaries", "hf", "none")
