@@ -82,10 +82,15 @@ def _table(result: RunResult) -> list[str]:
     titles = [_label(k) for k in keys]
     widths = [max(len(t), 8) + 2 for t in titles]
     width = max(len("document"), *(len(d) for d in result.per_document)) + 2
-    out = ["  " + "document".ljust(width) + "".join(t.rjust(w) for t, w in zip(titles, widths))]
+    out = [
+        "  "
+        + "document".ljust(width)
+        + "".join(t.rjust(w) for t, w in zip(titles, widths, strict=True))
+    ]
     for doc_id, values in list(result.per_document.items())[:_ROWS]:
         cells = "".join(
-            f"{values[k]:{w}.2f}" if k in values else "-".rjust(w) for k, w in zip(keys, widths)
+            f"{values[k]:{w}.2f}" if k in values else "-".rjust(w)
+            for k, w in zip(keys, widths, strict=True)
         )
         out.append("  " + doc_id.ljust(width) + cells)
     if len(result.per_document) > _ROWS:

@@ -23,8 +23,9 @@ from runner.types import WorkItem
 
 
 def check(config: RunConfig) -> list[WorkItem]:
-    """Raise the first problem found, as a one-line ``RunnerError`` naming the fix; return
-    the documents read on the way, so the job does not read them again.
+    """Raise the first problem found, as a one-line ``RunnerError`` naming the fix.
+
+    Returns the documents read on the way, so the job does not read them again.
     """
     _keys(config)
     servers(config)
@@ -58,8 +59,10 @@ def _chunk(config: RunConfig) -> None:
 
 
 def check_chunk(chunk: int, window: int, name: str) -> None:
-    """``chunk`` must fit the summarizer's window (here when it is known without litellm,
-    and in ``runner/run/prepare.py`` once the gateway has asked litellm).
+    """``chunk`` must fit the summarizer's window.
+
+    Checked here when the window is known without litellm, and in ``runner/run/prepare.py``
+    once the gateway has asked litellm.
     """
     if chunk > window:
         raise ConfigError(
@@ -76,7 +79,7 @@ def servers(config: RunConfig) -> None:
 
 
 def _tracking(uri: str) -> None:
-    """A sqlite store whose folder cannot be created or written (other stores are left to MLflow)."""
+    """A sqlite store whose folder cannot be created or written (others are left to MLflow)."""
     parsed = urlparse(uri)
     if parsed.scheme != "sqlite":
         return

@@ -59,8 +59,10 @@ class Job:
 def prepare(
     config: RunConfig, calls: CallLog, cancel: threading.Event, items: list[WorkItem] | None = None
 ) -> Job:
-    """Build and check everything; raises a ``RunnerError`` naming the fix. ``items``: the
-    documents when the caller has read them already (``runner/run/preflight.py``).
+    """Build and check everything; raises a ``RunnerError`` naming the fix.
+
+    ``items``: the documents when the caller has read them already
+    (``runner/run/preflight.py``).
     """
     local_perf.reset()  # this job's share of the embedded model's time
     roles = build_roles(config, calls, cancel)

@@ -24,6 +24,7 @@ class Progress:
     """Follows the gateway's calls (``on_call``) and the documents (``doc_done``)."""
 
     def __init__(self, mode: str, label: str) -> None:
+        """Follow calls in ``mode`` (one of ``MODES``), naming the job ``label``."""
         self.mode = mode
         if mode not in MODES:
             raise ValueError(f"progress mode {mode!r}; expected one of {MODES}")

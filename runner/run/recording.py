@@ -1,28 +1,23 @@
-"""What a job writes to its MLflow run: setup before work, outcomes after.
+"""What a job writes to its MLflow run after the work: values, summaries, traces, warnings.
 
-Kept out of experiment.py so orchestration stays short; this module decides names and
-shapes of params, metrics and artifacts, and ``Tracker`` is the only thing it talks to.
+Kept out of the lifecycle so orchestration stays short; this module decides names and
+shapes of metrics and artifacts, and ``Tracker`` is the only thing it talks to. What is
+written before any work (params, tags, config, prompts, the dataset) is
+``runner.run.record_setup``; ``log_setup`` is imported here too, for the lifecycle.
 """
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import math
-import platform
-import subprocess
 from dataclasses import dataclass
-from importlib import metadata
-from pathlib import Path
 from typing import Any
 
-import yaml
-
 from metrics import METRICS
-from runner.config.run_config import PROJECT_ROOT
 from runner.llm.call_log import CallTotals
 from runner.llm.local import perf as local_perf
 from runner.run.prepare import Job
+from runner.run.record_setup import log_setup as log_setup  # re-exported: the lifecycle
 from runner.run.usage import USAGE_FILE, kept_keys, split, usage_table
 from runner.tracking.reader import FAILED_DOCUMENTS_TAG
 from runner.tracking.traces import log_traces
@@ -30,97 +25,6 @@ from runner.tracking.writer import Tracker
 from runner.types import DocumentOutcome
 
 _LOG = logging.getLogger(__name__)
-VERSIONED = (
-    "summarization-runner",
-    "litellm",
-    "mlflow",
-    "hydra-core",
-    "tiktoken",
-    "nltk",
-    "llama-cpp-python",
-)
-
-
-def git_commit() -> str | None:
-    """The checkout's commit, with '-dirty' when it has uncommitted changes; None outside git.
-
-    Only when this package's own source is tracked by the repository around it: an
-    installed wheel (whose site-packages may sit inside some other repository, say a
-    project's .venv) has no commit, and neither does the folder the run is started from.
-    """
-    try:
-        _git("ls-files", "--error-unmatch", "--", "runner/__init__.py")
-        sha = _git("rev-parse", "HEAD")
-        dirty = _git("status", "--porcelain", "--untracked-files=no")
-        return f"{sha}-dirty" if dirty else sha
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
-def _git(*args: str) -> str:
-    return subprocess.run(
-        ["git", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
-    ).stdout.strip()
-
-
-def role_params(job: Job) -> dict[str, Any]:
-    """``<role>``, ``<role>.model``, ``<role>.temperature`` for every role the job uses."""
-    out: dict[str, Any] = {}
-    for role, gateway in job.roles.items():
-        out[role] = gateway.name
-        out[f"{role}.model"] = gateway.spec.model
-        out[f"{role}.temperature"] = gateway.temperature
-    return out
-
-
-def log_setup(tracker: Tracker, job: Job) -> None:
-    """Params, tags and the config/prompt artifacts, before any work is done."""
-    config = job.config
-    params: dict[str, Any] = {
-        "strategy": config.strategy,
-        "roles": ",".join(job.roles) or "none",
-        "data": config.data.source,
-        "chunk": config.chunk,
-        "seed": config.seed,
-        "metrics": ",".join(config.metrics) or "none",
-    }
-    params.update(role_params(job))
-    if "model" in job.roles:
-        params["context_window"] = job.roles["model"].context_window
-    params.update({f"strategy.{k}": v for k, v in config.strategy_params.items()})
-    for key, value in _swept(config.overrides).items():
-        params.setdefault(key, value)  # the effective value wins over the override's text
-    tracker.log_params(params)
-    tags = {
-        "overrides": " ".join(config.overrides) or "(none)",
-        "python": platform.python_version(),
-    }
-    commit = git_commit()
-    if commit:
-        tags["mlflow.source.git.commit"] = commit
-    tags.update({f"version.{name}": _version(name) for name in VERSIONED})
-    tracker.set_tags(tags)
-    tracker.log_text(yaml.safe_dump(config.resolved, sort_keys=False), "config.yaml")
-    log_dataset(tracker, job)
-    for artifact, path in job.prompts.items():
-        tracker.log_file(path, artifact.rsplit("/", 1)[0])
-
-
-def _swept(overrides: tuple[str, ...]) -> dict[str, str]:
-    """Every key=value override as a param, so sweeps line up as columns in the UI."""
-    out = {}
-    for item in overrides:
-        key, _, value = item.lstrip("+~").partition("=")
-        if not key.startswith("hydra."):
-            out[key] = value
-    return out
-
-
-def _version(name: str) -> str:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return "not installed"
 
 
 @dataclass(frozen=True)
@@ -147,8 +51,8 @@ def run_warnings(job: Job, outcomes: list[DocumentOutcome]) -> list[str]:
             gateway = job.roles[role]
             if gateway.spec.is_local:
                 found.append(
-                    f"{role}={gateway.name} is the embedded 0.5B model: its {name} scores check the "
-                    "pipeline, not the summaries; use an API model to judge"
+                    f"{role}={gateway.name} is the embedded 0.5B model: its {name} scores check "
+                    "the pipeline, not the summaries; use an API model to judge"
                 )
     return list(dict.fromkeys(found))
 
@@ -222,9 +126,10 @@ def log_outcomes(
 
 
 def show_in_runs_table(tracker: Tracker, job: Job, headline: tuple[str, ...]) -> None:
-    """The headline values, cost and the main settings as columns of the experiment's runs
-    table (the view ``runner.ui.experiment_url`` opens). A convenience: a failure is logged,
-    never raised, so it cannot fail a run whose results are already stored.
+    """The headline values, cost and the main settings as columns of the runs table.
+
+    That is the experiment's view ``runner.ui.experiment_url`` opens. A convenience: a failure
+    is logged, never raised, so it cannot fail a run whose results are already stored.
     """
     params = ["strategy", *(role for role in ("model", "judge") if role in job.roles), "chunk"]
     try:
@@ -249,8 +154,9 @@ def log_failures(tracker: Tracker, failures: dict[str, str], finished: int) -> l
 
 
 def _score_table(per_doc: dict[str, dict[str, float]]) -> dict[str, list[Any]]:
-    """One row per document, one column per value (None where a document has none): the
-    per-document view, instead of thousands of ``doc/...`` metric keys.
+    """One row per document, one column per value (None where a document has none).
+
+    The per-document view, instead of thousands of ``doc/...`` metric keys.
     """
     keys = sorted({k for values in per_doc.values() for k in values})
     table: dict[str, list[Any]] = {"doc_id": list(per_doc)}
@@ -263,23 +169,11 @@ def _finite(value: float | None) -> float | None:
     return None if value is None or math.isnan(value) else value
 
 
-def log_dataset(tracker: Tracker, job: Job) -> None:
-    """The documents as the run's MLflow dataset: name, source and a digest of the texts."""
-    data = job.config.data
-    digest = hashlib.sha256()
-    for item in job.items:
-        for part in (item.doc_id, item.source.text if item.source else "", item.summary or ""):
-            digest.update(part.encode("utf-8") + b"\0")
-    source = (
-        data.path or data.name or ("runner/sample_data" if data.source == "sample" else data.source)
-    )
-    name = data.source if data.source == "sample" else f"{data.source}:{Path(str(source)).name}"
-    tracker.log_dataset(name, digest.hexdigest()[:16], str(source), len(job.items))
-
-
 def log_series(tracker: Tracker, outcomes: list[DocumentOutcome]) -> None:
-    """Each strategy series as MLflow steps, per document and as the mean over the documents
-    that reached each step, so the UI draws e.g. SummIt's score curve.
+    """Each strategy series as MLflow steps, per document and as the mean over the documents.
+
+    The mean at a step is over the documents that reached it; the UI draws e.g. SummIt's score
+    curve from it.
     """
     names = sorted({name for o in outcomes for name in o.result.series})
     for name in names:

@@ -38,8 +38,9 @@ and the report's Figure 4 (``runner/report/plots.py``)."""
 
 
 def kept_keys(metrics: Mapping[str, Any], values: Iterable[str]) -> set[str]:
-    """The names of ``values`` that stay MLflow metrics, for a job whose metric plugins are
-    ``metrics`` (name -> ``Metric``): headlines, read-back values and totals.
+    """The names of ``values`` that stay MLflow metrics: headlines, read-back values, totals.
+
+    ``metrics`` are the job's metric plugins (name -> ``Metric``).
     """
     keep = set(TOTALS) | set(READ_BACK)
     for name, metric in metrics.items():
@@ -59,16 +60,18 @@ def split(values: Mapping[str, float], kept: set[str]) -> tuple[dict[str, float]
 
 
 def usage_table(usage: Mapping[str, float]) -> dict[str, list[Any]]:
-    """One row per counter (name, value) in MLflow's table layout; NaN becomes null (JSON has
-    no NaN).
+    """One row per counter (name, value) in MLflow's table layout.
+
+    NaN becomes null: JSON has no NaN.
     """
     names = sorted(usage)
     return {"name": names, "value": [_finite(usage[n]) for n in names]}
 
 
 def read_usage(client: Any, run_id: str) -> dict[str, float]:
-    """A run's ``usage.json`` as {name: value} (NaN where the table has null); {} when the run
-    has none (runs logged before it existed kept these values as metrics).
+    """A run's ``usage.json`` as {name: value} (NaN where the table has null).
+
+    {} when the run has none: runs logged before it existed kept these values as metrics.
     """
     if not any(a.path == USAGE_FILE for a in client.list_artifacts(run_id)):
         return {}

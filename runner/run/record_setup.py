@@ -1,0 +1,127 @@
+"""What a job writes to its MLflow run before any work: params, tags, config and prompts.
+
+Split from ``runner.run.recording`` (the outcomes, after the work): this module names the
+run's params (the roles, the strategy's settings, every swept key), its provenance tags
+(git commit, package versions) and its dataset input; ``Tracker`` is the only thing it talks to.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import subprocess
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from runner.config.run_config import PROJECT_ROOT
+from runner.run.prepare import Job
+from runner.tracking.writer import Tracker
+
+VERSIONED = (
+    "summarization-runner",
+    "litellm",
+    "mlflow",
+    "hydra-core",
+    "tiktoken",
+    "nltk",
+    "llama-cpp-python",
+)
+
+
+def git_commit() -> str | None:
+    """The checkout's commit, with '-dirty' when it has uncommitted changes; None outside git.
+
+    Only when this package's own source is tracked by the repository around it: an
+    installed wheel (whose site-packages may sit inside some other repository, say a
+    project's .venv) has no commit, and neither does the folder the run is started from.
+    """
+    try:
+        _git("ls-files", "--error-unmatch", "--", "runner/__init__.py")
+        sha = _git("rev-parse", "HEAD")
+        dirty = _git("status", "--porcelain", "--untracked-files=no")
+        return f"{sha}-dirty" if dirty else sha
+    except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=PROJECT_ROOT, capture_output=True, text=True, check=True
+    ).stdout.strip()
+
+
+def role_params(job: Job) -> dict[str, Any]:
+    """``<role>``, ``<role>.model``, ``<role>.temperature`` for every role the job uses."""
+    out: dict[str, Any] = {}
+    for role, gateway in job.roles.items():
+        out[role] = gateway.name
+        out[f"{role}.model"] = gateway.spec.model
+        out[f"{role}.temperature"] = gateway.temperature
+    return out
+
+
+def log_setup(tracker: Tracker, job: Job) -> None:
+    """Params, tags and the config/prompt artifacts, before any work is done."""
+    config = job.config
+    params: dict[str, Any] = {
+        "strategy": config.strategy,
+        "roles": ",".join(job.roles) or "none",
+        "data": config.data.source,
+        "chunk": config.chunk,
+        "seed": config.seed,
+        "metrics": ",".join(config.metrics) or "none",
+    }
+    params.update(role_params(job))
+    if "model" in job.roles:
+        params["context_window"] = job.roles["model"].context_window
+    params.update({f"strategy.{k}": v for k, v in config.strategy_params.items()})
+    for key, value in _swept(config.overrides).items():
+        params.setdefault(key, value)  # the effective value wins over the override's text
+    tracker.log_params(params)
+    tags = {
+        "overrides": " ".join(config.overrides) or "(none)",
+        "python": platform.python_version(),
+    }
+    commit = git_commit()
+    if commit:
+        tags["mlflow.source.git.commit"] = commit
+    tags.update({f"version.{name}": _version(name) for name in VERSIONED})
+    tracker.set_tags(tags)
+    tracker.log_text(yaml.safe_dump(config.resolved, sort_keys=False), "config.yaml")
+    log_dataset(tracker, job)
+    for artifact, path in job.prompts.items():
+        tracker.log_file(path, artifact.rsplit("/", 1)[0])
+
+
+def _swept(overrides: tuple[str, ...]) -> dict[str, str]:
+    """Every key=value override as a param, so sweeps line up as columns in the UI."""
+    out = {}
+    for item in overrides:
+        key, _, value = item.lstrip("+~").partition("=")
+        if not key.startswith("hydra."):
+            out[key] = value
+    return out
+
+
+def _version(name: str) -> str:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def log_dataset(tracker: Tracker, job: Job) -> None:
+    """The documents as the run's MLflow dataset: name, source and a digest of the texts."""
+    data = job.config.data
+    digest = hashlib.sha256()
+    for item in job.items:
+        for part in (item.doc_id, item.source.text if item.source else "", item.summary or ""):
+            digest.update(part.encode("utf-8") + b"\0")
+    source = (
+        data.path or data.name or ("runner/sample_data" if data.source == "sample" else data.source)
+    )
+    name = data.source if data.source == "sample" else f"{data.source}:{Path(str(source)).name}"
+    tracker.log_dataset(name, digest.hexdigest()[:16], str(source), len(job.items))
