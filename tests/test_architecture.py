@@ -141,8 +141,8 @@ RULES = (
         Packages(("mlflow",)),
     ),
     Rule(
-        "tracking, models and data sit below the job, the sweep and what reads runs back",
-        Packages(("runner.tracking", "runner.llm", "runner.data")),
+        "config, tracking, models and data sit below the job, the sweep and what reads runs back",
+        Packages(("runner.config", "runner.tracking", "runner.llm", "runner.data")),
         Packages(("runner.run", "runner.report", "runner.view", "runner.sweep")),
     ),
     Rule(

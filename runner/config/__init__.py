@@ -1,7 +1,11 @@
-"""Configuration: Hydra's composed config turned into a validated ``RunConfig``, value checks,
-the run's fingerprint, and Hydra's errors as one line.
+"""Configuration: Hydra's composed config as a validated ``RunConfig``, and its fingerprint.
 
-May import the plugin API (``runner.types``, ``runner.errors``), ``runner.llm.spec`` and
-``runner.llm.retry`` (model settings as data), ``runner.data.hf`` (its settings), and the
-strategy and metric registries; never MLflow or litellm.
+``run_config`` builds the ``RunConfig``, ``checks`` checks values, ``fingerprint`` computes
+a job's identity, ``hydra_errors`` turns Hydra's and OmegaConf's errors into one line.
+
+May import the plugin API (``runner.errors``), other packages' settings as plain data
+(``runner.llm.spec``, ``runner.llm.retry``, ``runner.data.hf``), the strategy and metric
+registries (``strategies``, ``metrics``: names, modules, prompt folders) and Hydra (in
+``hydra_errors`` only); never MLflow, litellm, nor the packages that run or read jobs
+(``runner.run``, ``runner.sweep``, ``runner.report``, ``runner.view``).
 """

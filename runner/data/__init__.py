@@ -1,5 +1,9 @@
-"""Input documents: loaders for the sample, a folder, the BooookScore pickle, stored summaries
-and Hugging Face datasets, each checked with a one-line error naming the file.
+"""Input documents, each source checked with a one-line error naming the file.
 
-May import the plugin API only.
+``loaders``: the bundled sample (``runner/sample_data/``), a folder of .txt files with
+optional references, the BooookScore pickle, summaries made elsewhere (``data=summaries``);
+``hf``: Hugging Face datasets.
+
+May import the plugin API only (``runner.types``, ``runner.errors``); never the packages that
+run or read jobs (``runner.run``, ``runner.sweep``, ``runner.report``, ``runner.view``).
 """

@@ -1,6 +1,10 @@
-"""``python -m runner.report``: the paper's tables with bootstrap CIs and plots from a sweep's
-runs.
+"""``python -m runner.report``: the paper's tables with bootstrap CIs and plots of a sweep.
 
-May import ``runner.tracking`` (the read side), ``runner.config`` (settings and errors);
-never strategies, metrics or litellm.
+``make`` is the Hydra entry; ``config`` the settings, ``runs`` the selection and layout,
+``table`` the estimates, ``format`` Markdown/LaTeX/CSV, ``plots`` the figures.
+
+May import ``runner.tracking`` (reads runs, logs the report to the sweep's parent),
+``runner.config`` (error lines, the store's default, which params are not the experiment),
+``runner.llm.spec`` (settings as data), ``runner.errors``, Hydra, and BooookScore's error
+labels from ``metrics``; never ``strategies``, litellm or ``runner.run``.
 """

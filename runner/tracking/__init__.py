@@ -1,6 +1,8 @@
-"""The one door to MLflow: writing runs, tables and traces (``writer``, ``traces``), reading
-them back (``reader``), and the sqlite fast path that reads a store without MLflow
-(``sqlite_peek``).
+"""The one door to MLflow: runs, tables and traces written, and read back as rows.
 
-May import the plugin API; never ``runner.run``, ``runner.report`` or ``runner.view``.
+``writer`` and ``traces`` write, ``reader`` reads, ``sqlite_peek`` looks at a sqlite store
+without importing MLflow.
+
+May import MLflow, the plugin API (``runner.types``, ``runner.text``) and ``runner.ui``'s tag
+names; never ``runner.run``, ``runner.sweep``, ``runner.report`` or ``runner.view``.
 """
