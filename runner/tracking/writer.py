@@ -4,16 +4,9 @@ Uses ``MlflowClient`` with an explicit run id everywhere: never the fluent API's
 process-global active run, because Hydra's basic launcher runs all jobs of a sweep in one
 process and a leaked active run would swallow the next job.
 
-Several jobs may write one sqlite store at once (the joblib launcher): sqlite serializes
-writers and answers "database is locked" when a writer waits too long, so every write is
-retried with backoff (``_retrying``). For many machines, point ``tracking.uri`` at one
-``mlflow server`` instead, which is then the single writer.
-
-A process killed outright (SIGKILL, OOM, power) cannot end its run, so every run records its
-owner (``runner.pid``, ``runner.host``, ``runner.pid_start``) and the next run of the same cell
-marks runs whose owner is gone KILLED (``close_stale``). A new sqlite store is created under a
-temporary name and renamed into place, so a kill during MLflow's schema migrations never
-leaves a half-migrated store behind (MLflow would refuse to open it again).
+Every write is retried while a shared sqlite store is locked, and a new store is created
+safely (``runner/tracking/store.py``). Every run records its owner process, and the next run
+of the same cell marks KILLED the runs whose owner died (``runner/tracking/owners.py``).
 
 Every experiment it creates or opens records its kind (runs, not a GenAI app), and each run
 adds its headline metrics to the experiment's runs-table view: what the UI's first screen
@@ -22,65 +15,32 @@ shows (``runner/ui.py``).
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import logging
 import math
 import os
-import random
-import re
-import socket
 import time
-from collections.abc import Callable, Iterator
+from functools import partial
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
+from runner.tracking.owners import HOST_TAG, PID_TAG, STALE_TAG, owner_alive, owner_tags
+from runner.tracking.owners import PID_START_TAG as PID_START_TAG  # re-exported for callers
+from runner.tracking.runs_view import metric_name as metric_name  # re-exported
+from runner.tracking.runs_view import with_columns
+from runner.tracking.store import artifact_root as artifact_root  # re-exported for callers
+from runner.tracking.store import retrying, sqlite_path, store_lock
 from runner.ui import KIND_TAG, RUNS_KIND, VIEW_TAG
 
 _MAX_PARAM = 500  # MLflow's limit is 6000 chars; short values keep the UI readable
-T = TypeVar("T")
-PID_TAG, HOST_TAG, PID_START_TAG = "runner.pid", "runner.host", "runner.pid_start"
-"""Who owns a run: its process id, host name, and the process's start (to tell a reused pid)."""
-STALE_TAG = "runner.stale"
-"""Set on a run marked KILLED because its process had died without ending it."""
-
-
-def artifact_root(uri: str) -> Path | None:
-    """Artifacts beside a sqlite store, in <store folder>/artifacts/; None = MLflow's default."""
-    if uri.startswith("sqlite:///"):
-        return Path(uri[len("sqlite:///") :]).parent / "artifacts"
-    return None
-
-
-def _sqlite_path(uri: str) -> Path | None:
-    return Path(uri[len("sqlite:///") :]) if uri.startswith("sqlite:///") else None
-
-
-@contextlib.contextmanager
-def _store_lock(uri: str) -> Iterator[None]:
-    """Serialize a new sqlite store's creation across processes: MLflow creates and migrates
-    the schema on first access, and two processes doing it at once corrupt it.
-    """
-    if not uri.startswith("sqlite:///"):
-        yield
-        return
-    lock = Path(uri[len("sqlite:///") :] + ".lock")
-    lock.parent.mkdir(parents=True, exist_ok=True)
-    with open(lock, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _create_store(uri: str, artifact_root: Path | None) -> None:
-    """Create a missing sqlite store atomically; call under ``_store_lock``.
+    """Create a missing sqlite store atomically; call under ``store_lock``.
 
     MLflow builds a new store by running dozens of schema migrations, and sqlite commits each DDL
     statement on its own: a process killed half-way leaves a store that every later open
@@ -88,111 +48,44 @@ def _create_store(uri: str, artifact_root: Path | None) -> None:
     beside its final name and renamed, and a killed attempt only leaves a partial file that
     the next attempt replaces.
     """
-    path = _sqlite_path(uri)
+    path = sqlite_path(uri)
     if path is None or "?" in uri or (path.exists() and path.stat().st_size > 0):
         return  # an empty file is what a bare sqlite3.connect leaves: no store yet
     from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
 
-    partial = path.with_name(path.name + ".creating")
-    for leftover in (
-        partial,
-        *(partial.with_name(partial.name + e) for e in ("-journal", "-wal", "-shm")),
-    ):
-        leftover.unlink(missing_ok=True)
-    partial_uri = f"sqlite:///{partial}"
-    quiet = logging.getLogger(
-        "mlflow.store.db.utils"
-    )  # "Creating initial MLflow database tables..."
+    building = path.with_name(path.name + ".creating")
+    for suffix in ("", "-journal", "-wal", "-shm"):
+        building.with_name(building.name + suffix).unlink(missing_ok=True)
+    building_uri, root = f"sqlite:///{building}", str(artifact_root or path.parent / "artifacts")
+    # Quiet "Creating initial MLflow database tables...": a first run shows ours, not MLflow's.
+    quiet = logging.getLogger("mlflow.store.db.utils")
     level = quiet.level
-    quiet.setLevel(
-        logging.WARNING
-    )  # a new user's first run shows our output, not MLflow's migrations
-    try:
-        store = SqlAlchemyStore(partial_uri, str(artifact_root or path.parent / "artifacts"))
+    quiet.setLevel(logging.WARNING)
+    try:  # MLflow's store constructor is unannotated, so strict mypy calls it untyped
+        store = SqlAlchemyStore(building_uri, root)  # type: ignore[no-untyped-call]
     finally:
         quiet.setLevel(level)
     store.engine.dispose()  # closed before the rename: no connection may outlive its file name
-    getattr(SqlAlchemyStore, "_engine_map", {}).pop(partial_uri, None)
-    os.replace(partial, path)
-
-
-def owner_tags() -> dict[str, str]:
-    """Tags naming this process as a run's owner, so a later run can tell it died."""
-    pid = os.getpid()
-    return {
-        PID_TAG: str(pid),
-        HOST_TAG: socket.gethostname(),
-        PID_START_TAG: _process_start(pid) or "",
-    }
-
-
-def _process_start(pid: int) -> str | None:
-    """The process's start time in clock ticks since boot (Linux), else None.
-
-    A pid is reused once its process is gone; the start time tells the two apart.
-    """
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return None
-    return None if fields[0] in ("Z", "X") else fields[19]  # a zombie is dead, just not reaped
-
-
-def owner_alive(tags: dict[str, str]) -> bool:
-    """False only when the run's owner is provably gone: a process of this host whose pid is
-    unused, a zombie, or reused by a later process. Unknown owners count as alive.
-    """
-    if tags.get(HOST_TAG) != socket.gethostname() or not tags.get(PID_TAG, "").isdigit():
-        return True  # another machine's run, or one from before owners were recorded
-    pid = int(tags[PID_TAG])
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # exists, owned by another user
-    started = _process_start(pid)
-    if Path("/proc").is_dir() and started is None:
-        return False  # a zombie (or it has just exited)
-    return not (tags.get(PID_START_TAG) and started and started != tags[PID_START_TAG])
-
-
-def _retrying(call: Callable[[], T], attempts: int = 8, also: tuple[str, ...] = ()) -> T:
-    """``call()``, again after a short random wait while sqlite says the database is locked
-    (or gives another transient error named in ``also``).
-    """
-    for attempt in range(attempts):
-        try:
-            return call()
-        except Exception as err:  # MlflowException or sqlalchemy's OperationalError
-            transient = any(m in str(err) for m in ("database is locked", *also))
-            if not transient or attempt == attempts - 1:
-                raise
-            time.sleep(random.uniform(0.05, 0.2) * 2**attempt)
-    raise AssertionError("unreachable")
-
-
-_BAD_NAME = re.compile(r"[^A-Za-z0-9_\-. /]")
-
-
-def metric_name(name: str) -> str:
-    """A name MLflow accepts (alphanumerics, _ - . / and spaces)."""
-    return _BAD_NAME.sub("_", name)
+    getattr(SqlAlchemyStore, "_engine_map", {}).pop(building_uri, None)
+    os.replace(building, path)
 
 
 class Tracker:
     """One MLflow run: params, metrics, artifacts, and its final status."""
 
     def __init__(self, uri: str, experiment: str, artifact_root: Path | None = None) -> None:
-        with _store_lock(uri):  # MlflowClient() itself creates and migrates a missing store
+        """Open (creating if missing) the store at ``uri`` and the experiment; no run yet."""
+        with store_lock(uri):  # MlflowClient() itself creates and migrates a missing store
             _create_store(uri, artifact_root)
             self.client = MlflowClient(tracking_uri=uri)
             self.experiment_id = self._experiment(experiment, artifact_root)
         self.run_id = ""
 
     def _experiment(self, name: str, artifact_root: Path | None) -> str:
-        """Get or create, safely when several jobs start at once; either way the experiment
-        ends up with a kind (``KIND_TAG``), one set by the user left as it is.
+        """Get or create the experiment, safely when several jobs start at once.
+
+        Either way the experiment ends up with a kind (``KIND_TAG``); one set by the user is
+        left as it is.
         """
         for _ in range(5):
             found = self.client.get_experiment_by_name(name)
@@ -211,7 +104,7 @@ class Tracker:
         raise RuntimeError(f"could not create or find MLflow experiment {name!r}")
 
     def _set_kind(self, experiment_id: str) -> None:
-        _retrying(lambda: self.client.set_experiment_tag(experiment_id, KIND_TAG, RUNS_KIND))
+        retrying(lambda: self.client.set_experiment_tag(experiment_id, KIND_TAG, RUNS_KIND))
 
     @classmethod
     def for_run(cls, uri: str, run_id: str) -> Tracker:
@@ -225,7 +118,7 @@ class Tracker:
     def start(self, run_name: str, tags: dict[str, str]) -> str:
         """Create the run (status RUNNING, its owner tagged in the same write) and return its id."""
         tags = {**owner_tags(), **tags}
-        run = _retrying(
+        run = retrying(
             lambda: self.client.create_run(self.experiment_id, run_name=run_name, tags=tags)
         )
         self.run_id = run.info.run_id
@@ -239,7 +132,7 @@ class Tracker:
         )
         if found:
             self.run_id = found[0].info.run_id
-            _retrying(lambda: self.client.update_run(self.run_id, status="RUNNING"))
+            retrying(lambda: self.client.update_run(self.run_id, status="RUNNING"))
             self.set_tags(owner_tags())
             return self.run_id
         return self.start(run_name, {**tags, "mlflow.note.content": description})
@@ -262,7 +155,7 @@ class Tracker:
         the ids marked, so the caller can say so.
         """
         query = f"tags.fingerprint = '{fingerprint}' and attributes.status = 'RUNNING'"
-        found = _retrying(
+        found = retrying(
             lambda: self.client.search_runs([self.experiment_id], query, max_results=1000)
         )
         stale = [
@@ -281,15 +174,14 @@ class Tracker:
 
     def _mark_killed(self, run_id: str, why: str) -> None:
         marks = [RunTag(STALE_TAG, "owner process gone"), RunTag("failure", why)]
-        _retrying(lambda: self.client.log_batch(run_id, tags=marks))
-        _retrying(lambda: self.client.set_terminated(run_id, "KILLED"))
+        retrying(lambda: self.client.log_batch(run_id, tags=marks))
+        retrying(lambda: self.client.set_terminated(run_id, "KILLED"))
 
     def log_params(self, params: dict[str, Any]) -> None:
         """Params as short strings (long values are cut; config.yaml has them whole)."""
         items = [Param(k, str(v)[:_MAX_PARAM]) for k, v in params.items()]
         for i in range(0, len(items), 100):
-            batch = items[i : i + 100]
-            _retrying(lambda: self.client.log_batch(self.run_id, params=batch))
+            retrying(partial(self.client.log_batch, self.run_id, params=items[i : i + 100]))
 
     def log_metrics(self, values: dict[str, float], step: int = 0) -> None:
         """Finite numbers only; NaN is skipped (the reason is in the run's notes)."""
@@ -300,34 +192,22 @@ class Tracker:
             if v is not None and not math.isnan(float(v))
         ]
         for i in range(0, len(items), 500):
-            batch = items[i : i + 500]
-            _retrying(lambda: self.client.log_batch(self.run_id, metrics=batch))
+            retrying(partial(self.client.log_batch, self.run_id, metrics=items[i : i + 500]))
 
     def set_tags(self, tags: dict[str, str]) -> None:
         """Tags (git commit, fingerprint, failure reason, ...)."""
         items = [RunTag(k, str(v)) for k, v in tags.items()]
-        _retrying(lambda: self.client.log_batch(self.run_id, tags=items))
+        retrying(lambda: self.client.log_batch(self.run_id, tags=items))
 
     def show_columns(self, metrics: list[str], params: list[str]) -> None:
         """Add these metric and param columns to the experiment's runs-table view (``VIEW_TAG``).
 
-        MLflow's runs table shows no metric until the user picks one, and keeps that choice
-        in the browser only; a shared view is the one state it reads from the store. Columns
-        other runs added stay (a sweep over metric groups shows every headline).
+        Columns other runs added stay (``runner/tracking/runs_view.py`` says why a view).
         """
         tags = self.client.get_experiment(self.experiment_id).tags
-        try:
-            state = json.loads(tags.get(VIEW_TAG, "{}"))
-        except ValueError:
-            state = {}
-        state = state if isinstance(state, dict) else {}  # an unreadable view is replaced
-        shown = list(state.get("selectedColumns", []))
-        wanted = [f"metrics.`{metric_name(m)}`" for m in metrics]
-        wanted += [f"params.`{p}`" for p in params]
-        columns = list(dict.fromkeys([*shown, *wanted]))
-        if columns != shown:
-            value = json.dumps({**state, "selectedColumns": columns})
-            _retrying(lambda: self.client.set_experiment_tag(self.experiment_id, VIEW_TAG, value))
+        value = with_columns(tags.get(VIEW_TAG, "{}"), metrics, params)
+        if value is not None:
+            retrying(lambda: self.client.set_experiment_tag(self.experiment_id, VIEW_TAG, value))
 
     def log_table(self, columns: dict[str, list[Any]], artifact_file: str) -> None:
         """A table artifact (MLflow's table format: the UI shows it as a table)."""
@@ -347,7 +227,7 @@ class Tracker:
         tags = [InputTag("mlflow.data.context", "summarize")]
         # Two jobs of a sweep logging the same new dataset race in MLflow's check-then-insert;
         # the loser's retry finds the winner's row and links it.
-        _retrying(
+        retrying(
             lambda: self.client.log_inputs(self.run_id, datasets=[DatasetInput(dataset, tags)]),
             also=("UNIQUE constraint failed: datasets",),
         )
@@ -372,7 +252,7 @@ class Tracker:
             return
         if reason:
             self.set_tags({"failure": reason[:5000]})
-        _retrying(lambda: self.client.set_terminated(self.run_id, status))
+        retrying(lambda: self.client.set_terminated(self.run_id, status))
 
 
 def tracing_client(tracking_uri: str) -> Any:
@@ -395,8 +275,10 @@ def store_trace(
     metadata: dict[str, str],
     tags: dict[str, str],
 ) -> None:
-    """Write one finished trace: its info, then all its spans (``rows``, MLflow's span dicts)
-    at once, as MLflow's own exporter does, retried while a shared sqlite file is locked.
+    """Write one finished trace: its info, then all its spans at once.
+
+    ``rows`` are MLflow's span dicts; they are written as MLflow's own exporter does, retried
+    while a shared sqlite file is locked.
     """
     from mlflow.entities import TraceInfo, TraceLocation, TraceState
     from mlflow.entities.span import Span
@@ -413,5 +295,5 @@ def store_trace(
         tags=tags,
     )
     spans = [Span.from_dict(row) for row in rows]
-    _retrying(lambda: tracing.start_trace(info))
-    _retrying(lambda: tracing.log_spans(experiment_id, spans))
+    retrying(lambda: tracing.start_trace(info))
+    retrying(lambda: tracing.log_spans(experiment_id, spans))

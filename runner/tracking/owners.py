@@ -1,0 +1,60 @@
+"""Who owns a run, and whether that process is gone.
+
+A process killed outright (SIGKILL, OOM, power) cannot end its run, so every run records its
+owner (``PID_TAG``, ``HOST_TAG``, ``PID_START_TAG``) and the next run of the same cell marks
+runs whose owner is gone KILLED (``Tracker.close_stale`` in ``runner/tracking/writer.py``).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+PID_TAG, HOST_TAG, PID_START_TAG = "runner.pid", "runner.host", "runner.pid_start"
+"""Who owns a run: its process id, host name, and the process's start (to tell a reused pid)."""
+STALE_TAG = "runner.stale"
+"""Set on a run marked KILLED because its process had died without ending it."""
+
+
+def owner_tags() -> dict[str, str]:
+    """Tags naming this process as a run's owner, so a later run can tell it died."""
+    pid = os.getpid()
+    return {
+        PID_TAG: str(pid),
+        HOST_TAG: socket.gethostname(),
+        PID_START_TAG: _process_start(pid) or "",
+    }
+
+
+def _process_start(pid: int) -> str | None:
+    """The process's start time in clock ticks since boot (Linux), else None.
+
+    A pid is reused once its process is gone; the start time tells the two apart.
+    """
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return None if fields[0] in ("Z", "X") else fields[19]  # a zombie is dead, just not reaped
+
+
+def owner_alive(tags: dict[str, str]) -> bool:
+    """False only when the run's owner is provably gone; unknown owners count as alive.
+
+    Gone means: a process of this host whose pid is unused, a zombie, or reused by a later
+    process.
+    """
+    if tags.get(HOST_TAG) != socket.gethostname() or not tags.get(PID_TAG, "").isdigit():
+        return True  # another machine's run, or one from before owners were recorded
+    pid = int(tags[PID_TAG])
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # exists, owned by another user
+    started = _process_start(pid)
+    if Path("/proc").is_dir() and started is None:
+        return False  # a zombie (or it has just exited)
+    return not (tags.get(PID_START_TAG) and started and started != tags[PID_START_TAG])

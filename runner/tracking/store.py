@@ -1,0 +1,70 @@
+"""Where a run's sqlite store lives, and how several processes share it safely.
+
+Several jobs may write one sqlite store at once (the joblib launcher): sqlite serializes
+writers and answers "database is locked" when a writer waits too long, so every write is
+retried with backoff (``retrying``). A new store is created under a file lock
+(``store_lock``), because MLflow creates and migrates the schema on first access. For many
+machines, point ``tracking.uri`` at one ``mlflow server`` instead, which is then the single
+writer. Nothing here imports MLflow (``runner/tracking/writer.py`` is its door).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import random
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import TypeVar
+
+T = TypeVar("T")
+_SQLITE = "sqlite:///"
+
+
+def artifact_root(uri: str) -> Path | None:
+    """Artifacts beside a sqlite store, in <store folder>/artifacts/; None = MLflow's default."""
+    if uri.startswith(_SQLITE):
+        return Path(uri[len(_SQLITE) :]).parent / "artifacts"
+    return None
+
+
+def sqlite_path(uri: str) -> Path | None:
+    """The store's file for a ``sqlite:///`` URI, else None (a server or another database)."""
+    return Path(uri[len(_SQLITE) :]) if uri.startswith(_SQLITE) else None
+
+
+@contextlib.contextmanager
+def store_lock(uri: str) -> Iterator[None]:
+    """Serialize a new sqlite store's creation across processes.
+
+    MLflow creates and migrates the schema on first access, and two processes doing it at
+    once corrupt it.
+    """
+    if not uri.startswith(_SQLITE):
+        yield
+        return
+    lock = Path(uri[len(_SQLITE) :] + ".lock")
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    with open(lock, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def retrying(call: Callable[[], T], attempts: int = 8, also: tuple[str, ...] = ()) -> T:
+    """``call()``, again after a short random wait while sqlite says the database is locked.
+
+    Another transient error may be named by a fragment of its message in ``also``.
+    """
+    for attempt in range(attempts):
+        try:
+            return call()
+        except Exception as err:  # MlflowException or sqlalchemy's OperationalError
+            transient = any(m in str(err) for m in ("database is locked", *also))
+            if not transient or attempt == attempts - 1:
+                raise
+            time.sleep(random.uniform(0.05, 0.2) * 2**attempt)
+    raise AssertionError("unreachable")
