@@ -13,7 +13,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from metrics.booookscore_parse import LABELS
 from runner.text import sentence_spans
 
 COLORS = {
@@ -26,7 +25,7 @@ COLORS = {
     "inconsistency": "#ff9f9f",
     "language": "#ffb3ec",
 }
-"""One background colour per error type of the paper, in ``LABELS`` order."""
+"""One background colour per error type of the paper, in ``labels()`` order."""
 HEADLINE = (
     ("booookscore/score", "score"),
     ("booookscore/confused_sentences", "flagged"),
@@ -38,6 +37,18 @@ HEADLINE = (
 _OWN_GROUPS = ("booookscore", "stats", "strategy")
 
 Step = dict[str, Any]
+
+
+def labels() -> tuple[str, ...]:
+    """The paper's eight error types, in order, as the BooookScore metric defines them.
+
+    Imported when first needed, not with this module: importing anything of ``metrics``
+    imports every metric (its registry), which ``python -m runner.view`` starting, or a
+    page of a run that never judged, need not pay for.
+    """
+    from metrics.booookscore_parse import LABELS
+
+    return LABELS
 
 
 def slug(label: str) -> str:
@@ -101,7 +112,7 @@ def mark_summary(summary: str, annotations: dict[str, Any] | None) -> Marked:
     pieces: list[Piece] = []
     numbers: dict[str, int] = {}
     notes: list[Note] = []
-    counts = dict.fromkeys([*LABELS, "flagged", "unparsed", "ok"], 0)
+    counts = dict.fromkeys([*labels(), "flagged", "unparsed", "ok"], 0)
     position = 0
     for start, end in sentence_spans(summary):
         if start > position:
@@ -132,19 +143,22 @@ def mark_summary(summary: str, annotations: dict[str, Any] | None) -> Marked:
     if position < len(summary):
         pieces.append(Piece(summary[position:], "gap"))
     for sentence, entry in (annotations or {}).items():
-        if sentence not in numbers and isinstance(entry, dict):
-            if entry.get("unparsed") or _types(entry):
-                questions = str(entry.get("error") or entry.get("questions") or "")
-                notes.append(
-                    Note(
-                        len(notes) + 1,
-                        sentence,
-                        _types(entry),
-                        questions,
-                        bool(entry.get("unparsed")),
-                        found=False,
-                    )
+        if (
+            sentence not in numbers
+            and isinstance(entry, dict)
+            and (entry.get("unparsed") or _types(entry))
+        ):
+            questions = str(entry.get("error") or entry.get("questions") or "")
+            notes.append(
+                Note(
+                    len(notes) + 1,
+                    sentence,
+                    _types(entry),
+                    questions,
+                    bool(entry.get("unparsed")),
+                    found=False,
                 )
+            )
     return Marked(pieces, notes, counts)
 
 
@@ -161,8 +175,10 @@ class Column:
 
 
 def headline_columns(scores: dict[str, dict[str, Any]]) -> list[Column]:
-    """The known headline values the run has, then each other metric group's ``score``
-    (or its first value): a metric added later shows up without changes here.
+    """The known headline values the run has, then each other metric group's ``score``.
+
+    A group without a ``score`` shows its first value: a metric added later shows up without
+    changes here.
     """
     keys = {k for values in scores.values() for k in values}
     columns = [Column(k, title) for k, title in HEADLINE if k in keys]

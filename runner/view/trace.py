@@ -4,40 +4,19 @@ For ``hier`` the merge tree by level, for ``incremental`` each update and compre
 the summary's length, for ``summit`` each iteration's feedback, operations, word diff and
 score curve. Steps are read with ``.get`` throughout: a trace is a record of what
 happened, and a kind or a field this module does not know is shown as plain facts rather
-than refused. Split from ``runner.view.data`` (the marked summaries and score columns).
+than refused. Split from ``runner.view.data`` (the marked summaries and score columns);
+the generic view of a step is ``runner.view.steps``, the charts ``runner.view.chart``.
 """
 
 from __future__ import annotations
 
-import json
-import math
-from collections.abc import Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.text import word_opcodes
+from runner.view.chart import Chart, line_chart
 from runner.view.data import Step, number
-
-_SHORT = 80  # a string field longer than this is shown as text, not inline as a fact
-
-
-@dataclass(frozen=True)
-class Fact:
-    """A short key/value shown inline."""
-
-    key: str
-    value: str
-
-
-@dataclass
-class Shown:
-    """A trace step shown generically: its kind, short facts and long texts."""
-
-    kind: str
-    facts: list[Fact]
-    texts: list[tuple[str, str]]
-    title: str = ""
-    """A one-line account of the step; '' shows its first facts instead."""
+from runner.view.steps import Fact, Shown, fact_text, pick, shown, word_diff
 
 
 @dataclass
@@ -52,22 +31,6 @@ class Node:
     children: list[Node] = field(default_factory=list)
     compressed: Shown | None = None
     """The oversize guard's compression of this summary before its parent merged it."""
-
-
-@dataclass(frozen=True)
-class Chart:
-    """An inline SVG line chart, already in pixel coordinates."""
-
-    width: int
-    height: int
-    series: list[tuple[str, str, str]]
-    """(name, css class, "x,y x,y ..." polyline points)."""
-    dots: list[tuple[float, float, str]]
-    """(x, y, tooltip) of every plotted value."""
-    x_ticks: list[tuple[float, str]]
-    y_ticks: list[tuple[float, str]]
-    x_label: str
-    y_label: str
 
 
 @dataclass(frozen=True)
@@ -98,87 +61,6 @@ class Section:
     chart: Chart | None = None
     steps: list[Shown] = field(default_factory=list)
     rounds: list[Round] = field(default_factory=list)
-
-
-def fact_text(value: Any) -> str:
-    """A value as short text: numbers trimmed, lists and dicts as compact JSON."""
-    if isinstance(value, float):
-        return f"{value:.4g}" if math.isfinite(value) else "—"
-    if isinstance(value, (list, tuple, dict)):
-        return json.dumps(value, ensure_ascii=False, separators=(", ", ": "))
-    return "—" if value is None else str(value)
-
-
-def shown(step: Step, skip: Iterable[str] = (), summary: str = "") -> Shown:
-    """Any step as its kind, short facts (scalars, short lists) and long texts; a text that
-    is the final ``summary`` itself (``given``, ``postprocess``) is named, not repeated.
-    """
-    facts: list[Fact] = []
-    texts: list[tuple[str, str]] = []
-    for key, value in step.items():
-        if key in ("kind", *skip):
-            continue
-        if summary and value == summary:
-            facts.append(Fact(key, "the final summary, shown above"))
-            continue
-        text = fact_text(value)
-        if (
-            isinstance(value, str)
-            and (len(value) > _SHORT or "\n" in value)
-            or len(text) > 2 * _SHORT
-        ):
-            texts.append((key, value if isinstance(value, str) else json.dumps(value, indent=1)))
-        else:
-            facts.append(Fact(key, text))
-    return Shown(str(step.get("kind", "?")), facts, texts)
-
-
-def pick(step: Step, *keys: str) -> list[Fact]:
-    """The named fields the step has, as facts, in the order asked."""
-    return [Fact(k, fact_text(step[k])) for k in keys if k in step]
-
-
-def word_diff(before: str, after: str) -> list[tuple[str, str]]:
-    """Word-level diff as runs of (op, words); 'replace' becomes a delete and an insert."""
-    out: list[tuple[str, str]] = []
-    for tag, old, new in word_opcodes(before, after):
-        if old:
-            out.append(("equal" if tag == "equal" else "delete", old))
-        if new and tag != "equal":
-            out.append(("insert", new))
-    return out
-
-
-def line_chart(
-    series: list[tuple[str, str, list[tuple[float, float | None]]]],
-    x_label: str,
-    y_label: str,
-    y_range: tuple[float, float] | None = None,
-) -> Chart:
-    """Series of (x, y) values (y None = not drawn) scaled into a 560x190 SVG box."""
-    width, height, left, bottom, top, right = 560, 190, 44, 30, 12, 14
-    xs = [x for _, _, values in series for x, _ in values]
-    ys = [y for _, _, values in series for _, y in values if y is not None]
-    x0, x1 = (min(xs), max(xs)) if xs else (0.0, 1.0)
-    y0, y1 = y_range or (0.0, max(ys) if ys else 1.0)
-    x1, y1 = (x1 if x1 > x0 else x0 + 1), (y1 if y1 > y0 else y0 + 1)
-
-    def px(x: float, y: float) -> tuple[float, float]:
-        return (
-            round(left + (x - x0) / (x1 - x0) * (width - left - right), 1),
-            round(height - bottom - (y - y0) / (y1 - y0) * (height - top - bottom), 1),
-        )
-
-    lines, dots = [], []
-    for name, css, values in series:
-        points = [(px(x, y), y) for x, y in values if y is not None]
-        lines.append((name, css, " ".join(f"{p[0]},{p[1]}" for p, _ in points)))
-        dots += [(p[0], p[1], f"{name}: {fact_text(y)}") for p, y in points]
-    x_ticks = [(px(x, y0)[0], fact_text(x)) for x in sorted(set(xs))][:40]
-    y_ticks = [
-        (px(x0, y0 + (y1 - y0) * i / 4)[1], f"{y0 + (y1 - y0) * i / 4:.3g}") for i in range(5)
-    ]
-    return Chart(width, height, lines, dots, x_ticks, y_ticks, x_label, y_label)
 
 
 def _hier_node(step: Step, children: list[Node]) -> Node:
@@ -348,7 +230,12 @@ def summit_section(steps: list[Step]) -> Section:
     return section
 
 
-_BUILDERS = (
+Owns = Callable[[Step], bool]
+"""True for a step a strategy's view shows."""
+Build = Callable[[list[Step]], Section]
+"""A strategy's view of the steps it owns."""
+
+_BUILDERS: tuple[tuple[str, Owns, Build], ...] = (
     (
         "hier",
         lambda s: (
@@ -369,9 +256,10 @@ _BUILDERS = (
 
 
 def trace_sections(trace: Any, summary: str = "") -> list[Section]:
-    """The trace as sections: each strategy's own view of the steps it knows, then every
-    other step generically. A view that cannot be drawn (a malformed step) falls back to
-    the generic listing of its steps with the reason, never an error.
+    """The trace as sections: each strategy's own view of the steps it knows, then the rest.
+
+    The rest are listed generically. A view that cannot be drawn (a malformed step) falls
+    back to the generic listing of its steps with the reason, never an error.
     """
     steps = [s for s in trace if isinstance(s, dict)] if isinstance(trace, list) else []
     sections, rest = [], list(steps)

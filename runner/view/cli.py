@@ -1,0 +1,84 @@
+"""``python -m runner.view RUN_ID|latest [out=FILE] [tracking.uri=URI] ...``: the command line.
+
+Writes the page of any stored run (``RUN_ID`` may be ``latest``: the newest FINISHED run of the
+experiment) to a file, and with ``log=true`` logs it to the run too. The page itself comes
+from the renderer it is given (``runner.view.page.render_run``: ``runner.view.page.main``
+passes it), so this module does not import the page module, which re-exports ``main``.
+MLflow and the config are imported only once the arguments are valid, so a wrong command
+answers at once.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+from runner.view.artifacts import ARTIFACT, Client
+
+USAGE = (
+    "usage: python -m runner.view RUN_ID|latest [out=FILE] [tracking.uri=URI] "
+    "[tracking.experiment=NAME] [log=true]"
+)
+OPTIONS = ("out", "tracking.uri", "tracking.experiment", "log")
+Render = Callable[[Client, str], str]
+"""The page of a stored run as HTML: ``runner.view.page.render_run``."""
+
+
+def arguments(argv: list[str]) -> tuple[str, dict[str, str]]:
+    """The run id and the ``key=value`` options; ``ValueError`` saying what is wrong."""
+    run_id, options = "", {}
+    for item in argv:
+        key, eq, value = item.partition("=")
+        if not eq:
+            if run_id:
+                raise ValueError(f"two run ids given ({run_id}, {item}); give one")
+            run_id = item
+        elif key in OPTIONS:
+            options[key] = value
+        else:
+            raise ValueError(f"{key} is not an option; options: {', '.join(OPTIONS)}")
+    if not run_id:
+        raise ValueError("give the run id (MLflow's Run ID, or 'latest')")
+    return run_id, options
+
+
+def main(render_run: Render, argv: list[str] | None = None) -> int:
+    """Write the page of one run to a file (and log it to the run with ``log=true``)."""
+    try:
+        run_id, options = arguments(sys.argv[1:] if argv is None else argv)
+    except ValueError as err:
+        print(f"error: {err}\n{USAGE}", file=sys.stderr)
+        return 2
+    from runner.config.run_config import default_tracking_uri
+    from runner.tracking import reader as results
+
+    uri = options.get("tracking.uri") or default_tracking_uri()
+    experiment = options.get("tracking.experiment") or "summarization"
+    client = results.client(uri)  # the read side's client: mlflow stays behind its door
+    if run_id == "latest":
+        runs = results.find_runs(uri, experiment, status="FINISHED")
+        if not runs:
+            print(
+                f"error: no FINISHED run in experiment {experiment!r} of {uri}; "
+                "check tracking.uri and tracking.experiment",
+                file=sys.stderr,
+            )
+            return 2
+        run_id = runs[0].run_id
+    try:
+        html = render_run(client, run_id)
+    except Exception as err:  # noqa: BLE001 - MLflow's errors, without importing MLflow
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        print(
+            f"error: cannot read run {run_id} from {uri} ({first}); copy the Run ID from the "
+            "MLflow UI and check tracking.uri",
+            file=sys.stderr,
+        )
+        return 2
+    out = Path(options.get("out") or ARTIFACT)
+    out.write_text(html, encoding="utf-8")
+    if options.get("log", "false").lower() in ("1", "true", "yes"):
+        client.log_text(run_id, html, ARTIFACT)
+    print(f"wrote {out} ({len(html.encode()) / 1024:,.0f} KB) for run {run_id}")
+    return 0

@@ -1,0 +1,165 @@
+"""What the viewer page shows of one run, as plain values for the template.
+
+The run's settings and totals as facts, the legend of error types, and one ``DocView`` per
+document (its marked summary, headline values, scores, how it was made and notes), built from
+the run record and its artifacts (``runner.view.artifacts``). No MLflow and no HTML here:
+``runner.view.page`` renders.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from runner.view.data import (
+    COLORS,
+    Column,
+    Marked,
+    headline_columns,
+    labels,
+    mark_summary,
+    number,
+    slug,
+)
+from runner.view.steps import Fact
+from runner.view.trace import Section, trace_sections
+
+if TYPE_CHECKING:
+    from runner.tracking.reader import RunRecord
+    from runner.view.artifacts import RunFiles
+
+
+@dataclass(frozen=True)
+class Legend:
+    """One error type of the legend: its colour, the run's rate and its count.
+
+    The rate is the metric ``booookscore/type/<slug>``; the count is of the flagged sentences
+    carrying it across the run's documents.
+    """
+
+    label: str
+    slug: str
+    color: str
+    rate: float | None
+    count: int
+
+
+@dataclass(frozen=True)
+class DocView:
+    """One document of the page."""
+
+    index: int
+    doc_id: str
+    summary: str
+    marked: Marked
+    values: list[float | None]
+    """The headline columns' values, in ``Page.columns`` order."""
+    scores: list[tuple[str, float | None]]
+    sections: list[Section]
+    notes: list[str]
+
+
+@dataclass(frozen=True)
+class Page:
+    """Everything the template shows."""
+
+    run: RunRecord
+    settings: list[Fact]
+    totals: list[Fact]
+    legend: list[Legend]
+    columns: list[Column]
+    docs: list[DocView]
+    judged: bool
+    """True when the run has annotations (the BooookScore metric ran)."""
+    unparsed: int
+    generated: str
+
+
+def settings_line(params: dict[str, str]) -> list[Fact]:
+    """Strategy, each role with its model and temperature, chunk, prompts, data, metrics."""
+    facts = [Fact("strategy", params.get("strategy", "?"))]
+    for role in [r for r in params.get("roles", "").split(",") if r and r != "none"]:
+        parts = [params.get(role, "?"), params.get(f"{role}.model", "")]
+        temperature = params.get(f"{role}.temperature")
+        facts.append(
+            Fact(
+                role,
+                " · ".join(p for p in parts if p)
+                + (f" · T={temperature}" if temperature not in (None, "None") else ""),
+            )
+        )
+    for key, title in (
+        ("chunk", "chunk"),
+        ("temperature", "temperature"),
+        ("strategy.prompts", "prompts"),
+        ("data", "data"),
+        ("data.path", "data.path"),
+        ("metrics", "metrics"),
+    ):
+        if params.get(key) not in (None, ""):
+            facts.append(Fact(title, params[key]))
+    return facts
+
+
+def _totals(metrics: dict[str, float]) -> list[Fact]:
+    cost = metrics.get("cost_usd")
+    out = [Fact("cost", "—" if cost is None else f"${cost:,.4f}")]
+    for key, title in (
+        ("calls", "calls"),
+        ("cache_hits", "cache hits"),
+        ("documents", "documents"),
+    ):
+        if key in metrics:
+            out.append(Fact(title, f"{metrics[key]:,.0f}"))
+    if "wall_time_s" in metrics:
+        out.append(Fact("wall time", f"{metrics['wall_time_s']:,.1f} s"))
+    return out
+
+
+def build_page(run: RunRecord, files: RunFiles) -> Page:
+    """The page's values from the run record and its artifacts."""
+    columns = headline_columns(files.scores)
+    order = list(dict.fromkeys([*files.summaries, *files.scores, *files.traces]))
+    docs = []
+    for index, doc_id in enumerate(order):
+        summary = files.summaries.get(doc_id, "")
+        annotations = (
+            (files.annotations or {}).get(doc_id) if files.annotations is not None else None
+        )
+        if files.annotations is not None and annotations is None:
+            annotations = {}  # judged, nothing listed (the released format's null book)
+        values = files.scores.get(doc_id, {})
+        docs.append(
+            DocView(
+                index,
+                doc_id,
+                summary,
+                mark_summary(summary, annotations),
+                [number(values.get(c.key)) for c in columns],
+                [(k, number(v)) for k, v in values.items()],
+                trace_sections(files.traces.get(doc_id), summary),
+                list(files.notes.get(doc_id, [])),
+            )
+        )
+    legend = [
+        Legend(
+            label,
+            slug(label),
+            COLORS[label],
+            number(run.metrics.get(f"booookscore/type/{slug(label)}")),
+            sum(d.marked.counts.get(label, 0) for d in docs),
+        )
+        for label in labels()
+    ]
+    return Page(
+        run,
+        settings_line(run.params),
+        _totals(run.metrics),
+        legend,
+        columns,
+        docs,
+        files.annotations is not None,
+        sum(d.marked.counts["unparsed"] for d in docs),
+        time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    )
