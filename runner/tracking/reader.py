@@ -196,8 +196,10 @@ def finished_run(uri: str, experiment: str, fingerprint: str) -> str | None:
 
 
 def runs_frame(uri: str, experiment: str = "summarization", **filters: Any) -> pandas.DataFrame:
-    """One row per run (``find_runs`` order): ids, status, UTC times, then ``param.<name>``
-    and ``metric.<name>`` columns (metrics as floats, NaN where a run lacks one).
+    """One row per run, in ``find_runs`` order.
+
+    Columns: ids, status, UTC times, then ``param.<name>`` and ``metric.<name>`` (metrics as
+    floats, NaN where a run lacks one).
     """
     import pandas as pd
 
@@ -215,8 +217,10 @@ def runs_frame(uri: str, experiment: str = "summarization", **filters: Any) -> p
 def scores_frame(
     uri: str, runs: list[RunRecord] | None = None, experiment: str = "summarization", **filters: Any
 ) -> pandas.DataFrame:
-    """One row per (run, document) of each run's ``scores.json``: ids, ``param.<name>``, then
-    each score key (``booookscore/score``, ``strategy/calls``, ...) as a float column.
+    """One row per (run, document) of each run's ``scores.json``.
+
+    Columns: ids, ``param.<name>``, then each score key (``booookscore/score``,
+    ``strategy/calls``, ...) as a float column.
 
     ``runs`` defaults to ``find_runs(uri, experiment, **filters)``. A run without
     ``scores.json`` (failed early, still running) contributes no rows.
