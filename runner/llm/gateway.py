@@ -13,7 +13,6 @@ name): an identical rerun served from the cache never imports it.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 import time
@@ -24,11 +23,12 @@ from typing import Any
 from runner.errors import Cancelled, ConfigError, LLMError
 from runner.llm.cache import ResponseCache, cache_key
 from runner.llm.call_log import DOCUMENT, CallLog
+from runner.llm.completions import from_response, from_stored, to_stored
 from runner.llm.endpoints import check_reachable, require_key
 from runner.llm.limits import EndpointLimits
 from runner.llm.provider_errors import check_answer, translate
 from runner.llm.providers import load_litellm as _litellm
-from runner.llm.providers import new_call_id
+from runner.llm.request import build_request
 from runner.llm.spec import LOCAL_PREFIX, ModelSpec
 from runner.text import count_tokens
 from runner.types import Completion, Message
@@ -37,7 +37,7 @@ DEFAULT_SCRIPTED_WINDOW = 8192
 
 
 class Gateway:
-    """A configured model in one role: cache, retries, limits, accounting. Implements ``types.LLM``."""
+    """A configured model in one role: cache, retries, limits, accounting (``types.LLM``)."""
 
     def __init__(
         self,
@@ -51,6 +51,12 @@ class Gateway:
         cancel: threading.Event | None = None,
         repeat: int = 0,
     ) -> None:
+        """Bind ``spec`` to ``role``; a local model's file and every context window resolve now.
+
+        ``limits`` are the job's per-endpoint limits (a new set for this model alone when
+        None); ``cancel`` stops further calls once set; ``repeat`` gives a repeated job its
+        own cache slots.
+        """
         self.spec = spec
         self.name = spec.name
         self.call_log = calls
@@ -134,11 +140,11 @@ class Gateway:
         key = cache_key(request)
         stored = self.cache.get(key) if self.cache else None
         if stored is not None:
-            completion = _completion(stored, cost=0.0, latency=0.0, cached=True)
+            completion = from_stored(stored, cost=0.0, latency=0.0, cached=True)
         else:
             completion = self._call(request, purpose)
             if self.cache:
-                self.cache.put(key, _stored(completion))
+                self.cache.put(key, to_stored(completion))
         self.call_log.record(self.role, self.name, request, completion, purpose)
         if self.spec.stop_on_copied_sentence:
             self._answers.setdefault(DOCUMENT.get(), []).append(completion.text)
@@ -153,39 +159,18 @@ class Gateway:
         sample: int,
         response_format: dict[str, Any] | None,
     ) -> dict[str, Any]:
-        if isinstance(messages, str):
-            messages = [Message("user", messages)]
-        if self.spec.system_prompt:  # unset (every API model): requests as before
-            messages = with_system_prompt(list(messages), self.spec.system_prompt)
-        request = {
-            "model": self.spec.model,
-            "model_file": self._model_path,
-            "api_base": self.spec.api_base,
-            "messages": [self._message(m) for m in messages],
-            "temperature": temperature if temperature is not None else self.temperature,
-            "top_p": self.spec.top_p,
-            "max_tokens": max_tokens or self.spec.max_tokens,
-            "seed": sample_seed(self.seed, sample),
-            "stop": list(stop) if stop else None,
-            "response_format": response_format,
-            "sample": sample,
-        }
-        if self.repeat:  # only then, so the cache keys of unrepeated runs stay as they were
-            request["repeat"] = self.repeat
-        if self.spec.repeat_penalty is not None:  # likewise: only models that set one
-            request["repeat_penalty"] = self.spec.repeat_penalty
-        if self.spec.stop_on_repeated_sentence:  # likewise
-            request["stop_on_repeated_sentence"] = True
-        if self.spec.stop_on_copied_sentence:  # likewise
-            request["stop_on_copied_sentence"] = True
-        return request
-
-    def _message(self, m: Message) -> dict[str, Any]:
-        """Litellm's message form; a cache mark becomes Anthropic's cache_control block."""
-        if m.cache and ("anthropic" in self.spec.model or "claude" in self.spec.model):
-            block = {"type": "text", "text": m.content, "cache_control": {"type": "ephemeral"}}
-            return {"role": m.role, "content": [block]}
-        return {"role": m.role, "content": m.content}
+        return build_request(
+            self.spec,
+            messages,
+            model_file=self._model_path,
+            temperature=temperature if temperature is not None else self.temperature,
+            max_tokens=max_tokens,
+            stop=stop,
+            seed=self.seed,
+            sample=sample,
+            response_format=response_format,
+            repeat=self.repeat,
+        )
 
     def _call(self, request: dict[str, Any], purpose: str) -> Completion:
         kwargs = {k: v for k, v in request.items() if v is not None}
@@ -198,9 +183,7 @@ class Gateway:
             self.call_log.budget.check()
         if self.spec.is_local:
             kwargs["model"] = self._register_local()
-            if (
-                self.spec.stop_on_copied_sentence
-            ):  # outside the request: the cache key holds the flag only
+            if self.spec.stop_on_copied_sentence:  # outside the request: the key holds the flag
                 kwargs["own_text"] = "\n".join(self._answers.get(DOCUMENT.get(), []))
         _litellm()  # its ~5 s import is no attempt's: keep it off the retry deadline
         if self.api_key() is not None:
@@ -211,24 +194,7 @@ class Gateway:
             if self.cancel.is_set():
                 raise Cancelled(f"{self.role}={self.name}: the job was stopped before this call")
             response, _ = self.spec.retry.run(lambda: self._attempt(kwargs))
-        latency = time.perf_counter() - start
-        usage = getattr(response, "usage", None)
-        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-        details = getattr(usage, "prompt_tokens_details", None)
-        choice = response.choices[0]
-        return Completion(
-            top_logprobs=_top_logprobs(choice),
-            text=choice.message.content or "",
-            prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens,
-            cost_usd=self._cost(response, prompt_tokens, completion_tokens),
-            latency_s=latency,
-            cached=False,
-            call_id=new_call_id(),
-            finish_reason=str(choice.finish_reason or "stop"),
-            cached_prompt_tokens=int(getattr(details, "cached_tokens", 0) or 0),
-        )
+        return from_response(response, self.spec, time.perf_counter() - start)
 
     def api_key(self) -> str | None:
         """The key from the environment; 'no-key' for a keyless OpenAI-compatible server."""
@@ -295,51 +261,6 @@ class Gateway:
             check_answer(response, json_mode, self.role, self.spec.name)
         return response
 
-    def _cost(self, response: Any, prompt_tokens: int, completion_tokens: int) -> float:
-        spec = self.spec
-        if spec.input_cost_per_token is not None or spec.output_cost_per_token is not None:
-            return (spec.input_cost_per_token or 0.0) * prompt_tokens + (
-                spec.output_cost_per_token or 0.0
-            ) * completion_tokens
-        if spec.in_process:
-            return 0.0  # litellm.completion_cost raises for custom providers
-        hidden = getattr(response, "_hidden_params", None) or {}
-        if hidden.get("response_cost") is not None:  # litellm priced it already: don't redo it
-            return float(hidden["response_cost"])
-        try:
-            return float(_litellm().completion_cost(completion_response=response))
-        except Exception:  # unmapped model: cost unknown, reported as 0 (see README)
-            return 0.0
-
-
-def sample_seed(seed: int | None, sample: int) -> int | None:
-    """The seed of one sample: the run's seed for sample 0, a distinct one for each other.
-
-    With one seed for every sample, a seeded provider (llama.cpp, OpenAI) answers repeated
-    samples of the same prompt identically, and G-Eval's 20 samples or a regeneration at
-    temperature 1 would be one answer counted many times.
-    """
-    if seed is None or sample == 0:
-        return seed
-    digest = hashlib.sha256(f"{seed}:{sample}".encode()).hexdigest()
-    return int(digest[:8], 16) & 0x7FFFFFFF
-
-
-def _top_logprobs(choice: Any) -> tuple[dict[str, float], ...]:
-    """Per generated token, its alternatives and their log-probabilities (when returned)."""
-    content = getattr(getattr(choice, "logprobs", None), "content", None)
-    if content is None and isinstance(getattr(choice, "logprobs", None), dict):
-        content = choice.logprobs.get("content")
-    out = []
-    for token in content or ():
-        alternatives = _get(token, "top_logprobs") or []
-        out.append({str(_get(a, "token")): float(_get(a, "logprob")) for a in alternatives})
-    return tuple(out)
-
-
-def _get(item: Any, name: str) -> Any:
-    return item.get(name) if isinstance(item, dict) else getattr(item, name, None)
-
 
 def _existing(path: str) -> str:
     expanded = os.path.expanduser(path)
@@ -348,41 +269,4 @@ def _existing(path: str) -> str:
     return expanded
 
 
-def _stored(c: Completion) -> dict[str, Any]:
-    return {
-        "text": c.text,
-        "prompt_tokens": c.prompt_tokens,
-        "completion_tokens": c.completion_tokens,
-        "finish_reason": c.finish_reason,
-        "cached_prompt_tokens": c.cached_prompt_tokens,
-        "cost_usd": c.cost_usd,
-        **({"top_logprobs": list(c.top_logprobs)} if c.top_logprobs else {}),
-    }
-
-
-def _completion(stored: dict[str, Any], cost: float, latency: float, cached: bool) -> Completion:
-    return Completion(
-        text=stored["text"],
-        prompt_tokens=stored["prompt_tokens"],
-        completion_tokens=stored["completion_tokens"],
-        cost_usd=cost,
-        latency_s=latency,
-        cached=cached,
-        call_id=new_call_id(),
-        finish_reason=stored.get("finish_reason", "stop"),
-        cached_prompt_tokens=stored.get("cached_prompt_tokens", 0),
-        top_logprobs=tuple(stored.get("top_logprobs") or ()),
-    )
-
-
 __all__ = ["CallLog", "Gateway", "LLMError", "ModelSpec"]
-
-
-def with_system_prompt(messages: list[Message], system_prompt: str) -> list[Message]:
-    """The model's system prompt first: its own message, or at the head of the request's own
-    system message (SummIt brings one), so a prompt that has one still gets the model's.
-    """
-    if messages and messages[0].role == "system":
-        head = messages[0]
-        return [Message("system", f"{system_prompt}\n\n{head.content}", head.cache), *messages[1:]]
-    return [Message("system", system_prompt), *messages]
