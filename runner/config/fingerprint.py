@@ -3,8 +3,9 @@
 The fingerprint hashes the resolved config minus what cannot change a result (where
 results go, progress display, and per-model concurrency, timeouts and retry policy), the
 blocks of the model roles the job actually uses, and the SHA-256 of every prompt file it
-can read: the strategy's and metrics' prompt folders, and any file a ``*prompt_path`` (or G-Eval's ``steps``)
-parameter names, wherever it lives. A changed prompt is a changed experiment.
+can read: the strategy's and metrics' prompt folders, and any file a ``*prompt_path`` (or
+G-Eval's ``steps``) parameter names, wherever it lives. A changed prompt is a changed
+experiment.
 """
 
 from __future__ import annotations
@@ -62,8 +63,10 @@ def prompt_files(config: RunConfig) -> dict[str, Path]:
 
 
 def _prompt_path_params(config: RunConfig) -> list[tuple[str, Any]]:
-    """(config key, value) of every set parameter naming a file the job reads: ``*prompt_path``,
-    and G-Eval's ``steps`` when it is a file rather than ``official``.
+    """(config key, value) of every set parameter naming a file the job reads.
+
+    That is every ``*prompt_path``, and G-Eval's ``steps`` when it is a file rather than
+    ``official``.
     """
     found = [(f"strategy.{k}", v) for k, v in config.strategy_params.items()]
     found += [
