@@ -46,7 +46,7 @@ class HFSpec:
     text_field: str | None = None
     """Field holding the text to summarize."""
     reference_field: str | None = None
-    """Field holding the reference summaries: a string or a list of strings (None: no references)."""
+    """Field holding the reference summaries: a string or a list of strings (None: none)."""
     id_field: str | None = None
     """Field holding the document id (None: the row index)."""
 
@@ -114,7 +114,8 @@ def _local_rows(spec: HFSpec, path: Path) -> Any:
         builder = FILE_BUILDERS.get(path.suffix.lower())
         if builder is None:
             raise ConfigError(
-                f"data.path={path}: data=hf reads {', '.join(FILE_BUILDERS)} files or a save_to_disk folder"
+                f"data.path={path}: data=hf reads {', '.join(FILE_BUILDERS)} files "
+                "or a save_to_disk folder"
             )
         split = spec.split or "train"
         return datasets.load_dataset(builder, data_files={split: str(path)}, split=split)
@@ -138,8 +139,9 @@ def _hub_rows(spec: HFSpec) -> Any:
         loaded = datasets.load_dataset(spec.name, spec.config)
     except Exception as err:  # network, auth, unknown id, unknown config: all end the same way
         raise DataError(
-            f"data.name={spec.name} could not be loaded from the Hugging Face hub ({_first_line(err)}); "
-            "it needs internet (or the HF cache): or save a local copy and give data.path=..."
+            f"data.name={spec.name} could not be loaded from the Hugging Face hub "
+            f"({_first_line(err)}); it needs internet (or the HF cache): "
+            "or save a local copy and give data.path=..."
         ) from err
     return _split(loaded, spec.split, spec.name)
 
@@ -170,7 +172,8 @@ def _references(row: dict[str, Any], field: str, doc_id: str) -> tuple[str, ...]
     values = [value] if isinstance(value, str) or value is None else value
     if not isinstance(values, list) or not all(v is None or isinstance(v, str) for v in values):
         raise DataError(
-            f"document {doc_id!r}: data.reference_field={field} must hold a string or a list of strings"
+            f"document {doc_id!r}: data.reference_field={field} "
+            "must hold a string or a list of strings"
         )
     return tuple(v for v in values if v and v.strip())
 

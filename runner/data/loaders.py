@@ -1,6 +1,8 @@
-"""Load the documents of a run: the bundled sample, a folder of .txt files, a pickle, a
-Hugging Face dataset (``runner/data/hf.py``), or summaries made elsewhere (``data=summaries``)
-with their sources when given.
+"""Load the documents of a run.
+
+The bundled sample, a folder of .txt files, a pickle, a Hugging Face dataset
+(``runner/data/hf.py``), or summaries made elsewhere (``data=summaries``) with their sources
+when given.
 
 Reference summaries (for ROUGE and other reference-based metrics) come with ``data=hf`` from a
 field of the rows, and with ``data=dir`` from a separate folder (``data.references``), so the
@@ -145,8 +147,9 @@ def load_text_dir(folder: Path) -> list[Document]:
 
 
 def inside(file: Path, folder: Path) -> Path:
-    """``file``, refused when it (or a link it is) leads outside ``folder``: a data folder
-    must not be a way to read other files of the machine.
+    """``file``, refused when it (or a link it is) leads outside ``folder``.
+
+    A data folder must not be a way to read other files of the machine.
     """
     target = file.resolve()
     if not target.is_relative_to(folder.resolve()):
