@@ -30,20 +30,19 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from runner.config import hydra_errors as cli_errors
-from runner.errors import ConfigError, DataError, RunnerError
+from runner.errors import RunnerError
 from runner.report.config import SETTINGS, ReportConfig, build_report_config
+from runner.report.read import histories, present_metrics, read_runs
 
 if TYPE_CHECKING:
-    from runner.report.plots import History, Plot
+    from runner.report.plots import Plot
     from runner.report.runs import Layout, Selection
     from runner.report.table import Scores, Table
-    from runner.tracking.reader import RunRecord
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 TABLE_FILES = {"md": "table.md", "tex": "table.tex", "csv": "table.csv"}
 PLOT_FILES = ("score_vs_length.png", "error_types.png", "summit_iterations.png")
-_LISTED = 20  # experiments named in the error for an unknown one
 
 
 @dataclass(frozen=True)
@@ -76,47 +75,6 @@ class Report:
         return "\n".join(lines)
 
 
-def _check_store(uri: str) -> None:
-    """A sqlite URI must name an existing file: MLflow would create an empty store instead."""
-    if uri.startswith("sqlite:///") and not Path(uri[len("sqlite:///") :]).exists():
-        raise ConfigError(
-            f"tracking.uri={uri} names no database file; give the store the runs were written to "
-            "(the runner's default is sqlite:///<its folder>/mlruns/mlflow.db)"
-        )
-
-
-def _scores(uri: str, runs: list[RunRecord]) -> Scores:
-    """Each run's ``scores.json`` through ``runner.tracking.reader.scores_frame``."""
-    from runner.tracking.reader import SCORE_COLUMNS, scores_frame
-
-    frame = scores_frame(uri, runs=runs)
-    names = [c for c in frame.columns if c not in SCORE_COLUMNS and not c.startswith("param.")]
-    out: dict[str, dict[str, dict[str, float]]] = {}
-    for rec in frame.to_dict("records"):
-        values = {n: float(rec[n]) for n in names if rec[n] == rec[n]}  # NaN: absent or undecided
-        out.setdefault(str(rec["run_id"]), {})[str(rec["doc_id"])] = values
-    return out
-
-
-def _histories(uri: str, runs: tuple[RunRecord, ...]) -> dict[str, History]:
-    """SummIt's score series of every run that has one (its steps are the iterations).
-
-    ``runner.tracking.reader`` reads only each metric's latest value; the whole series comes through
-    the MLflow door's ``Tracker``, bound to each run (the only two modules importing mlflow).
-    """
-    from runner.report.plots import SUMMIT_SERIES
-    from runner.tracking.writer import Tracker
-
-    out: dict[str, History] = {}
-    for run in runs:
-        if SUMMIT_SERIES in run.metrics:
-            history = Tracker.for_run(uri, run.run_id).client.get_metric_history(
-                run.run_id, SUMMIT_SERIES
-            )
-            out[run.run_id] = sorted((m.step, m.value) for m in history)
-    return out
-
-
 def _log_to_parent(uri: str, run_id: str, files: list[Path]) -> None:
     """The report's files as artifacts ``report/<name>`` of the sweep's parent run."""
     from runner.tracking.writer import Tracker
@@ -129,72 +87,6 @@ def _log_to_parent(uri: str, run_id: str, files: list[Path]) -> None:
 def _default_out(experiment: str, sweep_id: str | None) -> Path:
     safe = re.sub(r"[^A-Za-z0-9._-]+", "_", experiment)
     return Path.cwd() / "reports" / f"{safe}-{sweep_id or 'all'}"
-
-
-def _no_runs(uri: str, experiment: str) -> str:
-    """Why ``experiment`` has no runs: a name the store lacks (listing the names it has, since
-    that is most often a typo) or an experiment nothing was logged to yet.
-    """
-    from runner.tracking.reader import experiments
-
-    counts = experiments(uri)
-    others = {
-        name: n
-        for name, n in counts.items()
-        if name != experiment and not (name == "Default" and n == 0)  # MLflow's own, unused
-    }
-    if experiment in counts:
-        problem = f"experiment '{experiment}' exists in {uri} but has no runs"
-        fix = f"run python -m runner tracking.experiment={experiment} first"
-        there = "other experiments there"
-    else:
-        problem = f"experiment '{experiment}' does not exist in {uri}"
-        fix = "check tracking.uri (the store the runs were written to)"
-        there = "experiments there"
-    if not others:
-        return f"{problem}, and no other experiment there has runs; {fix}"
-    listed = ", ".join(_count(name, n) for name, n in list(others.items())[:_LISTED])
-    listed += f", and {len(others) - _LISTED} more" if len(others) > _LISTED else ""
-    return f"{problem}; {there}: {listed}; set tracking.experiment=<name>"
-
-
-def _count(name: str, runs: int) -> str:
-    """'local_demo (2 runs)'; a count at the reader's limit is a lower bound."""
-    from runner.tracking.reader import PAGE_SIZE
-
-    more = "+" if runs >= PAGE_SIZE else ""
-    return f"{name} ({runs}{more} run{'s' * (runs != 1)})"
-
-
-def _read(config: ReportConfig) -> tuple[Selection, Scores]:
-    """The selected runs and their per-document scores; a clear error when there are none."""
-    from runner.report.runs import select_runs
-    from runner.tracking.reader import find_runs
-
-    _check_store(config.uri)
-    records = find_runs(config.uri, config.experiment)
-    if not records:
-        raise DataError(_no_runs(config.uri, config.experiment))
-    selection = select_runs(records, config.experiment, config.sweep)
-    if not selection.runs:
-        raise DataError(
-            f"{selection.scope} has no FINISHED run to report "
-            f"({len(selection.excluded)} not finished); rerun the failed jobs"
-        )
-    return selection, _scores(config.uri, list(selection.runs))
-
-
-def _present(wanted: tuple[str, ...], runs: tuple[RunRecord, ...], scores: Scores) -> list[str]:
-    """The metrics of ``wanted`` that some run has, run-level or per document."""
-    have = {k for r in runs for k in r.metrics}
-    have |= {k for docs in scores.values() for values in docs.values() for k in values}
-    present = [m for m in wanted if m in have]
-    if not present:
-        raise DataError(
-            f"none of metric_keys={list(wanted)} is in the selected runs; "
-            f"they have e.g.: {', '.join(sorted(have)[:12])}"
-        )
-    return present
 
 
 def _header(config: ReportConfig, selection: Selection, grid: Layout) -> str:
@@ -217,11 +109,11 @@ def _figures(
 
     needed = [plots.SCORE, plots.LENGTH, *plots.TYPE_METRICS]
     cells = _cells(config, selection, scores, grid, needed)
-    histories = _histories(config.uri, selection.runs)
+    series = histories(config.uri, selection.runs)
     return [
         plots.score_vs_length(cells, out / PLOT_FILES[0]),
         plots.error_types(cells, out / PLOT_FILES[1]),
-        plots.summit_curves(selection.runs, grid, histories, out / PLOT_FILES[2]),
+        plots.summit_curves(selection.runs, grid, series, out / PLOT_FILES[2]),
     ]
 
 
@@ -245,10 +137,10 @@ def _cells(
 def make_report(config: ReportConfig) -> Report:
     """Select the runs, build the table, write every output and log it to the sweep's parent."""
     from runner.report import format as report_format
-    from runner.report.runs import layout
+    from runner.report.layout import layout
 
-    selection, scores = _read(config)
-    metrics = _present(config.metrics, selection.runs, scores)
+    selection, scores = read_runs(config)
+    metrics = present_metrics(config.metrics, selection.runs, scores)
     notes = [
         f"skipped metric {m}: no selected run has it" for m in config.metrics if m not in metrics
     ]
@@ -303,3 +195,8 @@ def main(cfg: DictConfig) -> None:
         print(f"error: {err}", file=sys.stderr)
         sys.exit(2)
     print(report.text())
+
+
+if __name__ == "__main__":  # python -m runner.report.make, as before the move into report/
+    cli_errors.install(_one_line)
+    main()

@@ -27,7 +27,7 @@ from matplotlib.ticker import MaxNLocator
 
 from metrics.booookscore import type_key
 from metrics.booookscore_parse import LABELS
-from runner.report.runs import Layout, param
+from runner.report.layout import Layout, param
 from runner.report.table import Key, Table, natural
 from runner.tracking.reader import RunRecord
 

@@ -1,4 +1,4 @@
-"""Which runs a report averages, and how their params lay out as rows and columns.
+"""Which runs a report averages, and why the others are left out.
 
 A report reads one sweep (the children of a parent run tagged ``runner.kind=sweep``) or, when
 the experiment has no sweep, all of its runs. Left to choose, it reads the newest sweep with a
@@ -12,11 +12,9 @@ run again (a rerun after a code or cache fix), so counting both would double its
 Everything left out is returned with its reason, because a table that silently drops a
 failed cell reads as a complete one.
 
-Rows and columns are the params that vary across the averaged runs. The column key is
-``strategy`` when it varies (the paper's Table 2); the row keys are the smallest set of the
-other varying params that still tells every configuration apart, so ``model.model`` (which
-follows ``model``) or ``strategy.levels`` (which follows ``strategy``) do not widen the table.
-This module is plain Python over ``RunRecord``s: no MLflow, no pandas.
+How the averaged runs' params lay out as rows and columns is ``runner.report.layout``; its
+names are imported back here for the importers of ``runner.report.runs``. This module is plain
+Python over ``RunRecord``s: no pandas.
 """
 
 from __future__ import annotations
@@ -25,21 +23,30 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from runner.config.fingerprint import NON_EXPERIMENT_KEYS
-from runner.config.run_config import ALL_ROLES
 from runner.errors import ConfigError, DataError
-from runner.llm.spec import NOT_IN_FINGERPRINT
+from runner.report.layout import MISSING, Layout, layout, param, varying_keys
 from runner.tracking.reader import FAILED_DOCUMENTS_TAG, RunRecord
+
+__all__ = [  # the layout's names are imported back for the importers of this module
+    "MISSING",
+    "STOPPED_TAG",
+    "SWEEP_KIND",
+    "SWEEP_TAG",
+    "Excluded",
+    "Layout",
+    "Selection",
+    "layout",
+    "param",
+    "select_runs",
+    "varying_keys",
+    "why_empty",
+]
 
 SWEEP_TAG = "runner.kind"
 """Tag of a sweep's parent run; its value is ``SWEEP_KIND``."""
 SWEEP_KIND = "sweep"
 STOPPED_TAG = "runner.stopped"
 """Set by the runner on a run it stopped itself (``budget`` when a cost budget was reached)."""
-PREFERRED_KEYS = ("strategy", "model", "judge", "evaluator", "chunk", "data", "temperature", "seed")
-"""Row keys tried first, so a label reads ``model=gpt4`` rather than ``model.model=openai/...``."""
-MISSING = "—"
-"""Shown for a param a run does not have (e.g. ``strategy.levels`` of a non-hier run)."""
 
 
 @dataclass(frozen=True)
@@ -73,24 +80,10 @@ class Selection:
     """One line per sweep newer than the one read that had no run to average, saying why."""
 
 
-@dataclass(frozen=True)
-class Layout:
-    """Which params name the rows and the columns of the table."""
-
-    rows: tuple[str, ...]
-    """Row keys, in label order."""
-    columns: tuple[str, ...]
-    """Column keys (usually just ``strategy``; empty for a single column group)."""
-    implied: tuple[str, ...]
-    """Varying params left out because the row and column keys determine them."""
-    pooled: tuple[str, ...]
-    """Varying params left out that the keys do not determine: cells pool over them."""
-
-
 def select_runs(records: Sequence[RunRecord], experiment: str, sweep: str | None) -> Selection:
-    """The sweep ``sweep`` (a parent run id or name; None = the newest sweep with a run to
-    average) or, when the experiment has no sweep, all runs.
+    """The runs of the sweep ``sweep`` or, when the experiment has no sweep, all runs.
 
+    ``sweep`` is a parent run id or name; None = the newest sweep with a run to average.
     ``records`` are all runs of the experiment, newest first (``find_runs`` order).
     """
     sweeps = [r for r in records if r.tags.get(SWEEP_TAG) == SWEEP_KIND]
@@ -246,69 +239,3 @@ def _incomplete(run: RunRecord) -> Excluded:
     status = f"FINISHED ({n} document{'s' * (n > 1)} failed)"
     reason = f"on_error=continue skipped them; see failures.json (tag {FAILED_DOCUMENTS_TAG})"
     return Excluded(run.run_id, run.run_name, status, reason)
-
-
-def param(run: RunRecord, key: str) -> str:
-    """The run's value of ``key`` (``MISSING`` when it has none)."""
-    return run.params.get(key, MISSING)
-
-
-def varying_keys(runs: Sequence[RunRecord]) -> list[str]:
-    """Params with more than one value across ``runs`` (absent counts as a value)."""
-    keys = sorted({k for r in runs for k in r.params})
-    return [k for k in keys if len({param(r, k) for r in runs}) > 1]
-
-
-def _is_setting(key: str) -> bool:
-    """True for params that say how a job ran, not what it computed (as in the fingerprint)."""
-    parts = key.split(".")
-    if parts[0] in NON_EXPERIMENT_KEYS:
-        return True
-    return parts[0] in ALL_ROLES and len(parts) > 1 and parts[1] in NOT_IN_FINGERPRINT
-
-
-def _priority(key: str) -> tuple[int, int, str]:
-    preferred = PREFERRED_KEYS.index(key) if key in PREFERRED_KEYS else len(PREFERRED_KEYS)
-    return (key.count("."), preferred, key)
-
-
-def _determined(runs: Sequence[RunRecord], by: Sequence[str], key: str) -> bool:
-    """True when runs that agree on every ``by`` key also agree on ``key``."""
-    seen: dict[tuple[str, ...], str] = {}
-    for run in runs:
-        value = seen.setdefault(tuple(param(run, k) for k in by), param(run, key))
-        if value != param(run, key):
-            return False
-    return True
-
-
-def layout(
-    runs: Sequence[RunRecord], rows: Sequence[str] | None, columns: Sequence[str] | None
-) -> Layout:
-    """Row and column keys: the given ones (checked), or chosen as the module docstring says."""
-    known = {k for r in runs for k in r.params}
-    for what, keys in (("rows", rows), ("columns", columns)):
-        unknown = [k for k in keys or () if k not in known]
-        if unknown:
-            raise ConfigError(
-                f"{what}: '{unknown[0]}' is not a param of the selected runs; "
-                f"params that vary: {', '.join(varying_keys(runs)) or 'none'}"
-            )
-    both = set(rows or ()) & set(columns or ())
-    if both:
-        raise ConfigError(f"'{sorted(both)[0]}' is in both rows and columns; keep it in one")
-    varying = [k for k in varying_keys(runs) if not _is_setting(k)]
-    if columns is None:
-        columns = ["strategy"] if "strategy" in varying and "strategy" not in (rows or ()) else []
-    if rows is None:
-        rows = []
-        for key in sorted(
-            (k for k in varying if k not in columns and k != "repeat"), key=_priority
-        ):
-            if not _determined(runs, [*columns, *rows], key):
-                rows.append(key)
-    keys = [*columns, *rows]
-    rest = [k for k in varying if k not in keys]
-    implied = [k for k in rest if _determined(runs, keys, k)]
-    pooled = [k for k in rest if k not in implied]
-    return Layout(tuple(rows), tuple(columns), tuple(implied), tuple(pooled))

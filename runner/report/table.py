@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from runner.report.runs import MISSING, Layout, param
+from runner.report.layout import MISSING, Layout, param
 from runner.tracking.reader import RunRecord
 
 Scores = Mapping[str, Mapping[str, Mapping[str, float]]]
