@@ -58,7 +58,7 @@ def _fit(piece: str, chunk: int) -> list[Piece]:
     spans = sentence_spans(piece)
     if len(spans) > 1:
         cuts = [start for start, _ in spans[1:]]
-        sentences = [piece[a:b] for a, b in zip([0, *cuts], [*cuts, len(piece)])]
+        sentences = [piece[a:b] for a, b in zip([0, *cuts], [*cuts, len(piece)], strict=True)]
         return [fitted for sentence in sentences for fitted in _fit(sentence, chunk)]
     return _split_by_tokens(piece, n, chunk)
 

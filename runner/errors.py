@@ -79,6 +79,7 @@ class RateLimitedError(TransientLLMError):
     """HTTP 429; ``retry_after`` is the server's hint in seconds, when it gave one."""
 
     def __init__(self, message: str, retry_after: float | None = None) -> None:
+        """The error's ``message``, and the server's ``Retry-After`` in seconds if it sent one."""
         super().__init__(message)
         self.retry_after = retry_after
 

@@ -160,16 +160,18 @@ _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'"})
 
 
 def words(text: str) -> list[str]:
-    """Lowercased word tokens, punctuation removed (runs of Unicode letters and digits, an
-    inner apostrophe kept): the n-gram unit of the Table 2 statistics.
+    """Lowercased word tokens, punctuation removed: the n-gram unit of Table 2's statistics.
+
+    A token is a run of Unicode letters and digits, an inner apostrophe kept.
     """
     return _WORD.findall(text.lower().translate(_APOSTROPHES))
 
 
 def word_opcodes(before: str, after: str) -> list[tuple[str, str, str]]:
-    """(op, old words, new words) runs turning ``before`` into ``after``, word by word
-    (difflib's opcodes: equal, replace, delete, insert). SummIt's trace keeps the edits,
-    the viewer shows them in context.
+    """(op, old words, new words) runs turning ``before`` into ``after``, word by word.
+
+    The ops are difflib's opcodes: equal, replace, delete, insert. SummIt's trace keeps the
+    edits, the viewer shows them in context.
     """
     import difflib
 

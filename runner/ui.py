@@ -43,8 +43,10 @@ DEFAULT_PORT = 5000
 
 
 def ui_base(tracking_uri: str, port: int = DEFAULT_PORT) -> str:
-    """Where the UI of ``tracking_uri`` is: an ``mlflow server`` serves its own; a local
-    store (sqlite, a folder) is served by ``python -m runner.ui`` on 127.0.0.1:``port``.
+    """Where the UI of ``tracking_uri`` is.
+
+    An ``mlflow server`` serves its own; a local store (sqlite, a folder) is served by
+    ``python -m runner.ui`` on 127.0.0.1:``port``.
     """
     if tracking_uri.startswith(("http://", "https://")):
         return tracking_uri.rstrip("/")
@@ -54,30 +56,38 @@ def ui_base(tracking_uri: str, port: int = DEFAULT_PORT) -> str:
 def experiment_url(
     tracking_uri: str, experiment_id: str, port: int = DEFAULT_PORT, view: bool = True
 ) -> str:
-    """The experiment's runs table (not its GenAI overview); with ``view``, the runner's view of
-    it, whose columns are the headline metrics (only for an experiment that has that view:
-    MLflow shows an error for a view it cannot find).
+    """The experiment's runs table (not its GenAI overview).
+
+    With ``view``, the runner's view of it, whose columns are the headline metrics (only for an
+    experiment that has that view: MLflow shows an error for a view it cannot find).
     """
     query = RUNS_MODE + (f"&viewStateShareKey={VIEW_KEY}" if view else "")
     return f"{ui_base(tracking_uri, port)}/#/experiments/{experiment_id}/runs?{query}"
 
 
 def run_url(tracking_uri: str, experiment_id: str, run_id: str, port: int = DEFAULT_PORT) -> str:
-    """The run's page in the UI (its metrics, artifacts such as viewer.html and usage.json,
-    traces), in the UI's "Model training" mode so the pages around it are runs, not traces.
+    """The run's page in the UI: its metrics, artifacts (viewer.html, usage.json), traces.
+
+    In the UI's "Model training" mode, so the pages around it are runs, not traces.
     """
     return f"{ui_base(tracking_uri, port)}/#/experiments/{experiment_id}/runs/{run_id}?{RUNS_MODE}"
 
 
 def command(args: list[str]) -> list[str]:
     """The ``mlflow ui`` command line: this folder's store unless one is given."""
-    from runner.config.run_config import (
-        default_tracking_uri,
-    )  # here: runner.tracking.writer imports this module
-
     given = any(a.startswith("--backend-store-uri") for a in args)
-    store = [] if given else ["--backend-store-uri", default_tracking_uri()]
+    store = [] if given else ["--backend-store-uri", default_store()]
     return [sys.executable, "-m", "mlflow", "ui", *store, *args]
+
+
+def default_store() -> str:
+    """This folder's store, as ``runner.config.run_config.default_tracking_uri()`` names it.
+
+    Written out here rather than imported: ``runner.config.run_config`` imports every strategy
+    and metric (the registries), which starting the UI need not pay for (nor ``--help``).
+    ``tests/runner/test_startup_imports.py`` holds the two equal.
+    """
+    return f"sqlite:///{Path.cwd() / 'mlruns' / 'mlflow.db'}"
 
 
 def option(args: list[str], names: tuple[str, ...]) -> str | None:
@@ -92,8 +102,8 @@ def option(args: list[str], names: tuple[str, ...]) -> str | None:
 def experiment_links(uri: str, port: int) -> list[str]:
     """One line per experiment with runs in a sqlite store: its name, runs and runs-table link.
 
-    Read with sqlite directly, read-only (as ``runner/tracking/sqlite_peek.py`` does), not through MLflow,
-    so the UI's start-up waits for nothing; another kind of store gets no lines.
+    Read with sqlite directly, read-only (as ``runner/tracking/sqlite_peek.py`` does), not
+    through MLflow, so the UI's start-up waits for nothing; another kind of store gets no lines.
     """
     path = Path(uri[len("sqlite:///") :]) if uri.startswith("sqlite:///") else None
     if path is None or "?" in uri or not path.is_file():
@@ -112,19 +122,19 @@ def experiment_links(uri: str, port: int) -> list[str]:
     except Exception:  # noqa: BLE001 - an unreadable store: mlflow ui will say what is wrong
         return []
     return [
-        f"  {name} ({n} run{'s' * (n != 1)}): {experiment_url(uri, str(eid), port, view=bool(view))}"
+        f"  {name} ({n} run{'s' * (n != 1)}): "
+        + experiment_url(uri, str(eid), port, view=bool(view))
         for eid, name, n, view in rows
     ]
 
 
 def main() -> None:
-    """Print where each experiment's runs are, then replace this process with ``mlflow ui``
-    (the environment set by ``import runner`` carries over).
+    """Print where each experiment's runs are, then replace this process with ``mlflow ui``.
+
+    The environment set by ``import runner`` carries over.
     """
     argv = command(sys.argv[1:])
-    from runner.config.run_config import default_tracking_uri
-
-    uri = option(argv, ("--backend-store-uri",)) or default_tracking_uri()
+    uri = option(argv, ("--backend-store-uri",)) or default_store()
     links = experiment_links(uri, int(option(argv, ("--port", "-p")) or DEFAULT_PORT))
     if links:
         heading = "runner.ui: each experiment's runs, once the UI is up:"
