@@ -23,6 +23,7 @@ class Budget:
     """The limits of one job, and what it has spent so far."""
 
     def __init__(self, job_usd: float | None, sweep_usd: float | None, ledger: str | None) -> None:
+        """Limits in USD (None: none); a sweep's spending is shared through the ``ledger`` file."""
         self.job_usd = job_usd
         self.sweep_usd = sweep_usd
         self.ledger = Path(ledger) if ledger and sweep_usd is not None else None

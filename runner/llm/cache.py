@@ -34,6 +34,7 @@ class ResponseCache:
     """On-disk map from request key to the stored response."""
 
     def __init__(self, folder: str | Path) -> None:
+        """A cache in ``folder`` (its subfolders are made by the first write to each)."""
         self.folder = Path(folder).expanduser()
         self._tidied: set[Path] = set()
 

@@ -67,7 +67,8 @@ class CallLog:
         on_call: Callable[[CallTotals, dict[str, Any]], None] | None = None,
         keep: bool = False,
         budget: Budget | None = None,
-    ):
+    ) -> None:
+        """Record to ``path`` (None: totals only), telling ``on_call`` after every call."""
         self.path = path
         self.totals = CallTotals()
         self.on_call = on_call

@@ -30,7 +30,7 @@ def embed(gateway: Gateway, texts: Sequence[str], purpose: str) -> list[list[flo
     """One vector per text, in order; cached texts are not sent again."""
     key_of = {text: cache_key(_request(gateway, text)) for text in texts}
     vectors: dict[str, list[float]] = {}
-    for text, key in key_of.items():
+    for key in key_of.values():
         stored = gateway.cache.get(key) if gateway.cache else None
         if stored is not None:
             vectors[key] = list(stored["embedding"])
@@ -38,7 +38,7 @@ def embed(gateway: Gateway, texts: Sequence[str], purpose: str) -> list[list[flo
     missing = [text for text in key_of if key_of[text] not in vectors]
     for start in range(0, len(missing), BATCH):
         batch = missing[start : start + BATCH]
-        for text, vector in zip(batch, _call(gateway, batch, purpose)):
+        for text, vector in zip(batch, _call(gateway, batch, purpose), strict=True):
             vectors[key_of[text]] = vector
             if gateway.cache:
                 gateway.cache.put(key_of[text], {"embedding": vector})

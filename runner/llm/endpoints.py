@@ -1,6 +1,7 @@
-"""Checks of a model's endpoint that need no model call: its API key is in the environment,
-its server answers and serves the model. Shared by the preflight (before MLflow and litellm
-load) and the gateway, so both say the same one line.
+"""Checks of a model's endpoint that need no model call.
+
+Its API key is in the environment, its server answers and serves the model. Shared by the
+preflight (before MLflow and litellm load) and the gateway, so both say the same one line.
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ def require_key(role: str, spec: ModelSpec, missing: list[str]) -> None:
     """The one message for keys absent from the environment (preflight and gateway)."""
     if missing:
         raise AuthError(
-            f"{role}={spec.name} needs {', '.join(missing)} in the environment; export it, or use {role}=local"
+            f"{role}={spec.name} needs {', '.join(missing)} in the environment; "
+            f"export it, or use {role}=local"
         )
 
 
@@ -32,13 +34,14 @@ def check_reachable(role: str, spec: ModelSpec, api_base: str) -> None:
     except (urllib.error.URLError, OSError) as err:
         reason = getattr(err, "reason", err)
         raise ModelUnreachableError(
-            f"{role}={spec.name}: cannot reach {api_base} ({reason}); start the server or fix {role}.api_base"
+            f"{role}={spec.name}: cannot reach {api_base} ({reason}); "
+            f"start the server or fix {role}.api_base"
         ) from err
     name = spec.model.split("/", 1)[-1]
     if served and name not in served:
         raise ModelUnreachableError(
-            f"{role}={spec.name}: {api_base} does not serve {name!r} (it lists {', '.join(sorted(served)[:5])}); "
-            f"fix {role}.model=openai/<served name>"
+            f"{role}={spec.name}: {api_base} does not serve {name!r} "
+            f"(it lists {', '.join(sorted(served)[:5])}); fix {role}.model=openai/<served name>"
         )
 
 

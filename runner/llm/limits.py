@@ -15,7 +15,7 @@ from runner.llm.spec import ModelSpec
 
 
 def endpoint_limit(spec: ModelSpec) -> int:
-    """Calls in flight for one spec: 1 for the embedded model (one llama.cpp context), else its setting."""
+    """Calls in flight for one spec: its setting, or 1 for the embedded model (one context)."""
     return 1 if spec.is_local else max(1, int(spec.concurrency))
 
 
@@ -23,6 +23,7 @@ class EndpointLimits:
     """One semaphore per endpoint; roles that share an endpoint get the smaller limit."""
 
     def __init__(self, specs: Iterable[ModelSpec] = ()) -> None:
+        """Limits for the endpoints of ``specs``; others get theirs when first asked for."""
         self._limits: dict[tuple[str, str], int] = {}
         for spec in specs:
             key = spec.endpoint

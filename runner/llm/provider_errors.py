@@ -26,8 +26,10 @@ from runner.errors import (
 
 
 def _retry_after(err: Any) -> float | None:
-    """Seconds the server asked us to wait: ``retry-after-ms``, ``Retry-After`` in seconds or
-    as an HTTP date (RFC 9110 allows both), from the exception or its HTTP response.
+    """Seconds the server asked us to wait, from the exception or its HTTP response.
+
+    Read from ``retry-after-ms``, or ``Retry-After`` in seconds or as an HTTP date (RFC 9110
+    allows both).
     """
     headers = getattr(err, "headers", None) or {}
     response = getattr(err, "response", None)
@@ -169,12 +171,14 @@ def translate(
         )
     if status == 429 or name == "RateLimitError":
         return RateLimitedError(
-            f"{role}={alias}: rate limited ({_short(err)}); lower {role}.concurrency or retry later",
+            f"{role}={alias}: rate limited ({_short(err)}); "
+            f"lower {role}.concurrency or retry later",
             retry_after=_retry_after(err),
         )
     if status in (401, 403) or name in ("AuthenticationError", "PermissionDeniedError"):
         return AuthError(
-            f"{role}={alias}: the API key was rejected ({_short(err)}); check the key in the environment"
+            f"{role}={alias}: the API key was rejected ({_short(err)}); "
+            "check the key in the environment"
         )
     if status == 404 or name == "NotFoundError":
         return LLMError(

@@ -22,13 +22,17 @@ from runner.text import count_tokens
 from runner.types import Message
 
 Script = Callable[[list[Message], dict[str, Any]], str]
-"""(messages, options) -> answer; options: max_tokens, temperature, stop, sample, purpose, response_format."""
+"""(messages, options) -> answer.
+
+options: max_tokens, temperature, stop, sample, purpose, response_format.
+"""
 
 
 class ScriptedProvider(CustomLLM):
     """Answers ``scripted/<key>`` with the script registered under ``key``."""
 
     def __init__(self) -> None:
+        """No scripts yet: each test registers its own (``register``)."""
         super().__init__()
         self._scripts: dict[str, Script] = {}
         self._lock = threading.Lock()
@@ -38,7 +42,9 @@ class ScriptedProvider(CustomLLM):
         with self._lock:
             self._scripts[key] = script
 
-    def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
+    def completion(
+        self, model: str, messages: list[Any], *args: Any, **kwargs: Any
+    ) -> ModelResponse:
         """Run the script; finish_reason is 'length' when the answer exceeds max_tokens."""
         params = dict(kwargs.get("optional_params") or {})
         meta = _metadata(kwargs)

@@ -146,7 +146,8 @@ class _Encoder:
         for layer in self.layers:
             x = self._block(x, layer)
         pooled = x.mean(axis=0)
-        return pooled / max(float(np.linalg.norm(pooled)), 1e-12)
+        # np.asarray: numpy types a reduction with an axis as Any; the array is unchanged
+        return np.asarray(pooled / max(float(np.linalg.norm(pooled)), 1e-12))
 
     def _block(self, x: np.ndarray, layer: _Layer) -> np.ndarray:
         n, width = x.shape
@@ -164,11 +165,13 @@ class _Encoder:
     def _norm(self, x: np.ndarray, weights: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
         mean = x.mean(axis=-1, keepdims=True)
         var = ((x - mean) ** 2).mean(axis=-1, keepdims=True)
-        return (x - mean) / np.sqrt(var + np.float32(self.eps)) * weights[0] + weights[1]
+        normed = (x - mean) / np.sqrt(var + np.float32(self.eps)) * weights[0] + weights[1]
+        return np.asarray(normed)  # typed as an array again (``mean`` with an axis is Any)
 
 
 def _gelu(x: np.ndarray) -> np.ndarray:
     """BERT's GELU, the exact erf form (not the tanh approximation)."""
     from scipy.special import erf
 
-    return (0.5 * x * (1.0 + erf(x / np.float32(np.sqrt(2.0))))).astype(np.float32)
+    # np.asarray: scipy has no type stubs, so erf's result is Any; the array is unchanged
+    return np.asarray((0.5 * x * (1.0 + erf(x / np.float32(np.sqrt(2.0))))).astype(np.float32))

@@ -2,11 +2,12 @@
 
 It is a litellm custom provider (``local/<name>``), registered by the gateway when it first
 imports litellm, so local calls go through the same gateway path as API calls: same cache,
-accounting and traces. Only this module, ``runner/llm/scripted.py`` and ``runner/llm/gateway.py``
-import litellm, and the gateway imports all three only when a call misses the cache.
+accounting and traces. Only this module, ``runner/llm/scripted.py`` and
+``runner/llm/providers.py`` import litellm, and the gateway loads them only when a call misses
+the cache.
 
-The weights come from ``runner/llm/local/weights.py``. Calls to one model are serialized under a lock so
-llama.cpp keeps its KV cache and reuses a shared prompt prefix (seconds instead of
+The weights come from ``runner/llm/local/weights.py``. Calls to one model are serialized under
+a lock so llama.cpp keeps its KV cache and reuses a shared prompt prefix (seconds instead of
 tens of seconds on long prompts).
 """
 
@@ -18,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ModelResponse
@@ -33,6 +34,9 @@ from runner.llm.local.stops import (
     stop_processor,
 )
 from runner.llm.local.weights import DEFAULT_GGUF_SHA256, DEFAULT_GGUF_SIZE, default_gguf_path  # noqa: F401 (re-exported)
+
+if TYPE_CHECKING:
+    from llama_cpp import Llama
 
 COPY_RETRIES = 2
 """With the copy stop, an answer sampled at temperature > 0 whose first sentence is a copy
@@ -63,8 +67,9 @@ class _LoadedModel:
     def repeat_stopper(
         self, source: frozenset[Trigram], repeats: bool
     ) -> Callable[[Any, Any], Any]:
-        """A logits processor ending the answer at a repeated sentence, or one copied from
-        ``source`` (``runner/llm/local/stops.py``).
+        """A logits processor ending the answer at a repeated or copied sentence.
+
+        Copied means from ``source`` (``runner/llm/local/stops.py``).
         """
         llama = self.llama
         return stop_processor(
@@ -75,8 +80,10 @@ class _LoadedModel:
         )
 
     def measured(self, call: Callable[[], dict[str, Any]]) -> dict[str, Any]:
-        """Run ``call`` and add llama.cpp's prompt-evaluation and generation clocks to the
-        process totals (``runner/llm/local/perf.py``); the caller holds ``lock``.
+        """Run ``call`` and add llama.cpp's clocks to the process totals.
+
+        The prompt-evaluation and generation clocks go to ``runner/llm/local/perf.py``; the
+        caller holds ``lock``.
         """
         import llama_cpp
 
@@ -97,6 +104,7 @@ class LocalProvider(CustomLLM):
     """litellm custom provider answering ``local/<name>`` with llama.cpp."""
 
     def __init__(self) -> None:
+        """No model yet: the gateway registers each role's (``register``), loaded on first use."""
         super().__init__()
         self._specs: dict[str, tuple[Path, int, int | None]] = {}
         self._models: dict[str, _LoadedModel] = {}
@@ -120,7 +128,9 @@ class LocalProvider(CustomLLM):
                 self._models[name] = _LoadedModel(*self._specs[name])
             return self._models[name]
 
-    def completion(self, model: str, messages: list, *args: Any, **kwargs: Any) -> ModelResponse:
+    def completion(
+        self, model: str, messages: list[Any], *args: Any, **kwargs: Any
+    ) -> ModelResponse:
         """Run one chat completion; reports reused prefix tokens as cached_tokens."""
         params = dict(kwargs.get("optional_params") or {})
         loaded = self.model(model.split("/", 1)[-1])
@@ -148,9 +158,7 @@ class LocalProvider(CustomLLM):
                 if attempt:  # another draw (the prompt is still in the KV cache: generation only)
                     options["seed"] = seed + attempt
                     local_perf.add(copy_retries=1)
-                out = loaded.measured(
-                    lambda: loaded.llama.create_chat_completion(messages=messages, **options)
-                )  # type: ignore[arg-type, return-value]
+                out = loaded.measured(lambda: _chat(loaded.llama, messages, options))
                 text = out["choices"][0]["message"]["content"] or ""
                 if stops:
                     out["choices"][0]["message"]["content"] = text = cut_repeats(
@@ -171,9 +179,14 @@ class LocalProvider(CustomLLM):
         self._models.clear()
 
 
+def _chat(llama: Llama, messages: list[Any], options: dict[str, Any]) -> dict[str, Any]:
+    """One chat completion as a plain dict (never streamed here, so never an iterator)."""
+    return cast(dict[str, Any], llama.create_chat_completion(messages=messages, **options))
+
+
 def _common_prefix(a: list[int], b: list[int]) -> int:
     n = 0
-    for x, y in zip(a, b):
+    for x, y in zip(a, b, strict=False):  # lengths differ: the prefix ends with the shorter
         if x != y:
             break
         n += 1

