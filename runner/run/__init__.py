@@ -2,8 +2,8 @@
 
 ``lifecycle`` runs the job: ``preflight`` checks before anything heavy, ``prepare`` builds
 roles, metrics and documents, ``document_loop`` works on documents in parallel (with
-``progress``), ``recording`` and ``usage`` decide what the run records through
-``runner.tracking``, ``console`` prints the summary.
+``progress``), ``record_setup`` (before the work), ``recording`` (after it) and ``usage``
+decide what the run records through ``runner.tracking``, ``console`` prints the summary.
 
 May import the other runner packages (config, data, llm, tracking; sweep for the sweep a job
 belongs to; view to log viewer.html; report for metric labels; ``runner.ui`` for the run's

@@ -1,6 +1,10 @@
 """``python -m runner.view``: the summary viewer page of a run, also logged as viewer.html.
 
-``page`` builds and logs the page (``templates/``), ``data`` and ``trace`` shape what it shows.
+``page`` renders and logs the page (``templates/``), ``cli`` is the command line,
+``artifacts`` reads the run's files; ``contents`` builds what the page shows, from ``data``
+(marked summaries, score columns) and ``trace`` (how each summary was made, with ``steps``
+and ``chart``). Starting the command imports neither MLflow nor ``metrics``: both wait
+until a run is read.
 
 May import ``runner.tracking`` (the read side), ``runner.text``, ``runner.config`` (the
 store's default) and BooookScore's error labels from ``metrics``; never ``strategies``,
