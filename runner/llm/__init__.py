@@ -1,10 +1,12 @@
 """Models: the gateway and everything around a model call; the only package importing litellm.
 
-The ``Gateway`` (``gateway``, ``embed``: every completion and embedding), litellm loaded once
-(``providers``), the response cache, retries, per-endpoint limits, endpoint and key checks,
-provider errors translated to ``runner.errors``, the call log and budget, a model's settings
-as plain data (``spec``), and the in-process models (``local/``: the embedded llama.cpp model
-and MiniLM embedder; ``scripted``: a scripted model for tests).
+The ``Gateway`` (``gateway``, ``embed``: every completion and embedding; ``request``: a
+request as plain data; ``completions``: a response or cache entry as a ``Completion``, and
+its cost), litellm loaded once (``providers``), the response cache, retries, per-endpoint
+limits, endpoint and key checks, provider errors translated to ``runner.errors``, the call
+log and budget, a model's settings as plain data (``spec``), and the in-process models
+(``local/``: the embedded llama.cpp model and MiniLM embedder; ``scripted``: a scripted
+model for tests).
 
 May import the plugin API (``runner.types``, ``runner.errors``, ``runner.text``) and litellm;
 never MLflow, Hydra, nor ``runner.run``, ``runner.sweep``, ``runner.report``, ``runner.view``.
