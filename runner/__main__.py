@@ -26,14 +26,10 @@ from omegaconf import DictConfig, OmegaConf
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm is imported
 
-from runner.config import hydra_errors as cli_errors
+from runner.config.hydra_errors import reported
 from runner.errors import RunnerError, Terminated
-from runner.sweep.callback import FAILED_CELLS, FAILED_MARK, current_sweep
-
-cli_errors.install()
-FAILED_JOBS: list[str] = []
-"""Errors of sweep jobs run in this process: a failed cell does not stop the others; the exit
-status says so. Jobs in joblib or Ray workers come back through ``runner.sweep.callback.FAILED_CELLS``."""
+from runner.sweep.outcome import JobOutcome
+from runner.sweep.parent import current_sweep
 
 
 def _overrides() -> tuple[str, ...]:
@@ -48,8 +44,13 @@ def _terminate(signum: int, frame: Any) -> None:
 
 
 @hydra.main(config_path="pkg://runner.conf", config_name="config", version_base="1.3")
-def main(cfg: DictConfig) -> str | None:
-    """Compose, validate, run, report."""
+def main(cfg: DictConfig) -> JobOutcome:
+    """Compose, validate, run, report.
+
+    In a sweep a failed job does not stop the others: it returns its failure as a
+    ``JobOutcome``, which the launcher hands back to the sweeper (the exit status comes from
+    there); a single run exits 2 on a ``RunnerError``.
+    """
     from runner.config.run_config import build_run_config
     from runner.run import preflight
 
@@ -73,9 +74,7 @@ def main(cfg: DictConfig) -> str | None:
         print(f"error: {err}", file=sys.stderr)
         if current_sweep() is None:
             sys.exit(2)
-        failed = f"{' '.join(_overrides()) or '(defaults)'}: {err}"
-        FAILED_JOBS.append(failed)
-        return FAILED_MARK + failed  # a worker's FAILED_JOBS stays in the worker
+        return JobOutcome(_cell_name(), str(err))
     except (KeyboardInterrupt, Terminated) as err:
         print(f"stopped ({type(err).__name__}); the run is marked KILLED", file=sys.stderr)
         _kill_sweep(cfg)
@@ -84,7 +83,12 @@ def main(cfg: DictConfig) -> str | None:
     from runner.run.console import format_summary
 
     print(format_summary(result))
-    return None
+    return JobOutcome(_cell_name())
+
+
+def _cell_name() -> str:
+    """The job's overrides, as its failure names it: 'model.temperature=0.9 strategy=hier'."""
+    return " ".join(_overrides()) or "(defaults)"
 
 
 def _kill_sweep(cfg: DictConfig) -> None:
@@ -138,20 +142,14 @@ def _help_without_internal_groups() -> None:
 
 
 def cli() -> None:
-    """The ``summarization-runner`` command: exit status 1 when a sweep had failed jobs."""
+    """The ``summarization-runner`` command: a config error is one line with exit status 2;
+    a sweep with failed jobs exits 1 (its sweeper says so, from the jobs' outcomes).
+    """
     sys.argv[1:] = flags_first(sys.argv[1:])
     if any(a in ("-h", "--help") for a in sys.argv[1:]):
         _help_without_internal_groups()
         return
-    main()
-    failed = max(FAILED_CELLS, FAILED_JOBS, key=len)
-    if failed:
-        print(
-            f"error: {len(failed)} job(s) of the sweep failed, so its parent run is FAILED "
-            f"(reports leave failed runs out); first: {failed[0]}",
-            file=sys.stderr,
-        )
-        sys.exit(1)
+    reported(main)
 
 
 if __name__ == "__main__":

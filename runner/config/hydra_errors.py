@@ -1,10 +1,11 @@
 """One line for every configuration mistake, including those Hydra itself detects.
 
 Hydra prints composition errors over several lines and ends with a hint about
-HYDRA_FULL_ERROR. We wrap its reporter (``hydra._internal.utils.run_and_report``, stable
-in the pinned hydra-core 1.3.8) so that the user sees ``error: <problem>; <fix>`` and exit
-status 2, the same shape as the runner's own errors. HYDRA_FULL_ERROR=1 still gives the
-full traceback.
+HYDRA_FULL_ERROR. An entry point calls its ``@hydra.main`` function through ``reported``,
+which sets HYDRA_FULL_ERROR=1 for the call (Hydra's documented switch: it then raises the
+error itself) and turns a config error into ``error: <problem>; <fix>`` and exit status 2,
+the same shape as the runner's own errors. A user who sets HYDRA_FULL_ERROR=1 gets the full
+traceback, as Hydra gives it.
 """
 
 from __future__ import annotations
@@ -13,10 +14,9 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
-from hydra._internal import utils as hydra_utils
 from hydra.errors import HydraException
 from omegaconf.errors import OmegaConfBaseException
 
@@ -60,23 +60,42 @@ def one_line(err: BaseException) -> str:
     return " ".join(text.split())
 
 
-def _report(func: Callable[[], Any], describe: Callable[[BaseException], str]) -> Any:
+T = TypeVar("T")
+_FULL_ERROR = "HYDRA_FULL_ERROR"
+
+
+def reported(main: Callable[[], T], describe: Callable[[BaseException], str] = one_line) -> T:
+    """Call an entry point's ``@hydra.main`` function; a config error (Hydra's, OmegaConf's, a
+    YAML file's) ends the process with ``error: <describe(err)>`` and exit status 2.
+
+    ``describe`` defaults to ``one_line``; an app with its own settings, such as the report,
+    passes its own. Other errors propagate with their traceback.
+    """
+    if os.environ.get(_FULL_ERROR) == "1":  # the user asked for Hydra's own full report
+        return main()
+    before = os.environ.get(_FULL_ERROR)
+    os.environ[_FULL_ERROR] = "1"  # Hydra re-raises instead of printing its own report
     try:
-        return func()
+        return main()
     except (HydraException, OmegaConfBaseException, yaml.YAMLError) as err:
-        if os.environ.get("HYDRA_FULL_ERROR") == "1":
-            raise
         print(f"error: {describe(err)}", file=sys.stderr)
         sys.exit(2)
+    finally:
+        if before is None:
+            os.environ.pop(_FULL_ERROR, None)
+        else:
+            os.environ[_FULL_ERROR] = before
 
 
 def install(describe: Callable[[BaseException], str] = one_line) -> None:
-    """Route Hydra's error reporting through ``describe`` (default ``one_line``; an app with
-    its own settings, such as the report, passes its own); other errors keep Hydra's path.
+    """Deprecated: patches Hydra's private reporter. Kept only until ``runner/report/__main__.py``
+    calls ``reported(main, _one_line)`` instead; then delete it.
     """
+    from hydra._internal import utils as hydra_utils
+
     original = hydra_utils.run_and_report
 
     def run_and_report(func: Callable[[], Any]) -> Any:
-        return original(lambda: _report(func, describe))
+        return original(lambda: reported(func, describe))
 
     hydra_utils.run_and_report = run_and_report

@@ -9,7 +9,7 @@ budget included, tagged ``runner.stopped=budget``), or KILLED when the user inte
 A process killed outright (SIGKILL, OOM) cannot end its run: the next run of the same cell
 marks it KILLED (``Tracker.close_stale``), and its calls are already in the response cache.
 
-In a ``-m`` sweep (``runner/sweep/callback.py``) the run is a child of the sweep's parent run, is
+In a ``-m`` sweep (``runner/sweep/``) the run is a child of the sweep's parent run, is
 named by the values the sweep varies, and is skipped when the same sweep already has a
 FINISHED run with the same fingerprint (``force=true`` reruns it).
 """
@@ -33,8 +33,9 @@ from runner.run.document_loop import run_documents
 from runner.run.prepare import Job, prepare
 from runner.run.progress import Progress
 from runner.run.recording import log_outcomes, log_setup
-from runner.sweep.callback import Sweep, current_sweep, job_run_name
-from runner.tracking.reader import FAILED_DOCUMENTS_TAG
+from runner.sweep.callback import job_run_name
+from runner.sweep.parent import Sweep, current_sweep
+from runner.tracking.sqlite_peek import PARENT_TAG, done_cell
 from runner.tracking.writer import Tracker, artifact_root
 from runner.types import WorkItem
 from runner.view.page import log_viewer
@@ -191,14 +192,13 @@ def local_artifact_dir(tracker: Tracker) -> str:
 
 
 def _finished_cell(config: RunConfig, sweep: Sweep | None) -> str | None:
-    """The earlier FINISHED run of this cell in this sweep, unless ``force``."""
+    """The run that makes this cell done in this sweep, unless ``force``: the sweeper's own
+    rule (``done_cell``), for other sweepers and for a cell finished in the meantime.
+    """
     if sweep is None or config.force:
         return None
-    tracker = Tracker(config.tracking_uri, config.experiment, artifact_root(config.tracking_uri))
-    done = tracker.finished_run(fingerprint(config, prompt_files(config)), sweep.run_id)
-    if done and tracker.client.get_run(done).data.tags.get(FAILED_DOCUMENTS_TAG):
-        return None  # it skipped failed documents: run it again (the cache keeps the rest free)
-    return done
+    cell = fingerprint(config, prompt_files(config))
+    return done_cell(config.tracking_uri, config.experiment, sweep.run_id, cell)
 
 
 def _close_stale(tracker: Tracker, fingerprint: str, sweep: Sweep | None) -> None:
@@ -216,7 +216,7 @@ def _tags(job: Job, sweep: Sweep | None) -> dict[str, str]:
     """Fingerprint, a one-line description for the UI, and the parent when in a sweep."""
     tags = {"fingerprint": job.fingerprint, "mlflow.note.content": describe(job)}
     if sweep is not None:
-        tags.update({"mlflow.parentRunId": sweep.run_id, "runner.sweep.callback": sweep.run_id})
+        tags.update({PARENT_TAG: sweep.run_id, "runner.sweep": sweep.run_id})
     return tags
 
 

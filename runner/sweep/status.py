@@ -33,12 +33,13 @@ def finish_parent(uri: str, run_id: str, failed_jobs: Sequence[str], experiment:
     ``failed_jobs``: the errors of this sweep's jobs that failed, some before creating a run
     (they left no child to count). Returns the status set.
     """
+    from runner.tracking.reader import run_filter
     from runner.tracking.writer import Tracker
 
     tracker = Tracker.for_run(uri, run_id)
     found = tracker.client.search_runs(
         [tracker.experiment_id],
-        f"tags.`mlflow.parentRunId` = '{run_id}'",
+        run_filter(sweep=run_id),
         max_results=10000,
         order_by=["attributes.start_time DESC"],
     )

@@ -180,19 +180,13 @@ def _experiment_id(client: MlflowClient, name: str) -> str | None:
 
 
 def finished_run(uri: str, experiment: str, fingerprint: str) -> str | None:
-    """Id of the newest FINISHED run with this fingerprint, else None.
-
-    Sweeps use it to skip cells already done, so FAILED, KILLED and RUNNING runs never count,
-    nor FINISHED ones that skipped failed documents (tag ``runner.documents_failed``).
+    """Id of the run that makes the cell ``fingerprint`` done anywhere in the experiment, else
+    None: the sweeps' one rule (``runner.tracking.sqlite_peek.done_cells``), so FAILED, KILLED
+    and RUNNING runs never count, nor a newest FINISHED run that skipped failed documents.
     """
-    client = MlflowClient(tracking_uri=uri)
-    experiment_id = _experiment_id(client, experiment)
-    if experiment_id is None:
-        return None
-    query = run_filter(fingerprint=fingerprint, status="FINISHED")
-    runs = client.search_runs([experiment_id], query, max_results=50, order_by=_NEWEST_FIRST)
-    complete = [r for r in runs if not r.data.tags.get(FAILED_DOCUMENTS_TAG)]
-    return complete[0].info.run_id if complete else None
+    from runner.tracking.sqlite_peek import done_cell
+
+    return done_cell(uri, experiment, None, fingerprint)
 
 
 def runs_frame(uri: str, experiment: str = "summarization", **filters: Any) -> pandas.DataFrame:

@@ -1,8 +1,9 @@
-"""A read-only look at an MLflow sqlite store without importing MLflow (~2 s): the sweep's
-parent run and its finished cells, so that resuming a sweep whose cells are all done costs
-milliseconds (``runner/sweep/callback.py``). It reads MLflow's tables ``experiments``, ``runs`` and
-``tags`` only; a store that is not a sqlite file, or that cannot be read so, is asked
-through MLflow (``runner/tracking/writer.py``), which stays the one door for every write.
+"""Whether a cell is done (``done_cells``, the one rule for the sweeper and for a job), and a
+read-only look at an MLflow sqlite store without importing MLflow (~2 s): the sweep's parent
+run and its done cells, so that resuming a sweep whose cells are all done costs milliseconds.
+It reads MLflow's tables ``experiments``, ``runs`` and ``tags`` only; a store that is not a
+sqlite file, or that cannot be read so, is asked through MLflow (``runner/tracking/reader.py``),
+and ``runner/tracking/writer.py`` stays the one door for every write.
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from pathlib import Path
 FAILED_DOCUMENTS_TAG = "runner.documents_failed"
 """``runner.tracking.reader.FAILED_DOCUMENTS_TAG`` (that module imports MLflow); a test keeps them equal.
 A finished run carrying it skipped failed documents, so its cell runs again."""
+PARENT_TAG = "mlflow.parentRunId"
+"""MLflow's tag naming a run's parent (a sweep's children carry it): MLflow's UI nests by it."""
 
 
 def _sqlite_file(uri: str) -> Path | None:
@@ -70,52 +73,84 @@ def sweep_parent(uri: str, experiment: str, key: str) -> tuple[str, str] | None:
     return (str(row[0]), str(row[1])) if row else None
 
 
-def finished_cells(uri: str, experiment: str, parent: str) -> dict[str, str]:
-    """Fingerprint -> run id of the cells of sweep ``parent`` that are done: the newest active
-    run of each fingerprint is FINISHED and skipped no failed document (as
-    ``runner.run.lifecycle._finished_cell`` decides for one cell). One query of the store.
+def done_cells(
+    uri: str, experiment: str, parent: str | None, fingerprint: str | None = None
+) -> dict[str, str]:
+    """Fingerprint -> run id of the cells that are done: the one rule for "is this cell done?".
+
+    A cell (a fingerprint within the sweep ``parent``; anywhere in the experiment when
+    ``parent`` is None) is done when its newest active FINISHED run skipped no failed document
+    (tag ``runner.documents_failed``): such a run covers fewer documents, so the cell runs
+    again. ``fingerprint`` narrows the answer to one cell. The sweeper asks once for a whole
+    sweep, a job for its own cell (``done_cell``); a sqlite store is read with sqlite3 (one
+    query, no MLflow import), any other through MLflow, with the same rule.
+    """
+    rows = _sqlite_rows(uri, experiment, parent, fingerprint)
+    if rows is None:
+        rows = _mlflow_rows(uri, experiment, parent, fingerprint)
+    return _newest_clean(rows)
+
+
+def done_cell(uri: str, experiment: str, parent: str | None, fingerprint: str) -> str | None:
+    """The run id that makes the cell ``fingerprint`` done (``done_cells``' rule), else None."""
+    return done_cells(uri, experiment, parent, fingerprint).get(fingerprint)
+
+
+_Row = tuple[str, str, str]
+"""(fingerprint, run id, failed-documents tag) of a FINISHED run."""
+
+
+def _sqlite_rows(
+    uri: str, experiment: str, parent: str | None, fingerprint: str | None
+) -> list[_Row] | None:
+    """The FINISHED runs of the cells, newest first, read with sqlite3; None when the store
+    is not a sqlite file or cannot be read so (then MLflow answers).
     """
     path = _sqlite_file(uri)
-    if path is not None:
-        try:
-            with _read_only(path) as db:
-                experiment_id = _experiment_id(db, experiment)
-                rows = (
-                    []
-                    if experiment_id is None
-                    else db.execute(
-                        "SELECT f.value, r.run_uuid, COALESCE(x.value, '') FROM runs r"
-                        " JOIN tags p ON p.run_uuid = r.run_uuid AND p.key = 'mlflow.parentRunId' AND p.value = ?"
-                        " JOIN tags f ON f.run_uuid = r.run_uuid AND f.key = 'fingerprint'"
-                        " LEFT JOIN tags x ON x.run_uuid = r.run_uuid AND x.key = ?"
-                        " WHERE r.experiment_id = ? AND r.status = 'FINISHED' AND r.lifecycle_stage = 'active'"
-                        " ORDER BY r.start_time DESC",
-                        (parent, FAILED_DOCUMENTS_TAG, experiment_id),
-                    ).fetchall()
+    if path is None:
+        return None
+    query = (
+        "SELECT f.value, r.run_uuid, COALESCE(x.value, '') FROM runs r"
+        " JOIN tags f ON f.run_uuid = r.run_uuid AND f.key = 'fingerprint'"
+        " LEFT JOIN tags x ON x.run_uuid = r.run_uuid AND x.key = ?"
+        " WHERE r.experiment_id = ? AND r.status = 'FINISHED' AND r.lifecycle_stage = 'active'"
+    )
+    try:
+        with _read_only(path) as db:
+            experiment_id = _experiment_id(db, experiment)
+            if experiment_id is None:
+                return []
+            values: list[str] = [FAILED_DOCUMENTS_TAG, experiment_id]
+            if parent is not None:
+                query += (
+                    " AND EXISTS (SELECT 1 FROM tags p WHERE p.run_uuid = r.run_uuid"
+                    " AND p.key = ? AND p.value = ?)"
                 )
-            return _newest_clean((str(f), str(r), str(x)) for f, r, x in rows)
-        except (sqlite3.Error, KeyError):
-            pass  # ask MLflow
-    from runner.tracking.writer import Tracker, artifact_root
-
-    tracker = Tracker(uri, experiment, artifact_root(uri))
-    runs = tracker.client.search_runs(
-        [tracker.experiment_id],
-        f"tags.`mlflow.parentRunId` = '{parent}' and attributes.status = 'FINISHED'",
-        max_results=50000,
-        order_by=["attributes.start_time DESC"],
-    )
-    return _newest_clean(
-        (
-            r.data.tags.get("fingerprint", ""),
-            r.info.run_id,
-            r.data.tags.get(FAILED_DOCUMENTS_TAG, ""),
-        )
-        for r in runs
-    )
+                values += [PARENT_TAG, parent]
+            if fingerprint is not None:
+                query += " AND f.value = ?"
+                values.append(fingerprint)
+            # MLflow's own tie-breaker on equal start times is the run id, ascending
+            query += " ORDER BY r.start_time DESC, r.run_uuid"
+            rows = db.execute(query, values).fetchall()
+    except (sqlite3.Error, KeyError):
+        return None
+    return [(str(f), str(r), str(x)) for f, r, x in rows]
 
 
-def _newest_clean(rows: Iterable[tuple[str, str, str]]) -> dict[str, str]:
+def _mlflow_rows(
+    uri: str, experiment: str, parent: str | None, fingerprint: str | None
+) -> list[_Row]:
+    """The FINISHED runs of the cells, newest first, through MLflow (values escaped by
+    ``runner.tracking.reader.run_filter``, as every query of the store is).
+    """
+    from runner.tracking.reader import find_runs
+
+    runs = find_runs(uri, experiment, sweep=parent, fingerprint=fingerprint, status="FINISHED")
+    return [(r.fingerprint or "", r.run_id, r.tags.get(FAILED_DOCUMENTS_TAG, "")) for r in runs]
+
+
+def _newest_clean(rows: Iterable[_Row]) -> dict[str, str]:
     """(fingerprint, run id, failed-documents tag), newest first -> the fingerprints whose
     newest run has no failed document.
     """

@@ -137,16 +137,6 @@ class Tracker:
             return self.run_id
         return self.start(run_name, {**tags, "mlflow.note.content": description})
 
-    def finished_run(self, fingerprint: str, parent: str | None) -> str | None:
-        """The newest FINISHED run with ``fingerprint`` (within the sweep ``parent``, if given)."""
-        query = f"tags.fingerprint = '{fingerprint}' and attributes.status = 'FINISHED'"
-        if parent:
-            query += f" and tags.`mlflow.parentRunId` = '{parent}'"
-        found = self.client.search_runs(
-            [self.experiment_id], query, max_results=1, order_by=["attributes.start_time DESC"]
-        )
-        return found[0].info.run_id if found else None
-
     def close_stale(self, fingerprint: str, parent: str | None) -> list[str]:
         """Mark KILLED the RUNNING runs of this cell whose process died without ending them.
 

@@ -197,7 +197,7 @@ def test_an_identical_rerun_launches_no_job_and_a_killed_or_deleted_cell_runs_ag
 ) -> None:
     """The sweeper decides before any job: a rerun of a finished sweep calls no model, makes no
     run and leaves the parent as it was; a cell whose run was killed or deleted runs again."""
-    from runner.sweep import callback as sweep_module
+    from runner.tracking import sqlite_peek as store_peek
 
     args = ["-m", "seed=0,1,2", "data.limit=1", f"hydra.sweep.dir={tmp_path / 'sweep'}"]
     uri = stores["tracking.uri"]
@@ -246,16 +246,14 @@ def test_an_identical_rerun_launches_no_job_and_a_killed_or_deleted_cell_runs_ag
     finished = [c for c in _children(uri, parent.info.run_id) if c.info.status == "FINISHED"]
     assert sorted(c.data.params["seed"] for c in finished) == ["0", "1", "2"]
     # the one query behind it, read with sqlite3, agrees with MLflow's answer
-    done = sweep_module.finished_cells(uri, "summarization", parent.info.run_id)
+    done = store_peek.done_cells(uri, "summarization", parent.info.run_id)
     assert done == {c.data.tags["fingerprint"]: c.info.run_id for c in finished}
-    from runner.tracking import sqlite_peek as store_peek
-
     store_peek._sqlite_file, sqlite_file = (
         (lambda uri: None),
         store_peek._sqlite_file,
     )  # MLflow's own query
     try:
-        assert sweep_module.finished_cells(uri, "summarization", parent.info.run_id) == done
+        assert store_peek.done_cells(uri, "summarization", parent.info.run_id) == done
     finally:
         store_peek._sqlite_file = sqlite_file
 
@@ -288,7 +286,7 @@ def _sweeper(*sweep: str) -> Iterator[tuple[Any, list[list[str]]]]:
     from hydra.core.override_parser.overrides_parser import OverridesParser
     from hydra.types import HydraContext, RunMode
 
-    from runner.sweep.callback import ResumingSweeper
+    from hydra_plugins.summarization_runner_sweeper.resuming_sweeper import ResumingSweeper
 
     before = HydraConfig.instance().cfg
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
