@@ -16,7 +16,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SCANNED = ("runner", "strategies", "metrics", "hydra_plugins")
-"""Top-level packages read from the source (``hydra_plugins`` only when the tree has it)."""
+"""Top-level packages read from the source (``hydra_plugins``: the resuming sweeper)."""
 
 PLUGIN_API = ("runner.types", "runner.errors", "runner.text", "runner.chunking")
 """All that strategies/, metrics/ and a researcher's own plugins may import from ``runner``."""
@@ -125,9 +125,9 @@ RULES = (
         RUNNER_BEYOND_THE_API,
     ),
     Rule(
-        "only the entry point and the sweep (runner.sweep, or the resuming sweeper as a Hydra "
-        "plugin under hydra_plugins/) run jobs or check cells: they alone import runner.run",
-        Packages(("*",), but=("runner.run", *ENTRY_POINTS, "runner.sweep", "hydra_plugins")),
+        "only the entry point runs a job and only the resuming sweeper (hydra_plugins/) checks "
+        "a sweep's cells: they alone import runner.run",
+        Packages(("*",), but=("runner.run", *ENTRY_POINTS, "hydra_plugins")),
         Packages(("runner.run",)),
     ),
     Rule(
@@ -144,6 +144,11 @@ RULES = (
         "config, tracking, models and data sit below the job, the sweep and what reads runs back",
         Packages(("runner.config", "runner.tracking", "runner.llm", "runner.data")),
         Packages(("runner.run", "runner.report", "runner.view", "runner.sweep")),
+    ),
+    Rule(
+        "a sweep runs jobs and ends its parent run: it does not draw reports or pages",
+        Packages(("runner.sweep",)),
+        Packages(("runner.report", "runner.view")),
     ),
     Rule(
         "reports and the viewer read stored runs: no strategy, model call or job",
@@ -230,6 +235,7 @@ def test_the_checker_catches_each_kind_of_violation() -> None:
         "runner.types": {"runner.config.run_config"},
         "runner.tracking.writer": {"runner.report.format", "mlflow"},
         "runner.llm.gateway": {"runner.sweep.callback", "litellm"},
+        "runner.sweep.callback": {"runner.run.preflight", "runner.view.page"},
         "runner.data.loaders": {"runner.run.prepare"},
         "runner.report.plots": {"strategies", "runner.run.usage"},
         "runner.view.page": {"mlflow.entities"},
@@ -243,6 +249,8 @@ def test_the_checker_catches_each_kind_of_violation() -> None:
         "runner.report -> runner.run",
         "runner.report -> runner.run",
         "runner.report -> strategies",
+        "runner.sweep -> runner.run",
+        "runner.sweep -> runner.view",
         "runner.tracking -> runner.report",
         "runner.types -> runner.config",
         "runner.view -> mlflow",
@@ -254,7 +262,8 @@ def test_the_checker_catches_each_kind_of_violation() -> None:
 def test_the_checker_passes_allowed_imports_and_named_exceptions() -> None:
     fine = {
         "runner.__main__": {"runner.run.lifecycle", "hydra"},
-        "runner.sweep.callback": {"runner.run.preflight", "runner.tracking.writer"},
+        "hydra_plugins.runner_sweeper": {"runner.run.preflight", "runner.sweep.parent"},
+        "runner.sweep.parent": {"runner.tracking.writer", "runner.config.run_config"},
         "runner.run.lifecycle": {"runner.llm.gateway", "runner.tracking.writer", "runner.view"},
         "runner.llm.providers": {"litellm", "runner.types"},
         "runner.tracking.writer": {"mlflow.tracking", "runner.types"},

@@ -8,7 +8,7 @@ decide what the run records through ``runner.tracking``, ``console`` prints the 
 May import the other runner packages (config, data, llm, tracking; sweep for the sweep a job
 belongs to; view to log viewer.html; report for metric labels; ``runner.ui`` for the run's
 link) and ``metrics`` (the registry, ``Metric``, BooookScore's labels); MLflow and litellm
-only through their doors. Imported by the entry point (``runner/__main__.py``), the sweep
-(each cell's preflight check) and, as a named exception in ``tests/test_architecture.py``,
-``runner.view``.
+only through their doors. Imported by the entry point (``runner/__main__.py``), the resuming
+sweeper (``hydra_plugins/``: each cell's preflight check) and, as a named exception in
+``tests/test_architecture.py``, ``runner.view``.
 """
