@@ -14,7 +14,11 @@ the first sample story and a three-sentence summary of it: prompt tokens evaluat
 prefix reuse (prompt - tokens llama.cpp kept in its KV cache) against without (every
 prompt evaluated whole), from llama.cpp's own counts, and the wall time.
 
-    python benchmarks/bench_article_metrics.py [--skip-local]
+    python benchmarks/bench_article_metrics.py [--skip-local] [--quick]
+
+``--quick``: part 1 once at concurrency 8; part 2's set-up is checked without running the
+model (its cheapest metric, repetitiveness, took 99 s on this 2-core machine under load):
+the story and summary, the judge's gateway, the weights, llama_cpp; seconds.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+# After the sys.path insert above, so that these import from this checkout.
 from metrics import alignment, coverage, repetitiveness, vagueness  # noqa: E402
 from runner.data.loaders import load_documents  # noqa: E402
 from runner.llm.cache import ResponseCache  # noqa: E402
@@ -48,6 +53,14 @@ from tests.metrics.test_vagueness import rule_judge  # noqa: E402
 from tests.scripted_llm import scripted_llm  # noqa: E402
 
 LATENCY_S = 0.25
+LOCAL = ModelSpec(
+    name="local",
+    model="local/qwen2.5-coder-0.5b-instruct",
+    temperature=0.0,
+    concurrency=1,
+    max_tokens=512,
+)
+"""The embedded judge of part 2."""
 VAGUE = rule_judge()
 
 
@@ -91,7 +104,9 @@ def steps_of(name: str, values: dict[str, float], concurrency: int) -> list[int]
     return [int(values["judge_calls"])]  # vagueness: one batched call (re-asks follow it)
 
 
-def part_one(document: Document, summary: str) -> None:
+def part_one(
+    document: Document, summary: str, concurrencies: tuple[int, ...] = (1, 8), repeat: int = 3
+) -> None:
     print(f"Part 1: scripted judge, {LATENCY_S * 1000:.0f} ms per call, one document")
     print(f"{'metric':<16}{'conc':>5}{'calls':>7}{'wall s':>9}{'bound s':>9}{'ratio':>7}")
     builders: dict[str, Callable[[Gateway], Any]] = {
@@ -101,9 +116,9 @@ def part_one(document: Document, summary: str) -> None:
         "repetitiveness": lambda j: repetitiveness.setup(j),
     }
     for name, build in builders.items():
-        for concurrency in (1, 8):
+        for concurrency in concurrencies:
             walls, result = [], None
-            for _ in range(3):
+            for _ in range(repeat):
                 judge = scripted_llm(script, concurrency=concurrency, role="judge", temperature=0.0)
                 metric = build(judge)
                 start = time.perf_counter()
@@ -118,25 +133,13 @@ def part_one(document: Document, summary: str) -> None:
             )
 
 
-def part_two(document: Document, summary: str) -> None:
+def part_two(document: Document, summary: str, modules: dict[str, Any]) -> None:
     print("\nPart 2: embedded llama.cpp judge (Qwen2.5-Coder-0.5B, CPU), first sample story")
     print(f"{'metric':<16}{'calls':>7}{'prompt tok':>12}{'evaluated':>11}{'saved':>7}{'wall s':>9}")
     with tempfile.TemporaryDirectory() as cache:
-        spec = ModelSpec(
-            name="local",
-            model="local/qwen2.5-coder-0.5b-instruct",
-            temperature=0.0,
-            concurrency=1,
-            max_tokens=512,
-        )
-        for name, module in (
-            ("alignment", alignment),
-            ("coverage", coverage),
-            ("vagueness", vagueness),
-            ("repetitiveness", repetitiveness),
-        ):
+        for name, module in modules.items():
             judge = Gateway(
-                spec, CallLog(None, keep=True), ResponseCache(cache), role="judge", temperature=0.0
+                LOCAL, CallLog(None, keep=True), ResponseCache(cache), role="judge", temperature=0.0
             )
             start = time.perf_counter()
             module.setup(judge).score(document, summary)
@@ -150,15 +153,45 @@ def part_two(document: Document, summary: str) -> None:
             )
 
 
+def check_local_setup(document: Document, summary: str) -> None:
+    """Quick mode's part 2: what the embedded judge needs, without running it."""
+    import llama_cpp
+
+    from runner.llm.local.weights import default_gguf_path
+
+    judge = Gateway(LOCAL, CallLog(None, keep=True), cache=None, role="judge", temperature=0.0)
+    weights = default_gguf_path()  # assembled and verified on first use
+    print(
+        f"\nPart 2 (quick): set-up checked, model not run: {document.doc_id}, a summary of "
+        f"{len(summary)} characters; judge {judge.spec.model}; weights {weights.name}; "
+        f"llama_cpp {llama_cpp.__version__}"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--skip-local", action="store_true", help="only the scripted-judge part")
+    parser.add_argument("--quick", action="store_true", help="one pass; part 2 not run")
     args = parser.parse_args()
     scripted = Document("bakery", article_judge.SOURCE)
-    part_one(scripted, " ".join(article_judge.SENTENCES[:4]))
+    summary = " ".join(article_judge.SENTENCES[:4])
+    if args.quick:
+        part_one(scripted, summary, concurrencies=(8,), repeat=1)
+    else:
+        part_one(scripted, summary)
     if not args.skip_local:
         story = load_documents("sample")[0]
-        part_two(story, " ".join(split_sentences(story.text)[:3]))
+        modules = {
+            "alignment": alignment,
+            "coverage": coverage,
+            "vagueness": vagueness,
+            "repetitiveness": repetitiveness,
+        }
+        summary = " ".join(split_sentences(story.text)[:3])
+        if args.quick:
+            check_local_setup(story, summary)
+        else:
+            part_two(story, summary, modules)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,11 @@
    llama-cpp-python called directly on the same GGUF with the same settings.
    Target: ratio >= 0.9.
 
-Usage: python benchmarks/bench_gateway.py [--calls 200] [--skip-local]
+Usage: python benchmarks/bench_gateway.py [--calls 200] [--skip-local] [--quick]
+
+``--quick``: 20 calls; part 2's set-up is checked without running the model (one short
+call took 14 s on this 2-core machine under load, part 2 runs eight): the gateway for the
+embedded model, the weights, llama_cpp's ``Llama``; seconds.
 """
 
 from __future__ import annotations
@@ -21,16 +25,19 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+# After the environment and sys.path settings above: litellm reads
+# LITELLM_LOCAL_MODEL_COST_MAP at import, and runner/tests import from this checkout.
 import httpx  # noqa: E402
 import litellm  # noqa: E402
 
-from runner import local_model  # noqa: E402
 from runner.llm.call_log import CallLog  # noqa: E402
 from runner.llm.gateway import Gateway, ModelSpec  # noqa: E402
+from runner.llm.local import model as local_model  # noqa: E402
 from runner.llm.retry import RetryPolicy  # noqa: E402
 from tests.fake_server import FakeOpenAIServer  # noqa: E402
 
@@ -39,14 +46,18 @@ def _median_ms(samples: list[float]) -> float:
     return statistics.median(samples) * 1000
 
 
+def body(i: int) -> dict[str, Any]:
+    """The i-th request, distinct so that nothing along the way can reuse an answer."""
+    return {
+        "model": "fake",
+        "messages": [{"role": "user", "content": f"prompt number {i}"}],
+        "temperature": 0.5,
+        "max_tokens": 16,
+    }
+
+
 def bench_overhead(calls: int) -> None:
     with FakeOpenAIServer(lambda r: "A short answer.") as server:
-        body = lambda i: {  # noqa: E731
-            "model": "fake",
-            "messages": [{"role": "user", "content": f"prompt number {i}"}],
-            "temperature": 0.5,
-            "max_tokens": 16,
-        }
         raw: list[float] = []
         with httpx.Client() as client:
             for i in range(calls):
@@ -90,7 +101,8 @@ def bench_overhead(calls: int) -> None:
 
 
 LONG_PROMPT = " ".join(
-    f"Line {i}: the keeper climbed the stairs, trimmed the wick and wrote the weather in the ledger."
+    f"Line {i}: the keeper climbed the stairs, trimmed the wick and wrote the weather in the "
+    "ledger."
     for i in range(60)
 )
 GEN_PROMPT = "Count from 1 to 400, separated by commas, with no other text."
@@ -117,19 +129,30 @@ def _direct_timings(llama: object, prompt: str, max_tokens: int) -> tuple[float,
     )
 
 
+LOCAL = ModelSpec(
+    name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=4096, temperature=0.0
+)
+"""The embedded model, as part 2 calls it through the gateway."""
+
+
+def check_local_setup() -> None:
+    """Quick mode's part 2: what it needs, without running the model."""
+    from llama_cpp import Llama, __version__
+
+    gateway = Gateway(LOCAL, CallLog(None), cache=None, seed=0)
+    path = local_model.default_gguf_path()
+    print(
+        f"\nembedded model (quick): set-up checked, model not run: gateway for "
+        f"{gateway.spec.model}; weights {path.name}; llama_cpp {__version__} ({Llama.__name__})"
+    )
+
+
 def bench_local(repeats: int) -> None:
     from llama_cpp import Llama
 
     path = local_model.default_gguf_path()
     threads = os.cpu_count() or 1
-    gateway = Gateway(
-        ModelSpec(
-            name="local", model="local/qwen2.5-coder-0.5b-instruct", n_ctx=4096, temperature=0.0
-        ),
-        CallLog(None),
-        cache=None,
-        seed=0,
-    )
+    gateway = Gateway(LOCAL, CallLog(None), cache=None, seed=0)
     gw_prompt, gw_gen, raw_prompt, raw_gen = [], [], [], []
     for i in range(repeats):
         # Distinct first words defeat KV-prefix reuse, so each prompt is evaluated in full.
@@ -161,10 +184,12 @@ def bench_local(repeats: int) -> None:
         "  gateway numbers are end-to-end wall time; llama-cpp-python's are its own perf counters"
     )
     print(
-        f"  prompt tokens/s      gateway {gp:8.1f}   llama-cpp-python {rp:8.1f}   ratio {gp / rp:.2f}"
+        f"  prompt tokens/s      gateway {gp:8.1f}   llama-cpp-python {rp:8.1f}   "
+        f"ratio {gp / rp:.2f}"
     )
     print(
-        f"  generation tokens/s  gateway {gg:8.1f}   llama-cpp-python {rg:8.1f}   ratio {gg / rg:.2f}"
+        f"  generation tokens/s  gateway {gg:8.1f}   llama-cpp-python {rg:8.1f}   "
+        f"ratio {gg / rg:.2f}"
     )
     print(f"  target: ratio >= 0.9 -> {'met' if min(gp / rp, gg / rg) >= 0.9 else 'NOT met'}")
 
@@ -174,7 +199,13 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--skip-local", action="store_true")
+    parser.add_argument("--quick", action="store_true", help="20 calls; part 2 not run")
     args = parser.parse_args()
+    if args.quick:
+        bench_overhead(20)
+        if not args.skip_local:
+            check_local_setup()
+        return
     bench_overhead(args.calls)
     if not args.skip_local:
         bench_local(args.repeats)

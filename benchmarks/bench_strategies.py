@@ -13,6 +13,9 @@ bound = rounds x latency; target: wall <= 1.25 x bound. (The authors' reference 
 makes every call one after another: its hier time would be all calls x latency.)
 
     python benchmarks/bench_strategies.py [--chunk 2048] [--latency 0.25] [--concurrency 16]
+
+``--quick``: the book's first 8,000 tokens in chunks of 1,024 at 50 ms per call, one run per
+strategy; seconds, to check that the benchmark still runs (the ratios are not the figures).
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ SENTENCES = (
     "The old trader told stories of the fur posts upriver.",
     "Winter closed the roads, and the town kept to its stoves.",
 )
+QUICK_TOKENS = 8000
 
 
 @functools.lru_cache(maxsize=64)
@@ -115,7 +119,10 @@ def main() -> int:
     parser.add_argument("--latency", type=float, default=0.25)
     parser.add_argument("--concurrency", type=int, default=16)
     parser.add_argument("--repeat", type=int, default=3, help="runs per strategy; median reported")
+    parser.add_argument("--quick", action="store_true", help="a slice of the book, one run each")
     args = parser.parse_args()
+    if args.quick:
+        args.chunk, args.latency, args.repeat = 1024, 0.05, 1
     if not BOOK.exists():
         print(f"skipped: {BOOK.resolve()} is absent (fresh clone without ../shared/data)")
         return 0
@@ -127,7 +134,10 @@ def main() -> int:
     from runner.text import split_sentences
     from strategies import hier, incremental
 
-    chunks = split_into_chunks(BOOK.read_text(encoding="utf-8"), args.chunk)
+    text = BOOK.read_text(encoding="utf-8")
+    if args.quick:
+        text = text[: QUICK_TOKENS * 4]  # about 4 characters per token in English prose
+    chunks = split_into_chunks(text, args.chunk)
     split_sentences("Warm the sentence splitter up. It loads NLTK.")
     cases: list[tuple[str, Callable[..., Any], Callable[[list[Any], int], int]]] = [
         ("hier", hier.summarize, rounds_hier),
@@ -154,7 +164,9 @@ def main() -> int:
             retry=RetryPolicy(max_attempts=2, base_delay_s=0.01),
         )
         llm = Gateway(spec, CallLog(None), cache=None)
-        llm.complete("warm up litellm", max_tokens=5)
+        # Room for a sentence: the responder answers 60% of max_tokens, and the gateway refuses
+        # an empty answer.
+        llm.complete("warm up litellm", max_tokens=100)
         for name, summarize, rounds_of in cases:
             walls, bounds = [], []
             for _ in range(max(1, args.repeat)):

@@ -9,6 +9,8 @@ the spans, counting the sources' tokens, writing to a sqlite store) on a new run
     python benchmarks/bench_traces.py [--books 10] [--repeats 3]
 
 A 98-book hier run makes about 6,000 such calls: multiply the figure by 6 for its cost.
+
+``--quick``: one book, one repeat; seconds, to check that the benchmark still runs.
 """
 
 from __future__ import annotations
@@ -27,9 +29,16 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+# After the sys.path insert above, so that runner imports from this checkout.
 from runner.tracking.traces import log_traces  # noqa: E402
 from runner.tracking.writer import Tracker, artifact_root  # noqa: E402
-from runner.types import Document, DocumentOutcome, StrategyResult, TraceStep, WorkItem  # noqa: E402
+from runner.types import (  # noqa: E402
+    Document,
+    DocumentOutcome,
+    StrategyResult,
+    TraceStep,
+    WorkItem,
+)
 
 CHUNKS = 80
 MERGES = ((1, 15), (2, 3), (3, 1))  # (level, merges): 80 -> 15 -> 3 -> 1
@@ -105,7 +114,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--books", type=int, default=10)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="one book, one repeat")
     args = parser.parse_args()
+    if args.quick:
+        args.books, args.repeats = 1, 1
     with tempfile.TemporaryDirectory(prefix="bench-traces-") as tmp:
         built = [book(f"book-{b:02d}", time.time_ns() + b * 10**11) for b in range(args.books)]
         items, outcomes = [b[0] for b in built], [b[1] for b in built]

@@ -22,6 +22,9 @@ window with one book selected, as a PNG of 256 colours (the eight type colours k
 
 Skips cleanly (exit 0) when ../shared/data is absent; the browser part is skipped when
 Chromium is not installed. Takes about two minutes on 2 cores (most of it the judge replay).
+
+``--quick``: the hier set's first three books, one repeat of each timing, no screenshot;
+seconds, to check that the benchmark still runs.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 RELEASED = REPO.parent / "shared" / "data" / "booookscore"
 NAMES = ("claude-88000-hier", "claude-88000-inc")
 REPEATS = 5
+QUICK_BOOKS = 3
 _SENTENCE = re.compile(r"\[Your sentence\]\n(.*?)\n\[Your response\]", re.DOTALL)
 PROBE = """<script>(function () {
   document.body.offsetHeight;  /* force style and layout of what the page shows */
@@ -72,8 +76,11 @@ def replay_judge(summaries: dict[str, str], annotations: dict[str, Any]) -> Any:
     return respond
 
 
-def make_run(name: str, folder: Path) -> tuple[str, str]:
-    """The released set through the app; returns (tracking uri, run id)."""
+def make_run(name: str, folder: Path, books: int | None = None) -> tuple[str, str]:
+    """The released set through the app; returns (tracking uri, run id).
+
+    With ``books``, only the set's first ``books`` summaries (written to ``folder``).
+    """
     from hydra import compose, initialize_config_dir
     from omegaconf import OmegaConf
 
@@ -83,6 +90,10 @@ def make_run(name: str, folder: Path) -> tuple[str, str]:
 
     file = RELEASED / f"{name}.summaries.json"
     summaries = json.loads(file.read_text(encoding="utf-8"))
+    if books is not None:
+        summaries = dict(list(summaries.items())[:books])
+        file = folder / f"{name}.first{books}.summaries.json"
+        file.write_text(json.dumps(summaries), encoding="utf-8")
     annotations = json.loads((RELEASED / f"{name}.annotations.json").read_text(encoding="utf-8"))
     uri = f"sqlite:///{folder / 'mlflow.db'}"
     with FakeOpenAIServer(replay_judge(summaries, annotations)) as server:
@@ -105,7 +116,7 @@ def make_run(name: str, folder: Path) -> tuple[str, str]:
         return uri, run_experiment(build_run_config(raw, tuple(items))).run_id
 
 
-def page_cost(uri: str, run_id: str) -> tuple[dict[str, float], str]:
+def page_cost(uri: str, run_id: str, repeats: int) -> tuple[dict[str, float], str]:
     """Median ms of log_viewer and of its phases; the page as logged."""
     from mlflow.tracking import MlflowClient
 
@@ -114,7 +125,7 @@ def page_cost(uri: str, run_id: str) -> tuple[dict[str, float], str]:
 
     client = MlflowClient(tracking_uri=uri)
     times: dict[str, list[float]] = {"read": [], "build": [], "render": [], "log_viewer": []}
-    for _ in range(REPEATS):
+    for _ in range(repeats):
         t0 = time.perf_counter()
         stored = client.get_run(run_id)
         run = RunRecord.from_run(stored)
@@ -145,11 +156,14 @@ def chromium(binary: str, url: str, *flags: str) -> tuple[float, str]:
     return 1000 * (time.perf_counter() - start), done.stdout
 
 
-def open_times(binary: str, html: str, folder: Path) -> dict[str, float]:
-    """Median ms: the page's own timing (``--dump-dom`` with the probe), as is and with its
-    scripts removed (what a reader with scripts off gets: every document laid out), and
-    the wall time of a browser that opens the page and paints a 1280x900 screenshot,
-    against a blank page. (Chromium's --screenshot needs scripts on, hence the probe.)"""
+def open_times(binary: str, html: str, folder: Path, repeats: int) -> dict[str, float]:
+    """Median ms of opening the page in headless Chromium, four ways.
+
+    The page's own timing (``--dump-dom`` with the probe), as is and with its scripts
+    removed (what a reader with scripts off gets: every document laid out), and the wall
+    time of a browser that opens the page and paints a 1280x900 screenshot, against a blank
+    page. (Chromium's --screenshot needs scripts on, hence the probe.)
+    """
     bare = re.sub(r"<script>.*?</script>", "", html, flags=re.DOTALL)
     pages = {"ready": html, "ready_no_scripts": bare}
     for name, text in pages.items():
@@ -159,7 +173,7 @@ def open_times(binary: str, html: str, folder: Path) -> dict[str, float]:
     blank.write_text("<!doctype html><title>blank</title><p>x</p>", encoding="utf-8")
     shot = ("--window-size=1280,900", f"--screenshot={folder / 'shot.png'}")
     runs: dict[str, list[float]] = {k: [] for k in (*pages, "shown", "blank")}
-    for _ in range(REPEATS):
+    for _ in range(repeats):
         for name in pages:
             dom = chromium(binary, (folder / f"{name}.html").as_uri(), "--dump-dom")[1]
             found = re.search(r'<pre id="probe">(.*?)</pre>', dom)
@@ -205,24 +219,29 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--keep", type=Path, help="write each set's viewer.html into this folder")
     parser.add_argument("--screenshot", type=Path, help="write the hier page's picture here")
+    parser.add_argument("--quick", action="store_true", help="three books of one set, once")
     args = parser.parse_args()
+    names, books, repeats = (NAMES[:1], QUICK_BOOKS, 1) if args.quick else (NAMES, None, REPEATS)
+    if args.quick:
+        args.screenshot = None
     if not RELEASED.exists():
         print(f"skipped: {RELEASED.resolve()} is absent (fresh clone without ../shared/data)")
         return 0
     binary = shutil.which("chromium") or shutil.which("chromium-browser")
     with tempfile.TemporaryDirectory(prefix="bench-viewer-") as tmp:
-        for name in NAMES:
+        for name in names:
             folder = Path(tmp) / name
             folder.mkdir()
             started = time.perf_counter()
-            uri, run_id = make_run(name, folder)
+            uri, run_id = make_run(name, folder, books)
             took = time.perf_counter() - started
-            print(f"{name}: the 98-book run with the replayed judge took {took:.0f} s")
-            cost, html = page_cost(uri, run_id)
+            size = f"{books}-book" if books else "98-book"
+            print(f"{name}: the {size} run with the replayed judge took {took:.0f} s")
+            cost, html = page_cost(uri, run_id, repeats)
             raw = len(html.encode("utf-8"))
             print(
                 f"  log_viewer {cost['log_viewer']:.0f} ms (read {cost['read']:.0f}, build "
-                f"{cost['build']:.0f}, render {cost['render']:.0f}; medians of {REPEATS})"
+                f"{cost['build']:.0f}, render {cost['render']:.0f}; medians of {repeats})"
             )
             packed = len(gzip.compress(html.encode("utf-8")))
             print(f"  page weight {raw / 1024:.0f} KB ({packed / 1024:.0f} KB gzip)")
@@ -234,9 +253,9 @@ def main() -> int:
                 continue
             if args.screenshot and name == NAMES[0]:
                 screenshot(binary, html, args.screenshot)
-            t = open_times(binary, html, folder)
+            t = open_times(binary, html, folder, repeats)
             print(
-                f"  open in headless Chromium (medians of {REPEATS}): parsed, scripted and laid "
+                f"  open in headless Chromium (medians of {repeats}): parsed, scripted and laid "
                 f"out {t['ready']:.0f} ms after navigation start ({t['ready_no_scripts']:.0f} ms "
                 f"with scripts off, every document laid out); a browser process that opens it "
                 f"and paints a screenshot takes {t['shown']:.0f} ms vs {t['blank']:.0f} ms for a "
