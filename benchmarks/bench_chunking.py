@@ -48,9 +48,7 @@ def median_seconds(fn: Callable[[], object], runs: int = RUNS) -> float:
 
 def fresh_process_seconds(code: str, runs: int) -> float:
     """Median wall time of ``runs`` fresh interpreters running ``code``."""
-    return median_seconds(
-        lambda: subprocess.run([sys.executable, "-c", code], check=True), runs
-    )
+    return median_seconds(lambda: subprocess.run([sys.executable, "-c", code], check=True), runs)
 
 
 def main() -> int:

@@ -149,9 +149,7 @@ def main() -> None:
                 "hydra/launcher=joblib",
                 f"hydra.launcher.n_jobs={workers}",
             )
-            print(
-                f"  joblib, {workers} worker(s): {wall:.1f} s, {n_jobs / wall * 60:.1f} jobs/min"
-            )
+            print(f"  joblib, {workers} worker(s): {wall:.1f} s, {n_jobs / wall * 60:.1f} jobs/min")
 
 
 if __name__ == "__main__":
