@@ -76,9 +76,9 @@ class ResumingSweeper(BasicSweeper):
         assert self.config is not None
         self._parent = parent = parent_of(self.config)
         if parent.find():
-            keys = parent.keys
+            keys = ", ".join(parent.keys)
             print(
-                f"sweep: MLflow parent run {parent.run_id} ({len(keys)} swept keys: {', '.join(keys)})"
+                f"sweep: MLflow parent run {parent.run_id} ({len(parent.keys)} swept keys: {keys})"
             )
         with parent.told_to_jobs():
             try:
@@ -140,8 +140,8 @@ class ResumingSweeper(BasicSweeper):
                 if run_id:
                     name = job_run_name(tuple(cell), keys) or ",".join(cell)
                     print(
-                        f"skipped {name}: this sweep already has it FINISHED as MLflow run {run_id} "
-                        "(force=true runs it again)"
+                        f"skipped {name}: this sweep already has it FINISHED as MLflow run "
+                        f"{run_id} (force=true runs it again)"
                     )
                     continue
             todo.append(cell)

@@ -15,6 +15,7 @@ its parent again; a changed prompt or preset starts a new one.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -140,7 +141,8 @@ class SweepCallback(Callback):
         """No parent yet: ``on_multirun_start`` opens one unless the resuming sweeper will."""
         self._parent: SweepParent | None = None
         self._returns: list[object] = []
-        self._told: Any = None
+        self._told = contextlib.ExitStack()
+        """The jobs' environment (``SweepParent.told_to_jobs``), closed after the last job."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Before any job of another sweeper: the parent run, RUNNING, and the environment
@@ -151,8 +153,7 @@ class SweepCallback(Callback):
         parent = parent_of(config)
         run_id = parent.open()
         self._parent, self._returns = parent, []
-        self._told = parent.told_to_jobs()
-        self._told.__enter__()
+        self._told.enter_context(parent.told_to_jobs())
         keys = parent.keys
         print(f"sweep: MLflow parent run {run_id} ({len(keys)} swept keys: {', '.join(keys)})")
 
@@ -180,7 +181,7 @@ class SweepCallback(Callback):
         parent, self._parent = self._parent, None
         if parent is None:
             return
-        self._told.__exit__(None, None, None)
+        self._told.close()
         failed = failures(self._returns)
         parent.finish(failed)
         if failed:

@@ -14,8 +14,8 @@ from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 FAILED_DOCUMENTS_TAG = "runner.documents_failed"
-"""``runner.tracking.reader.FAILED_DOCUMENTS_TAG`` (that module imports MLflow); a test keeps them equal.
-A finished run carrying it skipped failed documents, so its cell runs again."""
+"""``runner.tracking.reader.FAILED_DOCUMENTS_TAG`` (that module imports MLflow); a test keeps
+them equal. A finished run carrying it skipped failed documents, so its cell runs again."""
 PARENT_TAG = "mlflow.parentRunId"
 """MLflow's tag naming a run's parent (a sweep's children carry it): MLflow's UI nests by it."""
 
@@ -62,8 +62,10 @@ def sweep_parent(uri: str, experiment: str, key: str) -> tuple[str, str] | None:
             experiment_id = _experiment_id(db, experiment)
             row = db.execute(
                 "SELECT r.run_uuid, r.status FROM runs r"
-                " JOIN tags k ON k.run_uuid = r.run_uuid AND k.key = 'runner.kind' AND k.value = 'sweep'"
-                " JOIN tags s ON s.run_uuid = r.run_uuid AND s.key = 'runner.sweep_key' AND s.value = ?"
+                " JOIN tags k ON k.run_uuid = r.run_uuid"
+                " AND k.key = 'runner.kind' AND k.value = 'sweep'"
+                " JOIN tags s ON s.run_uuid = r.run_uuid"
+                " AND s.key = 'runner.sweep_key' AND s.value = ?"
                 " WHERE r.experiment_id = ? AND r.lifecycle_stage = 'active'"
                 " ORDER BY r.start_time DESC LIMIT 1",
                 (key, experiment_id),
