@@ -79,6 +79,7 @@ class Alignment(Metric):
     def __init__(
         self, asker: Asker, claims: Prompt, verdict: Prompt, budget: int, chunk_tokens: int
     ):
+        """Bind the job's judge, prompts and token budgets once (``setup`` builds it)."""
         self.asker, self.claims_prompt, self.verdict_prompt = asker, claims, verdict
         self.budget, self.chunk_tokens = budget, chunk_tokens
 
@@ -104,8 +105,8 @@ class Alignment(Metric):
         if not claims:
             reason = (
                 (
-                    f"the judge's {len(invented)} claims are not in the summary (a small judge may copy "
-                    "the prompt's example)"
+                    f"the judge's {len(invented)} claims are not in the summary (a small judge "
+                    "may copy the prompt's example)"
                 )
                 if invented
                 else "the judge found no claims in the summary"
@@ -135,14 +136,19 @@ class Alignment(Metric):
     ) -> list[dict[str, Any]]:
         """One verdict per claim, concurrently; each unit keeps its own usage, merged after."""
         usages = [Usage() for _ in claims]
-        units = [partial(self.judge_claim, c, evidence, u) for c, u in zip(claims, usages)]
+        units = [
+            partial(self.judge_claim, c, evidence, u) for c, u in zip(claims, usages, strict=True)
+        ]
         rows = run_units(units, self.asker.judge.concurrency)
         for unit_usage in usages:
             usage.merge(unit_usage)
         return rows
 
     def judge_claim(self, claim: str, evidence: Evidence, usage: Usage) -> dict[str, Any]:
-        """One claim's artifact row: verdict ('yes'/'no'/'idk', None when unparsed), reason, evidence."""
+        """One claim's artifact row: verdict, reason, evidence.
+
+        The verdict is 'yes', 'no' or 'idk', None when the answer was not parsed.
+        """
         text, chunks = evidence.for_claim(claim)
         messages = self.verdict_prompt.messages(source=text, claim=claim)
         answer = self.asker.ask(messages, check_verdict, usage, "alignment.verdict")

@@ -114,8 +114,9 @@ def source_budget(judge: LLM, prompt: Prompt, max_tokens: int, room_tokens: int,
     budget = judge.context_window - fixed - max_tokens - room_tokens
     if budget < 64:
         raise ConfigError(
-            f"{key}: judge.context_window={judge.context_window} leaves {budget} tokens for the text after "
-            f"the prompt ({fixed}), max_tokens ({max_tokens}) and room_tokens ({room_tokens}); lower them"
+            f"{key}: judge.context_window={judge.context_window} leaves {budget} tokens for the "
+            f"text after the prompt ({fixed}), max_tokens ({max_tokens}) and room_tokens "
+            f"({room_tokens}); lower them"
         )
     return budget
 

@@ -24,7 +24,10 @@ class Metric:
     """Base class: subclasses implement ``score``; ``reduce`` defaults to the mean."""
 
     thread_safe: bool = True
-    """False when ``score`` must not run for two documents at once (the runner then serializes it)."""
+    """False when ``score`` must not run for two documents at once.
+
+    The runner then serializes it.
+    """
     headline: tuple[str, ...] = ()
     """The values a researcher reads first, shown in the end-of-run summary."""
 

@@ -36,6 +36,7 @@ class BM25:
     """An index over tokenized texts; ``rank(query)`` gives their indices, best first."""
 
     def __init__(self, texts: Sequence[str], k1: float = K1, b: float = B):
+        """Count terms once, so each query costs one pass over the counts."""
         self.k1, self.b = k1, b
         self.tf = [Counter(words(t)) for t in texts]
         self.lengths = [sum(tf.values()) for tf in self.tf]
@@ -48,7 +49,7 @@ class BM25:
         """BM25 score of every text for ``query`` (0 where no term is shared)."""
         terms = set(words(query))
         out = []
-        for tf, length in zip(self.tf, self.lengths):
+        for tf, length in zip(self.tf, self.lengths, strict=True):
             norm = self.k1 * (1 - self.b + self.b * length / self.avgdl) if self.avgdl else self.k1
             out.append(
                 sum(self.idf[t] * tf[t] * (self.k1 + 1) / (tf[t] + norm) for t in terms if t in tf)

@@ -1,5 +1,7 @@
-"""BooookScore (Chang et al., ICLR 2024, section 4): the share of a summary's sentences in
-which an LLM judge finds no coherence error, on a 0-100 scale.
+"""BooookScore (Chang et al., ICLR 2024, section 4): sentences without a coherence error.
+
+The share of a summary's sentences in which an LLM judge finds no coherence error, on a
+0-100 scale.
 
 The summary is split with the project's sentence splitter (NLTK Punkt, English); each
 sentence is judged with the Appendix M.4 prompt (``metrics/prompts/booookscore/``), which
@@ -58,6 +60,7 @@ class BooookScore(Metric):
     def __init__(
         self, judge: LLM, template: Template, batch_size: int, max_attempts: int, max_tokens: int
     ):
+        """Bind the job's judge, prompt and options once (``setup`` builds it)."""
         self.judge = judge
         self.template = template
         self.batch_size = batch_size
@@ -84,8 +87,9 @@ class BooookScore(Metric):
 
 
 def constant_judge(judge: str, per_document: Mapping[str, MetricResult]) -> list[str]:
-    """A judge that flags no sentence, or every one, across a whole run is more likely
-    broken (or its answers misread) than right.
+    """A warning when the judge flags no sentence, or every one, across a whole run.
+
+    Such a judge is more likely broken (or its answers misread) than right.
     """
     judged = sum(r.values.get("judged_sentences", 0.0) for r in per_document.values())
     confused = sum(r.values.get("confused_sentences", 0.0) for r in per_document.values())

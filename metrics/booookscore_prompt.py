@@ -87,8 +87,9 @@ def parse_template(text: str, path: str = "<string>") -> Template:
 
 
 def load_template(path: str | None, default: Path, key: str) -> Template:
-    """The template at ``path`` (``default`` when None), read once per job by the metric's
-    setup; ``key`` names the config key in errors.
+    """The template at ``path`` (``default`` when None).
+
+    Read once per job by the metric's setup; ``key`` names the config key in errors.
     """
     chosen = Path(path).expanduser() if path else default
     if not chosen.is_file():
@@ -98,7 +99,7 @@ def load_template(path: str | None, default: Path, key: str) -> Template:
 
 
 def numbered(sentences: list[str]) -> str:
-    """'1. first\\n2. second' — how batched mode lists its sentences."""
+    """'1. first', '2. second', one a line: how batched mode lists its sentences."""
     return "\n".join(f"{n}. {s}" for n, s in enumerate(sentences, start=1))
 
 

@@ -87,6 +87,7 @@ class Coverage(Metric):
     headline = ("coverage", "coverage_weighted")
 
     def __init__(self, asker: Asker, prompts: dict[str, Prompt], budget: int, n_questions: int):
+        """Bind the job's judge, prompts, budget and question count once (``setup``)."""
         self.asker, self.prompts, self.budget, self.n_questions = (
             asker,
             prompts,
@@ -105,7 +106,9 @@ class Coverage(Metric):
                 f"coverage: no readable questions from the source ({missing} unparsed)", usage
             )
         usages = [Usage() for _ in questions]
-        units = [partial(self.answer, q, summary, u) for q, u in zip(questions, usages)]
+        units = [
+            partial(self.answer, q, summary, u) for q, u in zip(questions, usages, strict=True)
+        ]
         rows = run_units(units, self.asker.judge.concurrency)
         for unit_usage in usages:
             usage.merge(unit_usage)
@@ -129,15 +132,17 @@ class Coverage(Metric):
         chunks = self.chunks(source)
         work = [
             (c, n)
-            for c, n in zip(chunks, allocate(self.n_questions, [c.n_tokens for c in chunks]))
+            for c, n in zip(
+                chunks, allocate(self.n_questions, [c.n_tokens for c in chunks]), strict=True
+            )
             if n
         ]
         usages = [Usage() for _ in work]
-        units = [partial(self.generate, c, n, u) for (c, n), u in zip(work, usages)]
+        units = [partial(self.generate, c, n, u) for (c, n), u in zip(work, usages, strict=True)]
         found = run_units(units, self.asker.judge.concurrency)
         for unit_usage in usages:
             usage.merge(unit_usage)
-        missing = sum(n for (_, n), qs in zip(work, found) if qs is None)
+        missing = sum(n for (_, n), qs in zip(work, found, strict=True) if qs is None)
         return [q for qs in found if qs for q in qs], missing
 
     def generate(self, chunk: Chunk, n: int, usage: Usage) -> list[Question] | None:

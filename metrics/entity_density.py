@@ -75,6 +75,7 @@ class EntityDensity(Metric):
     headline = ("entity_density", "density_score")
 
     def __init__(self, nlp: Language | None, target: float, skipped: str = "") -> None:
+        """Bind the loaded spaCy pipeline (None when absent: ``skipped`` says why) once."""
         self.nlp = nlp
         self.target = target
         self.skipped = skipped

@@ -1,6 +1,7 @@
-"""F1 (or F-beta) of alignment and coverage: the seed-003 article's replacement for
-DeepEval's ``min(alignment, coverage)``, under which a drop in faithfulness went unseen
-whenever coverage was lower (it usually is).
+"""F1 (or F-beta) of alignment and coverage.
+
+The seed-003 article's replacement for DeepEval's ``min(alignment, coverage)``, under which
+a drop in faithfulness went unseen whenever coverage was lower (it usually is).
 
     F_beta = (1 + beta^2) * P * R / (beta^2 * P + R),   P = alignment, R = coverage
 
@@ -50,6 +51,7 @@ class F1(Metric):
     """Alignment and coverage of one summary, and their F-beta."""
 
     def __init__(self, align: alignment.Alignment, cover: coverage.Coverage, beta: float):
+        """Bind both component metrics and beta; the name says which F it is."""
         self.align, self.cover, self.beta = align, cover, beta
         self.name = "f1" if beta == 1 else "f_beta"
         self.headline = (self.name,)

@@ -63,8 +63,9 @@ class DimScore:
 
 
 def parse_score(text: str, low: int, high: int) -> tuple[float, int] | None:
-    """(score, character offset) of the first number outside an echoed range; None when
-    there is none or it is off the scale.
+    """(score, character offset) of the first number outside an echoed range.
+
+    None when there is none or it is off the scale.
     """
     ranges = [m.span() for m in _RANGE.finditer(text or "")]
     for found in _NUMBER.finditer(text or ""):
@@ -76,8 +77,9 @@ def parse_score(text: str, low: int, high: int) -> tuple[float, int] | None:
 
 
 def weighted_score(completion: Completion, low: int, high: int) -> dict[str, Any] | None:
-    """{score, distribution, mass} from the first score token's alternatives; None when the
-    completion carries none.
+    """{score, distribution, mass} from the first score token's alternatives.
+
+    None when the completion carries none.
     """
     position = _score_position(completion, low, high)
     if position is None:
@@ -95,8 +97,9 @@ def weighted_score(completion: Completion, low: int, high: int) -> dict[str, Any
 
 
 def _score_position(completion: Completion, low: int, high: int) -> int | None:
-    """The token the parsed score starts in (the chosen tokens spell the text); else the
-    first token whose likeliest alternative is a number.
+    """The token the parsed score starts in, when the chosen tokens spell the text.
+
+    Otherwise the first token whose likeliest alternative is a number.
     """
     chosen = [max(alts, key=alts.__getitem__) if alts else "" for alts in completion.top_logprobs]
     found = parse_score(completion.text, low, high)
@@ -121,6 +124,7 @@ class GEval(Metric):
         steps: dict[str, dict[str, str]],
         options: dict[str, Any],
     ) -> None:
+        """Bind the job's judge, dimensions, prompts, steps and sampling options once."""
         self.judge, self.dims, self.prompts, self.steps = judge, dims, prompts, steps
         self.n_samples: int = options["n_samples"]
         self.top_logprobs: int = options["top_logprobs"]

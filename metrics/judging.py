@@ -1,4 +1,6 @@
-"""Asking a judge for a structured (JSON) answer: tolerant parsing, bounded re-asks, counted failures.
+"""Asking a judge for a structured (JSON) answer.
+
+Tolerant parsing, bounded re-asks, counted failures.
 
 Every LLM-judged metric goes through :func:`ask_json`, so they all behave the same way:
 
@@ -208,7 +210,8 @@ def run_units(units: Sequence[Callable[[], T]], concurrency: int) -> list[T]:
         return [unit() for unit in units]
     first = units[0]()
     with ThreadPoolExecutor(max_workers=min(concurrency, len(units) - 1)) as pool:
-        # each unit in a copy of this context, so its calls stay the document's (runner/llm/call_log.py)
+        # each unit in a copy of this context, so its calls stay the document's
+        # (runner/llm/call_log.py)
         rest = list(pool.map(Context.run, [copy_context() for _ in units[1:]], units[1:]))
     return [first, *rest]
 

@@ -63,6 +63,7 @@ class Repetitiveness(Metric):
         max_attempts: int,
         max_tokens: int,
     ) -> None:
+        """Bind the job's judge, prompt and sampling options once (``setup`` builds it)."""
         self.judge, self.template, self.n_samples = judge, template, n_samples
         self.temperature, self.max_attempts, self.max_tokens = temperature, max_attempts, max_tokens
 

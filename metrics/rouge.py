@@ -63,7 +63,8 @@ class Rouge(Metric):
         had = [r for r in per_document.values() if r.values.get("references", 0.0) > 0]
         if per_document and not had:
             return [
-                f"rouge: no document had reference summaries, so every ROUGE value is NaN. {SKIPPED}"
+                "rouge: no document had reference summaries, so every ROUGE value is NaN. "
+                f"{SKIPPED}"
             ]
         return []
 
@@ -77,7 +78,8 @@ def setup(*, rouge_types: list[str] = DEFAULT_TYPES, use_stemmer: bool = True) -
     bad = [t for t in types if not isinstance(t, str) or not _TYPE.fullmatch(t)]
     if not types or bad:
         raise ConfigError(
-            f"metrics.rouge.rouge_types={types}: use rouge1..rouge9, rougeL or rougeLsum, e.g. [rouge1,rougeL]"
+            f"metrics.rouge.rouge_types={types}: use rouge1..rouge9, rougeL or rougeLsum, "
+            "e.g. [rouge1,rougeL]"
         )
     try:
         from rouge_score import rouge_scorer

@@ -112,8 +112,9 @@ def load_slots(
     required: Collection[str],
     optional: Collection[str] = (),
 ) -> SlotTemplate:
-    """The template at ``path`` (``default`` when None), read once in a metric's setup;
-    ``key`` names the config key in errors.
+    """The template at ``path`` (``default`` when None).
+
+    Read once in a metric's setup; ``key`` names the config key in errors.
     """
     chosen = Path(path).expanduser() if path else default
     if not chosen.is_file():

@@ -25,7 +25,7 @@ ROLES: tuple[str, ...] = ()
 
 def trigrams(tokens: list[str]) -> list[tuple[str, str, str]]:
     """Consecutive word trigrams."""
-    return list(zip(tokens, tokens[1:], tokens[2:]))
+    return list(zip(tokens, tokens[1:], tokens[2:], strict=False))  # shifted: ends differ
 
 
 class Stats(Metric):

@@ -106,6 +106,7 @@ class Vagueness(Metric):
         max_attempts: int,
         max_tokens: int,
     ) -> None:
+        """Bind the job's judge, prompt and batching options once (``setup`` builds it)."""
         self.judge, self.template = judge, template
         self.batch_size, self.max_attempts, self.max_tokens = batch_size, max_attempts, max_tokens
 

@@ -20,7 +20,8 @@ def effective_window(llm: LLM, safety_margin: float) -> int:
     """
     if not 0.0 <= safety_margin < 0.5:
         raise ConfigError(
-            f"strategy.safety_margin={safety_margin} must be in [0, 0.5); try strategy.safety_margin=0.05"
+            f"strategy.safety_margin={safety_margin} must be in [0, 0.5); "
+            "try strategy.safety_margin=0.05"
         )
     return int(llm.context_window * (1.0 - safety_margin))
 

@@ -103,7 +103,7 @@ def summarize(
             chunk_tokens=c.n_tokens,
             budget=budgets[0],
         )
-        for i, (c, r) in enumerate(zip(chunks, results))
+        for i, (c, r) in enumerate(zip(chunks, results, strict=True))
     ]
     trace += merges
     calls = [c for r in results for c in r.calls] + calls
@@ -139,7 +139,8 @@ def _climb(
         if len(texts) >= len(inputs):
             raise ConfigError(
                 f"hier made no progress at level {level}: each merge fits one summary in the "
-                f"{setup.window}-token window; lower strategy.max_summary_len or strategy.level_ratio"
+                f"{setup.window}-token window; lower strategy.max_summary_len or "
+                "strategy.level_ratio"
             )
         steps += merged
         calls += done
@@ -188,8 +189,8 @@ def _check_final(setup: Setup, cleanup: bool) -> None:
     need = setup.final_budget * (2 if cleanup else 1) + overhead(setup, "merge", setup.final_budget)
     if need > setup.window:
         raise ConfigError(
-            f"strategy.max_summary_len={setup.final_budget} leaves no room in the {setup.window}-token "
-            f"window of '{setup.llm.name}'; lower strategy.max_summary_len"
+            f"strategy.max_summary_len={setup.final_budget} leaves no room in the "
+            f"{setup.window}-token window of '{setup.llm.name}'; lower strategy.max_summary_len"
         )
 
 

@@ -43,10 +43,12 @@ class Inputs:
     """The level below: finished texts, or level-0 futures resolved on first use."""
 
     def __init__(self, items: list[str] | list[Future[Attempts]]) -> None:
+        """Hold level 0's futures unresolved, so merging can start before all are done."""
         self._items = list(items)
         self._texts: dict[int, str] = {}
 
     def __len__(self) -> int:
+        """How many summaries the level below has (finished or not)."""
         return len(self._items)
 
     def text(self, index: int) -> str:
@@ -81,7 +83,10 @@ def overhead(setup: Setup, name: str, budget: int) -> int:
 
 
 def fits_one_merge(setup: Setup, inputs: Inputs, budget: int) -> bool:
-    """Whether every summary fits a single merge at ``budget``; stops reading at the first overflow."""
+    """Whether every summary fits a single merge at ``budget``.
+
+    Stops reading at the first overflow.
+    """
     words = word_limit(budget, setup.words_per_token)
     limit = setup.window - budget
     estimate = overhead(setup, "merge", budget)

@@ -76,7 +76,7 @@ def summarize(
     run = _Run(model, templates, window, max_summary_len, max_attempts, tolerance)
     calls: list[Completion] = []
     running = ""
-    for position, (chunk, target) in enumerate(zip(chunks, targets)):
+    for position, (chunk, target) in enumerate(zip(chunks, targets, strict=True)):
         running, steps, done = _advance(run, position, chunk, target, running)
         trace += steps
         calls += done
@@ -183,15 +183,16 @@ def _check_fit(
         if need > window:
             largest = window - overhead - 2 * budget
             raise ConfigError(
-                f"chunk {chunk.index} ({chunk.n_tokens} tokens) with a {budget}-token running summary "
-                f"and budget needs {need} tokens, over the {window}-token window of '{llm.name}'; "
-                f"lower chunk (at most {max(largest, 0)}) or strategy.max_summary_len"
+                f"chunk {chunk.index} ({chunk.n_tokens} tokens) with a {budget}-token running "
+                f"summary and budget needs {need} tokens, over the {window}-token window of "
+                f"'{llm.name}'; lower chunk (at most {max(largest, 0)}) or strategy.max_summary_len"
             )
     extra = post.overhead(llm) if cleanup else 0
     if cleanup and extra + 2 * budget > window:
         raise ConfigError(
             f"strategy.max_summary_len={budget} leaves no room for post-processing in the "
-            f"{window}-token window; lower strategy.max_summary_len or set strategy.postprocess=none"
+            f"{window}-token window; lower strategy.max_summary_len or set "
+            "strategy.postprocess=none"
         )
 
 

@@ -33,9 +33,10 @@ def overhead(llm: LLM) -> int:
 
 
 def plausible_edit(original: str, cleaned: str, share: float = 0.9) -> bool:
-    """True when ``cleaned`` could come from ``original`` by deleting and lightly rewording:
-    not longer, and each of its sentences uses at least ``share`` of its words from the
-    original. A small model asked for M.3 sometimes adds a '---' line or a sentence of the
+    """True when ``cleaned`` could come from ``original`` by deleting and lightly rewording.
+
+    That is: not longer, and each of its sentences uses at least ``share`` of its words from
+    the original. A small model asked for M.3 sometimes adds a '---' line or a sentence of the
     prompt itself ("This summary reads as if it was written all at once"); this refuses it.
     """
     if count_tokens(cleaned) > count_tokens(original):

@@ -154,7 +154,8 @@ def _check(
             raise ConfigError(f"strategy.{key}={value} must be a whole number >= {low}")
     if knowledge and topic:
         raise ConfigError(
-            "strategy.knowledge and strategy.topic are separate settings of the paper; set one of them"
+            "strategy.knowledge and strategy.topic are separate settings of the paper; "
+            "set one of them"
         )
 
 
@@ -171,8 +172,10 @@ def _source_and_draft(
     eval_max_tokens: int,
     safety_margin: float,
 ) -> tuple[str, StrategyResult | None, int, bool]:
-    """(what both roles see of the source, the base strategy's draft or None, tokens cut,
-    whether the document is over the windows).
+    """What both roles see of the source, and how it was made to fit.
+
+    Returns (the source text shown, the base strategy's draft or None, tokens cut, whether
+    the document is over the windows).
     """
     room = _source_room(model, evaluator, prompts, max_summary_len, eval_max_tokens, safety_margin)
     fits = count_tokens(text) <= room

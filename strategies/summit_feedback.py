@@ -30,7 +30,10 @@ _VERBS = {
     "remove": r"remov(?:e|ing)|delet(?:e|ing)|omit(?:ting)?|drop(?:ping)?|cut(?:ting)?",
     "rephrase": r"rephras(?:e|ing)|reword(?:ing)?|rewrit(?:e|ing)|clarify(?:ing)?",
     "simplify": r"shorten(?:ing)?|simplif(?:y|ying)|condens(?:e|ing)|trim(?:ming)?",
-    "keep": r"do nothing|keep(?:ing)?|no (?:further )?(?:changes?|revisions?)(?: (?:are|is) needed)?",
+    "keep": (
+        r"do nothing|keep(?:ing)?"
+        r"|no (?:further )?(?:changes?|revisions?)(?: (?:are|is) needed)?"
+    ),
 }
 _OPERATION = re.compile(
     r"^(?:(?:consider|please|try|you (?:could|should|might))\s+)?(?P<verb>"

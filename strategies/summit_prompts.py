@@ -130,8 +130,10 @@ def check_operations(operations: list[str] | tuple[str, ...]) -> tuple[str, ...]
 
 
 def load_examples(in_context: str | None) -> tuple[str, str]:
-    """(summarizer pairs, evaluator triplets) from a JSON list of
-    ``{"document", "summary", "explanation"}`` objects; ('', '') when none is given.
+    """(summarizer pairs, evaluator triplets) from the in-context examples' JSON file.
+
+    The file is a list of ``{"document", "summary", "explanation"}`` objects; ('', '') when
+    none is given.
     """
     if not in_context:
         return "", ""
