@@ -15,6 +15,7 @@ content was sent before, never on thread timing, so a faulty run is reproducible
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import random
@@ -285,10 +286,8 @@ class FakeOpenAIServer:
                 """Close the connection without an answer, at once or after ``after_s``."""
                 time.sleep(after_s)
                 self.close_connection = True
-                try:
+                with contextlib.suppress(OSError):  # the client gave up first
                     self.connection.shutdown(socket.SHUT_RDWR)
-                except OSError:
-                    pass  # the client gave up first
 
             def do_GET(self) -> None:  # noqa: N802
                 models = [{"id": name, "object": "model"} for name in server.served_models]

@@ -418,17 +418,20 @@ def test_figures(rig: Rig, capsys: pytest.CaptureFixture[str]) -> None:
     assert len(killed) >= len(PLAN) - 2, "most kill moments should land before the run ends"
     with capsys.disabled():
         print(
-            f"\n{len(TRIALS)} trials, {len(killed)} killed mid-run; store creation {rig.store_s:.1f} s"
+            f"\n{len(TRIALS)} trials, {len(killed)} killed mid-run; "
+            f"store creation {rig.store_s:.1f} s"
         )
         for kind, ref in rig.references.items():
             print(
-                f"  reference {kind}: first call {ref.first_call:.1f} s, last answer {ref.last_answer:.1f} s, "
-                f"exit {ref.end:.1f} s, {sum(ref.bodies.values())} calls"
+                f"  reference {kind}: first call {ref.first_call:.1f} s, "
+                f"last answer {ref.last_answer:.1f} s, exit {ref.end:.1f} s, "
+                f"{sum(ref.bodies.values())} calls"
             )
         for t in TRIALS:
             at = f"{t.killed_at:5.2f} s" if t.killed_at is not None else "  ended"
             print(
-                f"  {t.kind:6} {t.phase:7} kill {at}  in flight {t.in_flight} (strictly {t.strictly_in_flight})"
-                f"  repeated {t.repeated}  tmp left {t.tmp_left}  rerun {t.rerun_s:.1f} s"
+                f"  {t.kind:6} {t.phase:7} kill {at}  in flight {t.in_flight} "
+                f"(strictly {t.strictly_in_flight})  repeated {t.repeated}  "
+                f"tmp left {t.tmp_left}  rerun {t.rerun_s:.1f} s"
                 + ("  (store creation cut)" if t.partial_store else "")
             )

@@ -149,8 +149,9 @@ def test_a_faulty_provider_changes_nothing(strategy: str, tmp_path: Path, store:
     }
     retries = len(faulty.events) - len(faulty.served)
     print(
-        f"\n{strategy}: {got.totals.calls} calls, {retries} retries, faults {dict(faulty.injected)}, "
-        f"wall {wall:.1f} s (fault-free: documents {expected.timings['documents_s']:.1f} s)"
+        f"\n{strategy}: {got.totals.calls} calls, {retries} retries, "
+        f"faults {dict(faulty.injected)}, wall {wall:.1f} s "
+        f"(fault-free: documents {expected.timings['documents_s']:.1f} s)"
     )
     # faults happened, of several kinds, and each completed request was answered once
     assert sum(faulty.injected.values()) >= 2 and len(+faulty.injected) >= 2, faulty.injected

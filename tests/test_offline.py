@@ -80,7 +80,10 @@ def _attempts(log: Path) -> list[dict[str, str]]:
 
 def test_the_guard_catches_an_outbound_connection(tmp_path: Path) -> None:
     env, log = _guarded(tmp_path)
-    code = "import socket\ntry:\n    socket.create_connection(('example.org', 80), timeout=1)\nexcept OSError:\n    pass"
+    code = (
+        "import socket\ntry:\n    socket.create_connection(('example.org', 80), timeout=1)\n"
+        "except OSError:\n    pass"
+    )
     subprocess.run([sys.executable, "-c", code], env=env, check=True, timeout=60)
     assert _attempts(log) and _attempts(log)[0]["host"] == "example.org"
 

@@ -43,7 +43,7 @@ def long_source(paragraphs: int = 10) -> str:
     """Paragraphs of ~340 tokens, each with one distinctive sentence first."""
     return "\n\n".join(
         f"The harbour of {name} exported {good} to the northern islands. {FILLER.strip()}"
-        for name, good in list(zip(NAMES, GOODS))[:paragraphs]
+        for name, good in list(zip(NAMES, GOODS, strict=True))[:paragraphs]
     )
 
 
@@ -99,7 +99,7 @@ def test_long_source_bm25_shows_the_chunk_holding_the_claim() -> None:
     result = metric.score(Document("long", source), " ".join(claims))
     chunks = split_into_chunks(source, 300)
     rows = result.artifacts["alignment.json"]
-    for row, name in zip(rows, (NAMES[7], NAMES[2])):
+    for row, name in zip(rows, (NAMES[7], NAMES[2]), strict=True):
         holding = [c.index for c in chunks if name in c.text]
         assert len(holding) == 1 and row["evidence_chunks"][0] == holding[0]
         assert 1 < len(row["evidence_chunks"]) < len(chunks)

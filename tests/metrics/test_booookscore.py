@@ -52,7 +52,7 @@ def target(messages: list[Message]) -> str:
 
 
 def paper_judge(concurrency: int = 1) -> Gateway:
-    """A scripted judge whose name says Claude, so the gateway sends cache marks as cache_control."""
+    """A scripted judge named like Claude, so the gateway sends cache marks as cache_control."""
     return scripted_llm(
         lambda messages, _: ANSWERS[target(messages)],
         concurrency=concurrency,

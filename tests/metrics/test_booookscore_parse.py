@@ -20,7 +20,8 @@ CLEAN = [
 MESSY_CLEAN = [
     # different case, extra prose before and after
     (
-        "Sure, here is my annotation.\nQUESTIONS: No Confusion\ntypes: NO CONFUSION\nHope it helps!",
+        "Sure, here is my annotation.\nQUESTIONS: No Confusion\ntypes: NO CONFUSION\n"
+        "Hope it helps!",
         None,
     ),
     ("No confusion.", None),
@@ -37,7 +38,8 @@ MESSY_ERRORS = [
     ("**Questions:** Who is Cleolind?\n**Types:** Entity-Omission.", ("entity omission",)),
     # numbered lists on the following lines
     (
-        "Questions:\n1. Who is John?\n2. Is he Lia's husband?\nTypes:\n1. entity omission\n2. causal omission",
+        "Questions:\n1. Who is John?\n2. Is he Lia's husband?\n"
+        "Types:\n1. entity omission\n2. causal omission",
         ("entity omission", "causal omission"),
     ),
     # bullet list, 'and', duplicates kept once
@@ -138,8 +140,10 @@ def test_batch_answer_in_order() -> None:
 def test_batch_answer_tolerates_fences_prose_strings_and_trailing_commas() -> None:
     answer = (
         "Here you go:\n```json\n[\n"
-        '{"sentence_num": "2", "sentence": "salma SEARCHES", "questions": "no confusion", "types": "no confusion"},\n'
-        '{"sentence_num": 1, "sentence": "Aida vanishes.", "questions": "Why?", "types": "event omission, causal omission"},\n'
+        '{"sentence_num": "2", "sentence": "salma SEARCHES", "questions": "no confusion", '
+        '"types": "no confusion"},\n'
+        '{"sentence_num": 1, "sentence": "Aida vanishes.", "questions": "Why?", '
+        '"types": "event omission, causal omission"},\n'
         "]\n```\nDone."
     )
     found, error = parse_batch_answer(answer, SENTENCES)

@@ -125,7 +125,7 @@ def test_a_long_source_spreads_the_questions_over_its_chunks() -> None:
         for m, o in calls_of(gateway)
         if o["purpose"] == "coverage.questions"
     }
-    assert asked == {c.index: n for c, n in zip(chunks, expected) if n}
+    assert asked == {c.index: n for c, n in zip(chunks, expected, strict=True) if n}
     assert result.values["questions"] == 10 and result.values["coverage"] == 1.0
 
 

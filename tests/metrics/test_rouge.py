@@ -62,7 +62,8 @@ def test_no_references_give_nan_a_note_and_a_run_warning() -> None:
     for result in results.values():
         assert all(math.isnan(result.values[t]) for t in ("rouge1", "rouge2", "rougeL"))
         assert result.notes and result.notes[0].startswith(
-            "rouge: skipped: the data has no reference summaries (give them with data=dir data.references="
+            "rouge: skipped: the data has no reference summaries "
+            "(give them with data=dir data.references="
         )
     (warning,) = metric.warnings(results)
     assert "no document had reference summaries" in warning

@@ -35,7 +35,7 @@ def reference_chunks(text: str, chunk: int) -> list[str]:
     in full: quadratic, deliberately, so no estimate can hide here.
     """
     parts = re.split(r"(\n[ \t]*\n\s*)", text)  # [para, break, para, break, ..., para]
-    paragraphs = [p + b for p, b in zip(parts[::2], [*parts[1::2], ""]) if p + b]
+    paragraphs = [p + b for p, b in zip(parts[::2], [*parts[1::2], ""], strict=True) if p + b]
     pieces = [piece for paragraph in paragraphs for piece in _reference_fit(paragraph, chunk)]
     chunks: list[str] = []
     for piece in pieces:

@@ -117,7 +117,7 @@ def test_roles_on_one_endpoint_share_its_limit() -> None:
 
 
 def test_each_job_gets_the_limit_it_asks_for() -> None:
-    """Two jobs in one process (a sweep over model.concurrency) do not inherit each other's limit."""
+    """Two jobs in one process (a sweep over model.concurrency) keep their own limits."""
     with FakeOpenAIServer(latency_s=0.15) as s:
         for concurrency in (2, 5):
             s.max_in_flight = 0

@@ -14,9 +14,10 @@ from runner.llm.local.stops import (
 
 LIGHTHOUSE = (  # the local model's baseline answer on the sample story, before the stop
     "The story begins with Nell Tregarth, a young woman in Bristol. She was taken to Porthwenna "
-    "by a letter three lines long and signed by a solicitor named Hoskin. She was given her uncle's "
-    "quarters until Friday.\n\nThe letter that brought Nell Tregarth to Porthwenna was three lines "
-    "long and signed by a solicitor named Hoskin. Her uncle had fallen from the gallery."
+    "by a letter three lines long and signed by a solicitor named Hoskin. She was given her "
+    "uncle's quarters until Friday.\n\nThe letter that brought Nell Tregarth to Porthwenna was "
+    "three lines long and signed by a solicitor named Hoskin. "
+    "Her uncle had fallen from the gallery."
 )
 
 
@@ -48,9 +49,10 @@ def test_the_processor_ends_generation_once_a_repeat_is_written() -> None:
     words = ["A", "B", "C", "D", "E", "F", "G", "H", "I", "J", "K", "L"]
     vocab = {i: w for i, w in enumerate(words)}
     vocab.update({20: " ", 21: ".", 22: "<eos>"})
-    detok = lambda ids: "".join(
-        vocab[i] if vocab[i] in (" ", ".") else vocab[i].lower() + "x" for i in ids
-    )
+
+    def detok(ids: list[int]) -> str:
+        return "".join(vocab[i] if vocab[i] in (" ", ".") else vocab[i].lower() + "x" for i in ids)
+
     process = stop_processor(detok, eos=22)
     prompt = [0, 1, 2]
     sentence = [3, 20, 4, 20, 5, 20, 6, 20, 7, 21, 20]  # "dx ex fx gx hx. "
@@ -68,9 +70,10 @@ STORY = (
     "explained, very courteously, that the Vargas did not own their land."
 )
 ANSWER = (  # the local model's baseline answer on the night-train story, before the copy stop
-    "The Night Train to Verrin begins at Halst Central. Ilse Varga reaches platform four with ninety "
-    "seconds left. Three weeks earlier her grandfather, Matthias Varga, had died in the farmhouse at "
-    "Orsa, where the Vargas had grown grapes for six generations. Sarn wants the valley."
+    "The Night Train to Verrin begins at Halst Central. Ilse Varga reaches platform four with "
+    "ninety seconds left. Three weeks earlier her grandfather, Matthias Varga, had died in the "
+    "farmhouse at Orsa, where the Vargas had grown grapes for six generations. "
+    "Sarn wants the valley."
 )
 
 
@@ -79,7 +82,10 @@ def test_a_copied_sentence_ends_the_answer_and_a_retelling_does_not() -> None:
     assert first_repeat(ANSWER, source) == ANSWER.index("Three weeks earlier")
     assert cut_repeats(ANSWER, source).endswith("with ninety seconds left.")
     assert first_repeat(ANSWER) is None  # without a source: nothing repeated, nothing cut
-    retold = "Ilse's grandfather died at Orsa. A man named Leopold Sarn says the Vargas do not own their land."
+    retold = (
+        "Ilse's grandfather died at Orsa. "
+        "A man named Leopold Sarn says the Vargas do not own their land."
+    )
     assert (
         first_repeat(retold, source) is None
     )  # its second sentence: 5 of 11 trigrams from the story
@@ -117,11 +123,23 @@ def test_repeats_off_checks_copies_only() -> None:
 def test_a_cut_never_leaves_a_quotation_open() -> None:
     """The local model's answer on the lighthouse story quoted the ledger, and the stop cut
     inside the quotation, after 'fresh.': a quotation now belongs to its sentence."""
-    ledger = 'The entries ran: "Wind SW, fresh. Gannets working off the Teeth. Lit 5.12 p.m." Most of it was weather.'
+    ledger = (
+        'The entries ran: "Wind SW, fresh. Gannets working off the Teeth. Lit 5.12 p.m." '
+        "Most of it was weather."
+    )
     source = source_trigrams(ledger)
-    quoting = 'Amos kept a ledger. It has three lines: "Wind SW, fresh. Gannets working off the Teeth. Lit 5.12 p.m." Nell reads it.'
+    quoting = (
+        'Amos kept a ledger. It has three lines: "Wind SW, fresh. Gannets working off the Teeth. '
+        'Lit 5.12 p.m." Nell reads it.'
+    )
     assert cut_repeats(quoting, source) == quoting  # 11 of its 15 trigrams copied: under 75%
-    copying = 'Amos kept a ledger. The entries ran: "Wind SW, fresh. Gannets working off the Teeth." Nell reads it.'
+    copying = (
+        'Amos kept a ledger. The entries ran: "Wind SW, fresh. Gannets working off the Teeth." '
+        "Nell reads it."
+    )
     assert cut_repeats(copying, source) == "Amos kept a ledger."
-    curly = "Amos kept a ledger. It has three lines: \u201cWind SW, fresh. Gannets working off the Teeth.\u201d Nell reads it."
+    curly = (
+        "Amos kept a ledger. It has three lines: \u201cWind SW, fresh. Gannets working off the "
+        "Teeth.\u201d Nell reads it."
+    )
     assert cut_repeats(curly, source) == curly

@@ -1,5 +1,7 @@
-"""runner.tracking.reader against a store written here with MlflowClient, not by this project's writer,
-so a mistake shared by both sides cannot hide."""
+"""runner.tracking.reader against a store written here with MlflowClient.
+
+Not by this project's writer, so a mistake shared by both sides cannot hide.
+"""
 
 from __future__ import annotations
 

@@ -128,7 +128,7 @@ def steps(result: StrategyResult, kind: str) -> list[dict[str, Any]]:
 
 
 def check_hier_tree(result: StrategyResult, n_chunks: int, window: int) -> None:
-    """The merge tree covers the input, fits the window, packs greedily, and matches the counters."""
+    """The merge tree covers the input, fits the window, packs greedily, matches the counters."""
     level0 = steps(result, "summarize")
     assert [s["chunk"] for s in level0] == list(range(n_chunks)), "a chunk never reached level 0"
     merges = steps(result, "merge")

@@ -218,7 +218,7 @@ def test_model_ignoring_limits_ends_in_the_sentence_end_fallback() -> None:
 
 
 def test_oversized_child_is_compressed_before_merging() -> None:
-    """The guard the paper lacks: one summary too long for any merge is compressed, not looped on."""
+    """The guard the paper lacks: a summary too long for any merge is compressed, not looped on."""
     llm = scripted(context_window=3000)
     setup = Setup(
         llm, load_prompt_set("hier", "paper", hier.PROMPT_NAMES), 3000, 900, 0.65, 0.2, 6, 256
