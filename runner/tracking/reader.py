@@ -181,12 +181,13 @@ def _experiment_id(client: MlflowClient, name: str) -> str | None:
 
 def finished_run(uri: str, experiment: str, fingerprint: str) -> str | None:
     """Id of the run that makes the cell ``fingerprint`` done anywhere in the experiment, else
-    None: the sweeps' one rule (``runner.tracking.sqlite_peek.done_cells``), so FAILED, KILLED
-    and RUNNING runs never count, nor a newest FINISHED run that skipped failed documents.
+    None, through MLflow: the rule of ``runner.tracking.sqlite_peek.done_cells`` (which reads
+    through this module, so it cannot be called from here; a test keeps the two equal). FAILED,
+    KILLED and RUNNING runs never count, nor a newest FINISHED run that skipped failed documents.
     """
-    from runner.tracking.sqlite_peek import done_cell
-
-    return done_cell(uri, experiment, None, fingerprint)
+    runs = find_runs(uri, experiment, fingerprint=fingerprint, status="FINISHED")
+    newest = runs[0] if runs else None
+    return newest.run_id if newest and not newest.tags.get(FAILED_DOCUMENTS_TAG) else None
 
 
 def runs_frame(uri: str, experiment: str = "summarization", **filters: Any) -> pandas.DataFrame:

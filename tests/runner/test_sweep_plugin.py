@@ -130,6 +130,9 @@ CASES = [
     (None, "d", "d"),  # anywhere in the experiment
     (None, "f", "f"),
     (None, "a", None),
+    (None, "b", "b"),
+    (None, "c", None),
+    (None, "e", "e"),
 ]
 
 
@@ -150,6 +153,10 @@ def test_one_rule_says_a_cell_is_done_from_sqlite_and_from_mlflow(
         patched.setattr(sqlite_peek, "_sqlite_file", lambda uri: None)  # MLflow's own query
         from_mlflow = sqlite_peek.done_cell(uri, "summarization", sweep, fingerprint)
     assert from_sqlite == from_mlflow == want
+    if parent is None:  # the reader's own MLflow query keeps the same rule
+        from runner.tracking.reader import finished_run
+
+        assert finished_run(uri, "summarization", fingerprint) == want
 
 
 def test_the_whole_sweep_at_once_agrees_too(
