@@ -32,6 +32,7 @@ from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.core.override_parser.types import Override, OverrideType
+from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from runner.sweep.callback import job_run_name, parent_of
@@ -66,6 +67,7 @@ class ResumingSweeper(BasicSweeper):
         """As ``BasicSweeper``; the parent run is found when the sweep starts."""
         super().__init__(max_batch_size=max_batch_size, params=params)
         self._parent: SweepParent | None = None
+        self._task_function: TaskFunction | None = None
         self._base: tuple[DictConfig | None, dict[str, Any], set[str]] | None = None
         """``_sweep_base`` of this sweep's config, made for the first cell."""
 
@@ -93,6 +95,25 @@ class ResumingSweeper(BasicSweeper):
             raise SystemExit(1)
         return returns
 
+    def setup(
+        self, *, hydra_context: HydraContext, task_function: TaskFunction, config: DictConfig
+    ) -> None:
+        """As ``BasicSweeper``, keeping the task function to set the launcher up again."""
+        self._task_function = task_function
+        super().setup(hydra_context=hydra_context, task_function=task_function, config=config)
+
+    def _setup_launcher(self) -> None:
+        """The launcher set up again, now that the jobs' environment (the parent run's id, the
+        swept keys, the ledger) is complete: Hydra resolves a launcher's config when it makes
+        the launcher, and conf/hydra/launcher/ray.yaml forwards that environment to Ray's
+        workers from there.
+        """
+        assert self.hydra_context is not None and self.config is not None
+        assert self._task_function is not None
+        super().setup(
+            hydra_context=self.hydra_context, task_function=self._task_function, config=self.config
+        )
+
     def split_arguments(  # type: ignore[override]  # BasicSweeper.sweep calls self.split_arguments
         self, overrides: list[Override], max_batch_size: int | None
     ) -> list[list[list[str]]]:
@@ -110,6 +131,7 @@ class ResumingSweeper(BasicSweeper):
             return []
         run_id = self._parent.open()
         print(f"sweep: MLflow parent run {run_id} ({len(todo)} of {len(cells)} cells to run)")
+        self._setup_launcher()
         return [
             list(batch) for batch in BasicSweeper.split_overrides_to_chunks(todo, max_batch_size)
         ]
