@@ -2,11 +2,12 @@
 
 The ``Gateway`` (``gateway``, ``embed``: every completion and embedding; ``request``: a
 request as plain data; ``completions``: a response or cache entry as a ``Completion``, and
-its cost), litellm loaded once (``providers``), the response cache, retries, per-endpoint
-limits, endpoint and key checks, provider errors translated to ``runner.errors``, the call
-log and budget, a model's settings as plain data (``spec``), and the in-process models
-(``local/``: the embedded llama.cpp model and MiniLM embedder; ``scripted``: a scripted
-model for tests).
+its cost), litellm loaded once (``providers``), the response cache (``cache``), retries
+(``retry``), per-endpoint limits (``limits``), endpoint and key checks (``endpoints``),
+provider errors translated to ``runner.errors`` (``provider_errors``), the call log
+(``call_log``) and budget (``budget``), a model's settings as plain data (``spec``), and the
+in-process models (``local/``: the embedded llama.cpp model and MiniLM embedder;
+``scripted``: a scripted model for tests).
 
 May import the plugin API (``runner.types``, ``runner.errors``, ``runner.text``) and litellm;
 never MLflow, Hydra, nor ``runner.run``, ``runner.sweep``, ``runner.report``, ``runner.view``.
