@@ -1,7 +1,7 @@
-"""``python -m runner.report``."""
+"""``python -m runner.report``: Hydra's config errors as one line (``reported``), exit 2."""
 
-from runner.config import hydra_errors
+from runner.config.hydra_errors import reported
 from runner.report.make import _one_line, main
 
-hydra_errors.install(_one_line)
-main()
+if __name__ == "__main__":
+    reported(main, _one_line)

@@ -198,5 +198,4 @@ def main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":  # python -m runner.report.make, as before the move into report/
-    cli_errors.install(_one_line)
-    main()
+    cli_errors.reported(main, _one_line)
