@@ -14,7 +14,7 @@ import os
 import re
 import sys
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import yaml
 from hydra.errors import HydraException
@@ -85,17 +85,3 @@ def reported(main: Callable[[], T], describe: Callable[[BaseException], str] = o
             os.environ.pop(_FULL_ERROR, None)
         else:
             os.environ[_FULL_ERROR] = before
-
-
-def install(describe: Callable[[BaseException], str] = one_line) -> None:
-    """Deprecated: patches Hydra's private reporter. Kept only until ``runner/report/__main__.py``
-    calls ``reported(main, _one_line)`` instead; then delete it.
-    """
-    from hydra._internal import utils as hydra_utils
-
-    original = hydra_utils.run_and_report
-
-    def run_and_report(func: Callable[[], Any]) -> Any:
-        return original(lambda: reported(func, describe))
-
-    hydra_utils.run_and_report = run_and_report
