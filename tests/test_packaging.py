@@ -201,7 +201,8 @@ def test_wheel_ships_every_config_prompt_and_sample(wheel: Path) -> None:
     assert len([f for f in expected if f.endswith(".txt") and "/prompts/" in f]) >= 10
     assert sorted(expected - names) == []
     top_level = {n.split("/", 1)[0] for n in names if not n.split("/", 1)[0].endswith(".dist-info")}
-    assert top_level == {"runner", "strategies", "metrics"}  # no tests/, benchmarks/, conf/
+    # no tests/, benchmarks/, conf/; hydra_plugins/ holds the resuming sweeper, found by Hydra
+    assert top_level == {"runner", "strategies", "metrics", "hydra_plugins"}
     entry_points = next(n for n in names if n.endswith(".dist-info/entry_points.txt"))
     scripts = zipfile.ZipFile(wheel).read(entry_points).decode()
     assert "summarization-runner = runner.__main__:cli" in scripts

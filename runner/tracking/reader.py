@@ -4,8 +4,8 @@ What inspect_ai's ``evals_df``/``samples_df`` are to eval logs: ``find_runs`` gi
 ``RunRecord`` per run, ``runs_frame`` one DataFrame row per run, and ``scores_frame`` one row
 per (run, document) from each run's ``scores.json``. Like ``runner.tracking.writer`` it uses
 ``MlflowClient`` with explicit ids, never the fluent API's process-global active run.
-pandas is imported inside the frame functions so that ``finished_run`` (used by sweeps to
-skip cells already done) stays cheap.
+pandas is imported inside the frame functions so that reading a few runs stays cheap. Whether
+a sweep cell is done is decided in ``runner.tracking.sqlite_peek.done_cells``.
 """
 
 from __future__ import annotations
