@@ -122,8 +122,9 @@ embedded model's per-strategy settings): ``--help`` does not list them among the
 
 
 def _help_without_internal_groups() -> None:
-    """``--help``: Hydra's page, less the lines of the internal groups (Hydra lists every
-    group of the search path and offers no filter).
+    """``--help``: Hydra's page, less the lines of the internal groups.
+
+    Hydra lists every group of the search path and offers no filter.
     """
     import contextlib
     import io
@@ -142,8 +143,9 @@ def _help_without_internal_groups() -> None:
 
 
 def cli() -> None:
-    """The ``summarization-runner`` command: a config error is one line with exit status 2;
-    a sweep with failed jobs exits 1 (its sweeper says so, from the jobs' outcomes).
+    """The ``summarization-runner`` command: a config error is one line with exit status 2.
+
+    A sweep with failed jobs exits 1 (its sweeper says so, from the jobs' outcomes).
     """
     sys.argv[1:] = flags_first(sys.argv[1:])
     if any(a in ("-h", "--help") for a in sys.argv[1:]):

@@ -59,8 +59,10 @@ ConfigStore.instance().store(
 
 
 class ResumingSweeper(BasicSweeper):
-    """Hydra's basic sweeper (cartesian product, batches) that launches only the cells not
-    done in this sweep, and ends the sweep's parent run with its jobs' outcomes.
+    """Hydra's basic sweeper that launches only the cells not done in this sweep.
+
+    It keeps the basic sweeper's cartesian product and batches, and ends the sweep's parent run
+    with its jobs' outcomes.
     """
 
     def __init__(self, max_batch_size: int | None, params: dict[str, str] | None = None) -> None:
@@ -72,8 +74,10 @@ class ResumingSweeper(BasicSweeper):
         """``_sweep_base`` of this sweep's config, made for the first cell."""
 
     def sweep(self, arguments: list[str]) -> Any:
-        """The basic sweep within the sweep's parent run; exit status 1 with the first failed
-        job's message when a job failed (its ``JobOutcome``, whichever launcher ran it).
+        """The basic sweep, run within the sweep's parent run.
+
+        Exit status 1 with the first failed job's message when a job failed (its
+        ``JobOutcome``, whichever launcher ran it).
         """
         assert self.config is not None
         self._parent = parent = parent_of(self.config)
@@ -103,10 +107,11 @@ class ResumingSweeper(BasicSweeper):
         super().setup(hydra_context=hydra_context, task_function=task_function, config=config)
 
     def _setup_launcher(self) -> None:
-        """The launcher set up again, now that the jobs' environment (the parent run's id, the
-        swept keys, the ledger) is complete: Hydra resolves a launcher's config when it makes
-        the launcher, and conf/hydra/launcher/ray.yaml forwards that environment to Ray's
-        workers from there.
+        """The launcher, set up again now that the jobs' environment is complete.
+
+        That environment is the parent run's id, the swept keys and the ledger. Hydra resolves
+        a launcher's config when it makes the launcher, and conf/hydra/launcher/ray.yaml
+        forwards that environment to Ray's workers from there.
         """
         assert self.hydra_context is not None and self.config is not None
         assert self._task_function is not None
@@ -117,8 +122,9 @@ class ResumingSweeper(BasicSweeper):
     def split_arguments(  # type: ignore[override]  # BasicSweeper.sweep calls self.split_arguments
         self, overrides: list[Override], max_batch_size: int | None
     ) -> list[list[list[str]]]:
-        """The basic sweeper's batches, less the cells already done; the parent run opens
-        when a cell is left to run.
+        """The basic sweeper's batches, less the cells already done.
+
+        The parent run opens when a cell is left to run.
         """
         assert self._parent is not None
         cells = [
@@ -137,9 +143,11 @@ class ResumingSweeper(BasicSweeper):
         ]
 
     def _unfinished(self, cells: list[list[str]], keys: tuple[str, ...]) -> list[list[str]]:
-        """The cells to run; a line for each one skipped. Every cell is validated first (its
-        config and the preflight checks: keys, servers, documents): one bad cell stops the
-        sweep with one line before its parent run exists or any job starts.
+        """The cells to run; a line for each one skipped.
+
+        Every cell is validated first (its config and the preflight checks: keys, servers,
+        documents): one bad cell stops the sweep with one line before its parent run exists or
+        any job starts.
         """
         assert self._parent is not None
         parent = self._parent.run_id
@@ -170,7 +178,8 @@ class ResumingSweeper(BasicSweeper):
         return todo
 
     def _cell(self, cell: list[str], index: int) -> tuple[str, str, str] | str | None:
-        """(store, experiment, fingerprint) of a cell, from the config its job will receive;
+        """(store, experiment, fingerprint) of a cell, from the config its job will receive.
+
         None when it is not to be skipped (``force=true``); the one-line problem (a string)
         when it does not validate.
         """
@@ -217,11 +226,13 @@ class ResumingSweeper(BasicSweeper):
         return task
 
     def _values_set(self, cell: list[str]) -> DictConfig | None:
-        """The same config when the cell differs from the sweep's own composed config only by
-        plain values (``chunk=512``, ``model.temperature=0.2``): those set on a copy of it, as
-        Hydra sets them after composing (~1 ms). None when a difference is a config group, an
-        addition or deletion, a Hydra setting, or touches a key the command line set too, or
-        when the config reads Hydra's settings: then it is composed.
+        """The cell's config made from the sweep's own when only plain values differ (~1 ms).
+
+        That is when the cell differs from the sweep's own composed config only by plain values
+        (``chunk=512``, ``model.temperature=0.2``): those are set on a copy of it, as Hydra sets
+        them after composing. None when a difference is a config group, an addition or
+        deletion, a Hydra setting, or touches a key the command line set too, or when the
+        config reads Hydra's settings: then it is composed.
         """
         if self._base is None:
             self._base = _sweep_base(self.config)
@@ -262,8 +273,10 @@ def _nested(key: str, other: str) -> bool:
 
 
 def _sweep_base(config: DictConfig | None) -> tuple[DictConfig | None, dict[str, Any], set[str]]:
-    """The sweep's composed config without ``hydra`` (None when it interpolates Hydra's
-    settings), the values its command line set (key -> value), and its config groups.
+    """The sweep's composed config without ``hydra``, its command-line values, its config groups.
+
+    The config is None when it interpolates Hydra's settings; the values are those its command
+    line set (key -> value).
     """
     assert config is not None
     base = copy.deepcopy(config)

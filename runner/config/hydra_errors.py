@@ -65,8 +65,10 @@ _FULL_ERROR = "HYDRA_FULL_ERROR"
 
 
 def reported(main: Callable[[], T], describe: Callable[[BaseException], str] = one_line) -> T:
-    """Call an entry point's ``@hydra.main`` function; a config error (Hydra's, OmegaConf's, a
-    YAML file's) ends the process with ``error: <describe(err)>`` and exit status 2.
+    """Call an entry point's ``@hydra.main`` function; a config error exits 2 with one line.
+
+    A config error (Hydra's, OmegaConf's, a YAML file's) ends the process with
+    ``error: <describe(err)>`` and exit status 2.
 
     ``describe`` defaults to ``one_line``; an app with its own settings, such as the report,
     passes its own. Other errors propagate with their traceback.

@@ -81,8 +81,10 @@ class RunResult:
 
 
 def run_name(overrides: tuple[str, ...], sweep: Sweep | None = None) -> str:
-    """In a sweep, the values it varies ('strategy=hier,chunk=2048'); else the overrides
-    ('strategy=hier,chunk=1024'), or 'defaults HH:MM:SS' when nothing was overridden.
+    """The run's name: in a sweep, the values it varies ('strategy=hier,chunk=2048').
+
+    Else the overrides ('strategy=hier,chunk=1024'), or 'defaults HH:MM:SS' when nothing was
+    overridden.
     """
     if sweep is not None and sweep.keys:
         named = job_run_name(overrides, sweep.keys)
@@ -109,7 +111,8 @@ def ignored_keys(config: RunConfig) -> list[str]:
 
 
 def run_experiment(config: RunConfig, items: list[WorkItem] | None = None) -> RunResult:
-    """Run one job end to end and log it as one MLflow run (or skip a finished sweep cell);
+    """Run one job end to end and log it as one MLflow run (or skip a finished sweep cell).
+
     ``items``: the documents when already read (``runner/run/preflight.py``).
     """
     for line in ignored_keys(config):
@@ -192,8 +195,10 @@ def local_artifact_dir(tracker: Tracker) -> str:
 
 
 def _finished_cell(config: RunConfig, sweep: Sweep | None) -> str | None:
-    """The run that makes this cell done in this sweep, unless ``force``: the sweeper's own
-    rule (``done_cell``), for other sweepers and for a cell finished in the meantime.
+    """The run that makes this cell done in this sweep, unless ``force``.
+
+    This is the sweeper's own rule (``done_cell``), for other sweepers and for a cell finished
+    in the meantime.
     """
     if sweep is None or config.force:
         return None
@@ -206,8 +211,8 @@ def _close_stale(tracker: Tracker, fingerprint: str, sweep: Sweep | None) -> Non
     closed = tracker.close_stale(fingerprint, sweep.run_id if sweep else None)
     if closed:
         print(
-            f"note: marked {len(closed)} run(s) of this cell KILLED, left RUNNING by a process that "
-            f"is gone: {', '.join(closed)}",
+            f"note: marked {len(closed)} run(s) of this cell KILLED, "
+            f"left RUNNING by a process that is gone: {', '.join(closed)}",
             file=sys.stderr,
         )
 
@@ -221,12 +226,14 @@ def _tags(job: Job, sweep: Sweep | None) -> dict[str, str]:
 
 
 def describe(job: Job) -> str:
-    """The run's one-line description: strategy, each role's model (a judge or evaluator that
-    is the summarizer's own model says so: self-evaluation), data, chunk, overrides.
+    """The run's one-line description: strategy, each role's model, data, chunk, overrides.
+
+    A judge or evaluator that is the summarizer's own model says so: self-evaluation.
     """
     config = job.config
     return (
-        f"{config.strategy} ({roles_line(job.roles) or 'no model'}) on {len(job.items)} document(s) "
+        f"{config.strategy} ({roles_line(job.roles) or 'no model'}) "
+        f"on {len(job.items)} document(s) "
         f"from data={config.data.source}, chunk={config.chunk}; "
         f"overrides: {' '.join(config.overrides) or '(none)'}"
     )

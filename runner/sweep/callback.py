@@ -37,8 +37,10 @@ RESUMING_SWEEPER = "hydra_plugins.summarization_runner_sweeper.resuming_sweeper.
 
 
 def swept_keys(task_overrides: list[str], sweeper_params: dict[str, Any] | None) -> tuple[str, ...]:
-    """Keys with more than one value: ``a=1,2``, ``range(...)``, ``choice(...)``, ``glob(...)``,
-    or listed in ``hydra.sweeper.params`` (experiment presets).
+    """Keys with more than one value, on the command line or in ``hydra.sweeper.params``.
+
+    On the command line: ``a=1,2``, ``range(...)``, ``choice(...)``, ``glob(...)``;
+    ``hydra.sweeper.params`` is where experiment presets list them.
     """
     keys = [str(k) for k in (sweeper_params or {})]
     for item in task_overrides:
@@ -133,8 +135,9 @@ def parent_of(config: DictConfig) -> SweepParent:
 
 
 class SweepCallback(Callback):
-    """Opens the sweep's parent run for a sweeper other than the resuming one, and starts a
-    job in the folder the sweep was launched from.
+    """Opens the sweep's parent run for a sweeper other than the resuming one.
+
+    It also starts a job in the folder the sweep was launched from.
     """
 
     def __init__(self) -> None:
@@ -145,9 +148,7 @@ class SweepCallback(Callback):
         """The jobs' environment (``SweepParent.told_to_jobs``), closed after the last job."""
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """Before any job of another sweeper: the parent run, RUNNING, and the environment
-        for the jobs.
-        """
+        """Before any job of another sweeper: the parent run, RUNNING, and the jobs' environment."""
         if resumes(config):
             return
         parent = parent_of(config)
@@ -158,9 +159,11 @@ class SweepCallback(Callback):
         print(f"sweep: MLflow parent run {run_id} ({len(keys)} swept keys: {', '.join(keys)})")
 
     def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
-        """In the job's process: run from the folder the sweep was launched in, as the basic
-        and joblib launchers do. Ray's workers start in the folder of ``ray start``, where the
-        default ``./mlruns`` and ``./.cache`` (and relative paths) would miss the sweep's store.
+        """In the job's process: run from the folder the sweep was launched in.
+
+        The basic and joblib launchers do so already. Ray's workers start in the folder of
+        ``ray start``, where the default ``./mlruns`` and ``./.cache`` (and relative paths)
+        would miss the sweep's store.
         A folder absent on the worker's machine is left alone (README "Launchers").
         """
         cwd = str(config.hydra.runtime.cwd)
@@ -168,15 +171,17 @@ class SweepCallback(Callback):
             os.chdir(cwd)
 
     def on_job_end(self, config: DictConfig, job_return: JobReturn, **kwargs: Any) -> None:
-        """Keep the job's outcome when it ran in this process (another sweeper's basic
-        launcher); a worker's stays in the worker, and its run's status speaks for it.
+        """Keep the job's outcome when it ran in this process (another sweeper's basic launcher).
+
+        A worker's outcome stays in the worker, and its run's status speaks for it.
         """
         if self._parent is not None and job_return.status == JobStatus.COMPLETED:
             self._returns.append(job_return.return_value)
 
     def on_multirun_end(self, config: DictConfig, **kwargs: Any) -> None:
-        """After every job of another sweeper: the parent's status sums up its children's;
-        exit status 1 when a job seen failing here failed.
+        """After every job of another sweeper: the parent's status sums up its children's.
+
+        Exit status 1 when a job seen failing here failed.
         """
         parent, self._parent = self._parent, None
         if parent is None:

@@ -80,8 +80,10 @@ class SweepParent:
     """True once this process created the parent or set it RUNNING again: it then ends it."""
 
     def find(self) -> str:
-        """The id of an earlier parent of this sweep, read from a sqlite store without MLflow
-        ('' when there is none, or the store is not a sqlite file): its done cells are skipped.
+        """The id of an earlier parent of this sweep, whose done cells are skipped.
+
+        Read from a sqlite store without MLflow; '' when there is none, or the store is not a
+        sqlite file.
         """
         found = sweep_parent(self.uri, self.experiment, self.key)
         self.run_id = found[0] if found else ""
@@ -134,8 +136,10 @@ class SweepParent:
                 os.environ.pop(name, None)
 
     def finish(self, failed: list[JobOutcome]) -> None:
-        """End the parent with the status its children earn (``runner/sweep/status.py``), when
-        this process opened it; a parent found FINISHED whose cells were all done stays as it was.
+        """End the parent with the status its children earn (``runner/sweep/status.py``).
+
+        Only when this process opened it; a parent found FINISHED whose cells were all done
+        stays as it was.
         """
         if not self.opened:
             return

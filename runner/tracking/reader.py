@@ -180,10 +180,12 @@ def _experiment_id(client: MlflowClient, name: str) -> str | None:
 
 
 def finished_run(uri: str, experiment: str, fingerprint: str) -> str | None:
-    """Id of the run that makes the cell ``fingerprint`` done anywhere in the experiment, else
-    None, through MLflow: the rule of ``runner.tracking.sqlite_peek.done_cells`` (which reads
-    through this module, so it cannot be called from here; a test keeps the two equal). FAILED,
-    KILLED and RUNNING runs never count, nor a newest FINISHED run that skipped failed documents.
+    """Id of the run that makes the cell ``fingerprint`` done anywhere in the experiment.
+
+    None when there is none. Found through MLflow by the rule of
+    ``runner.tracking.sqlite_peek.done_cells`` (which reads through this module, so it cannot be
+    called from here; a test keeps the two equal). FAILED, KILLED and RUNNING runs never count,
+    nor a newest FINISHED run that skipped failed documents.
     """
     runs = find_runs(uri, experiment, fingerprint=fingerprint, status="FINISHED")
     newest = runs[0] if runs else None

@@ -1,9 +1,11 @@
-"""Whether a cell is done (``done_cells``, the one rule for the sweeper and for a job), and a
-read-only look at an MLflow sqlite store without importing MLflow (~2 s): the sweep's parent
-run and its done cells, so that resuming a sweep whose cells are all done costs milliseconds.
-It reads MLflow's tables ``experiments``, ``runs`` and ``tags`` only; a store that is not a
-sqlite file, or that cannot be read so, is asked through MLflow (``runner/tracking/reader.py``),
-and ``runner/tracking/writer.py`` stays the one door for every write.
+"""Whether a cell is done, and a read-only look at an MLflow sqlite store without MLflow.
+
+``done_cells`` is the one rule, for the sweeper and for a job. The look does without importing
+MLflow (~2 s) to find the sweep's parent run and its done cells, so that resuming a sweep whose
+cells are all done costs milliseconds. It reads MLflow's tables ``experiments``, ``runs`` and
+``tags`` only; a store that is not a sqlite file, or that cannot be read so, is asked through
+MLflow (``runner/tracking/reader.py``), and ``runner/tracking/writer.py`` stays the one door for
+every write.
 """
 
 from __future__ import annotations
@@ -50,9 +52,10 @@ def _experiment_id(db: sqlite3.Connection, experiment: str) -> str | None:
 
 
 def sweep_parent(uri: str, experiment: str, key: str) -> tuple[str, str] | None:
-    """(run id, status) of the newest active parent run of the sweep ``key``, read straight
-    from a sqlite store (MLflow's tables ``experiments``, ``runs``, ``tags``); None when there
-    is none, or the store is not a sqlite file or cannot be read that way.
+    """(run id, status) of the newest active parent run of the sweep ``key``.
+
+    Read straight from a sqlite store (MLflow's tables ``experiments``, ``runs``, ``tags``);
+    None when there is none, or the store is not a sqlite file or cannot be read that way.
     """
     path = _sqlite_file(uri)
     if path is None:
@@ -105,8 +108,9 @@ _Row = tuple[str, str, str]
 def _sqlite_rows(
     uri: str, experiment: str, parent: str | None, fingerprint: str | None
 ) -> list[_Row] | None:
-    """The FINISHED runs of the cells, newest first, read with sqlite3; None when the store
-    is not a sqlite file or cannot be read so (then MLflow answers).
+    """The FINISHED runs of the cells, newest first, read with sqlite3.
+
+    None when the store is not a sqlite file or cannot be read so (then MLflow answers).
     """
     path = _sqlite_file(uri)
     if path is None:
@@ -143,8 +147,9 @@ def _sqlite_rows(
 def _mlflow_rows(
     uri: str, experiment: str, parent: str | None, fingerprint: str | None
 ) -> list[_Row]:
-    """The FINISHED runs of the cells, newest first, through MLflow (values escaped by
-    ``runner.tracking.reader.run_filter``, as every query of the store is).
+    """The FINISHED runs of the cells, newest first, through MLflow.
+
+    Values are escaped by ``runner.tracking.reader.run_filter``, as every query of the store is.
     """
     from runner.tracking.reader import find_runs
 
@@ -153,8 +158,9 @@ def _mlflow_rows(
 
 
 def _newest_clean(rows: Iterable[_Row]) -> dict[str, str]:
-    """(fingerprint, run id, failed-documents tag), newest first -> the fingerprints whose
-    newest run has no failed document.
+    """The fingerprints whose newest run has no failed document, each with that run's id.
+
+    ``rows``: (fingerprint, run id, failed-documents tag), newest first.
     """
     newest: dict[str, tuple[str, str]] = {}
     for fingerprint, run_id, failed in rows:
