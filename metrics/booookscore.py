@@ -34,9 +34,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from metrics.base import Metric
-from metrics.booookscore_judge import Ask, Usage, judge_all
+from metrics.booookscore_judge import Ask, judge_all
 from metrics.booookscore_parse import LABELS, Verdict
 from metrics.booookscore_prompt import BATCH_PROMPT, SENTENCE_PROMPT, Template, load_template
+from metrics.judging import Usage
 from runner.errors import ConfigError
 from runner.text import split_sentences
 from runner.types import LLM, Document, MetricResult
