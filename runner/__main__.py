@@ -24,8 +24,6 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # before litellm is imported
-
 from runner.config.hydra_errors import reported
 from runner.errors import RunnerError, Terminated
 from runner.sweep.outcome import JobOutcome

@@ -32,7 +32,18 @@ NON_EXPERIMENT_KEYS = (
     "on_error",
     "verbose",
 )
-"""Top-level keys that say where results go or how they are shown, not what they are."""
+"""Top-level keys that say where results go or how they are shown, not what they are: left
+out of the fingerprint, the run's params and its name (``is_experiment_override``)."""
+
+
+def is_experiment_override(item: str) -> bool:
+    """Whether a ``key=value`` override changes the experiment.
+
+    ``chunk=1024`` does; ``tracking.uri=...`` says where results go, ``progress=off`` how
+    they are shown, and neither enters the fingerprint, the params or the run's name.
+    """
+    key = item.lstrip("+~").partition("=")[0]
+    return key.split(".", 1)[0] not in NON_EXPERIMENT_KEYS
 
 
 def prompt_files(config: RunConfig) -> dict[str, Path]:

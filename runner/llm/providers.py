@@ -9,7 +9,6 @@ from __future__ import annotations
 import functools
 import itertools
 import logging
-import os
 import uuid
 from typing import Any
 
@@ -17,7 +16,6 @@ from typing import Any
 @functools.cache
 def load_litellm() -> Any:
     """litellm, imported and configured once, with the in-process providers registered."""
-    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no network at import
     import litellm
 
     from runner.llm import scripted as fake_llm

@@ -39,7 +39,6 @@ if TYPE_CHECKING:
     from runner.report.runs import Layout, Selection
     from runner.report.table import Scores, Table
 
-os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 TABLE_FILES = {"md": "table.md", "tex": "table.tex", "csv": "table.csv"}
 PLOT_FILES = ("score_vs_length.png", "error_types.png", "summit_iterations.png")

@@ -23,7 +23,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.config.fingerprint import fingerprint, prompt_files
+from runner.config.fingerprint import fingerprint, is_experiment_override, prompt_files
 from runner.config.run_config import RunConfig
 from runner.errors import BudgetExceeded, Terminated
 from runner.llm.budget import Budget
@@ -90,7 +90,7 @@ def run_name(overrides: tuple[str, ...], sweep: Sweep | None = None) -> str:
         named = job_run_name(overrides, sweep.keys)
         if named:
             return named
-    kept = [o for o in overrides if not o.startswith(("hydra.", "tracking.", "cache.", "progress"))]
+    kept = [o for o in overrides if is_experiment_override(o)]
     return ",".join(kept) or time.strftime("defaults %H:%M:%S")
 
 

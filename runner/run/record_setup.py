@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from runner.config.fingerprint import is_experiment_override
 from runner.config.run_config import PROJECT_ROOT
 from runner.run.prepare import Job
 from runner.tracking.writer import Tracker
@@ -97,11 +98,11 @@ def log_setup(tracker: Tracker, job: Job) -> None:
 
 
 def _swept(overrides: tuple[str, ...]) -> dict[str, str]:
-    """Every key=value override as a param, so sweeps line up as columns in the UI."""
+    """Every override of the experiment as a param, so sweeps line up as columns in the UI."""
     out = {}
     for item in overrides:
-        key, _, value = item.lstrip("+~").partition("=")
-        if not key.startswith("hydra."):
+        if is_experiment_override(item):
+            key, _, value = item.lstrip("+~").partition("=")
             out[key] = value
     return out
 
