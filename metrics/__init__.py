@@ -1,6 +1,7 @@
 """Metrics, picked by name (the keys of a ``conf/metrics/*.yaml`` group).
 
-Each entry is a module with ``ROLES`` and ``setup(<roles>, *, <params>) -> Metric``
+Each entry is a module with ``ROLES``, ``PROMPT_DIRS`` (its folders under ``prompts/``, hashed
+into the fingerprint) and ``setup(<roles>, *, <params>) -> Metric``
 (``metrics/base.py``), its keyword parameters named like its YAML keys. A metric knows
 nothing of Hydra, MLflow or litellm; one that cannot decide returns NaN with a note.
 Adding one = one module here + one YAML file in conf/metrics/.

@@ -47,6 +47,8 @@ from runner.text import words
 from runner.types import LLM, Chunk, Document, MetricResult
 
 ROLES = ("judge",)
+PROMPT_DIRS = ("alignment",)
+"""Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 ARTIFACT = "alignment.json"
 CLAIMS_PROMPT = PROMPT_ROOT / "alignment" / "claims.txt"
 VERDICT_PROMPT = PROMPT_ROOT / "alignment" / "verdict.txt"

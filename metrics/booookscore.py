@@ -51,6 +51,8 @@ def type_key(label: str) -> str:
 
 
 ROLES = ("judge",)
+PROMPT_DIRS = ("booookscore",)
+"""Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 
 
 class BooookScore(Metric):

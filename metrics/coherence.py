@@ -30,6 +30,8 @@ from runner.text import split_sentences
 from runner.types import Document, Embedder, MetricResult
 
 ROLES = ("embedder",)
+PROMPT_DIRS = ("coherence",)
+"""Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 ARTIFACT = "coherence.json"
 
 

@@ -50,6 +50,8 @@ from runner.chunking import split_into_chunks
 from runner.types import LLM, Chunk, Document, MetricResult
 
 ROLES = ("judge",)
+PROMPT_DIRS = ("coverage",)
+"""Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 ARTIFACT = "coverage.json"
 PROMPTS = PROMPT_ROOT / "coverage"
 QUESTION_SLOTS = ("n", "text")

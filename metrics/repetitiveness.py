@@ -31,6 +31,8 @@ from runner.errors import ConfigError
 from runner.types import LLM, Document, MetricResult
 
 ROLES = ("judge",)
+PROMPT_DIRS = ("repetitiveness",)
+"""Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 PURPOSE = "repetitiveness"
 PROMPT = Path(__file__).parent / "prompts" / "repetitiveness" / "judge.txt"
 

@@ -30,6 +30,8 @@ from runner.errors import ConfigError
 from runner.types import Document, MetricResult
 
 ROLES: tuple[str, ...] = ()
+PROMPT_DIRS = ("rouge",)
+"""Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 DEFAULT_TYPES = ["rouge1", "rouge2", "rougeL"]
 _TYPE = re.compile(r"rouge[1-9]|rougeL|rougeLsum")
 INSTALL = "metrics.rouge needs the rouge-score package: pip install -e '.[reference]'"

@@ -21,6 +21,8 @@ from runner.text import count_tokens, split_sentences, words
 from runner.types import Document, MetricResult
 
 ROLES: tuple[str, ...] = ()
+PROMPT_DIRS = ("stats",)
+"""Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 
 
 def trigrams(tokens: list[str]) -> list[tuple[str, str, str]]:

@@ -33,6 +33,8 @@ from runner.text import split_sentences
 from runner.types import LLM, Document, Message, MetricResult
 
 ROLES = ("judge",)
+PROMPT_DIRS = ("vagueness",)
+"""Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 PURPOSE = "vagueness"
 PROMPT = Path(__file__).parent / "prompts" / "vagueness" / "batch.txt"
 """The article's prompt verbatim, its '...' replaced by a JSON answer format and the input."""

@@ -1,7 +1,8 @@
 """Summarization strategies, picked by name (``strategy.name`` in conf/strategy/*.yaml).
 
 Each entry is a module with ``ROLES`` (the model roles it needs, e.g. ``("model",)`` or
-``("model", "evaluator")``) and ``summarize(chunks, <roles>, *, <params>) -> StrategyResult``:
+``("model", "evaluator")``), ``IGNORES`` (set keys it does not read, with why), ``PROMPT_DIRS``
+(its folders under ``prompts/``) and ``summarize(chunks, <roles>, *, <params>) -> StrategyResult``:
 the runner passes each role's model as the keyword argument of that name, and the YAML
 keys as the keyword-only parameters. A strategy knows nothing of Hydra, MLflow or
 litellm. Adding one = one module here + one YAML file in conf/strategy/.

@@ -15,6 +15,8 @@ from strategies.prompting import fill, load_prompt
 
 ROLES = ("model",)
 """The summarizer only."""
+PROMPT_DIRS = ("baseline", "common")
+"""Its folders under ``strategies/prompts/``: logged and hashed into the fingerprint."""
 IGNORES = {"chunk": "baseline reads the whole document in one call, cut to the model's context"}
 """Run-level keys this strategy does not use, and why (the runner says so when they are set)."""
 

@@ -42,6 +42,10 @@ PROMPT_NAMES = ("init", "merge", "merge_context", "compress")
 
 ROLES = ("model",)
 """The summarizer only."""
+IGNORES: dict[str, str] = {}
+"""Set keys this strategy does not read, with why (a note when a run sets one): none."""
+PROMPT_DIRS = ("hier", "common")
+"""Its folders under ``strategies/prompts/``: logged and hashed into the fingerprint."""
 
 
 def summarize(

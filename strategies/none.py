@@ -14,6 +14,8 @@ from runner.types import Chunk, StrategyResult
 
 ROLES: tuple[str, ...] = ()
 """No model: nothing is generated."""
+PROMPT_DIRS = ("none", "common")
+"""Its folders under ``strategies/prompts/``: logged and hashed into the fingerprint."""
 IGNORES = {
     "chunk": "strategy=none scores summaries made elsewhere",
     "temperature": "strategy=none calls no summarizer",

@@ -50,6 +50,10 @@ from strategies.summit_prompts import Prompts, check_operations, load_examples
 
 ROLES = ("model", "evaluator")
 """The summarizer and the evaluator."""
+IGNORES: dict[str, str] = {}
+"""Set keys this strategy does not read, with why (a note when a run sets one): none."""
+PROMPT_DIRS = ("summit", "common")
+"""Its folders under ``strategies/prompts/``: logged and hashed into the fingerprint."""
 DRAFTS = {"hier": hier, "incremental": incremental, "baseline": baseline}
 
 

@@ -48,15 +48,15 @@ def is_experiment_override(item: str) -> bool:
 
 def prompt_files(config: RunConfig) -> dict[str, Path]:
     """Artifact path -> file, for every prompt file this job's strategy and metrics can read."""
-    folders = {
-        f"strategies/prompts/{config.strategy}": STRATEGY_PROMPTS / config.strategy,
-        "strategies/prompts/common": STRATEGY_PROMPTS / "common",
+    folders = {  # each plugin declares its folders (f1, built from others, names theirs)
+        f"strategies/prompts/{folder}": STRATEGY_PROMPTS / folder
+        for folder in config.strategy_module.PROMPT_DIRS
     }
-    folders.update(  # a metric built from others (f1) names their folders in PROMPT_DIRS
+    folders.update(
         {
             f"metrics/prompts/{folder}": METRIC_PROMPTS / folder
             for name in config.metrics
-            for folder in getattr(METRICS[name], "PROMPT_DIRS", (name,))
+            for folder in METRICS[name].PROMPT_DIRS
         }
     )
     files = {

@@ -101,7 +101,7 @@ def end_status(err: BaseException) -> str:
 
 def ignored_keys(config: RunConfig) -> list[str]:
     """One line per set or swept key the strategy does not use (e.g. chunk with baseline)."""
-    ignores: dict[str, str] = getattr(config.strategy_module, "IGNORES", {})
+    ignores: dict[str, str] = config.strategy_module.IGNORES
     given = {o.lstrip("+~").split("=", 1)[0] for o in config.overrides}
     return [
         f"{key}= has no effect with strategy={config.strategy}: {why}"
