@@ -52,8 +52,9 @@ ROLES = ("model", "evaluator")
 """The summarizer and the evaluator."""
 IGNORES: dict[str, str] = {}
 """Set keys this strategy does not read, with why (a note when a run sets one): none."""
-PROMPT_DIRS = ("summit", "common")
-"""Its folders under ``strategies/prompts/``: logged and hashed into the fingerprint."""
+PROMPT_DIRS = ("summit", "hier", "incremental", "baseline", "common")
+"""Its folders under ``strategies/prompts/``, its drafting strategies' included (``draft=``):
+logged and hashed into the fingerprint, so an edited hier prompt reruns a finished cell."""
 DRAFTS = {"hier": hier, "incremental": incremental, "baseline": baseline}
 
 

@@ -3,7 +3,10 @@
 The fingerprint names an experiment: sweeps skip cells whose FINISHED run has it, and MLflow
 runs carry it. ``data/fingerprints.json`` holds the fingerprints the code computed before
 ``runner/`` was split into concept subpackages (commit 72cd531); the same configs must give
-the same values, or every finished sweep would run again.
+the same values, or every finished sweep would run again. One value changed since, on
+purpose: SummIt's fingerprint now hashes its drafting strategies' prompts too (an edited hier
+prompt must rerun a finished ``strategy=summit`` cell, which drafts with hier), so
+``strategy=summit`` moved from 8e8c7a6955958a7b to 8eaf09243324615b.
 """
 
 from __future__ import annotations
