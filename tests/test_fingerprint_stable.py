@@ -38,3 +38,11 @@ def test_the_fingerprint_is_the_one_the_code_gave_before_the_move(items: tuple[s
     golden = json.loads(GOLDEN.read_text(encoding="utf-8"))
     config = build_run_config(composed(*items), items)
     assert fingerprint(config, prompt_files(config)) == golden[" ".join(items) or "(defaults)"]
+
+
+def test_summit_fingerprints_the_prompts_of_the_strategy_that_drafts_for_it() -> None:
+    """SummIt drafts a long document with hier (``draft=hier``): hier's prompts are its inputs."""
+    config = build_run_config(composed("strategy=summit"), ("strategy=summit",))
+    files = prompt_files(config)
+    assert "strategies/prompts/hier/paper/merge.txt" in files
+    assert "strategies/prompts/summit/refine.txt" in files
