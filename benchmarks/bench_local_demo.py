@@ -97,7 +97,7 @@ def run(name: str, args: list[str], folder: Path) -> tuple[float, dict[str, floa
     exp = client.get_experiment_by_name("bench_local_demo")
     (found,) = client.search_runs([exp.experiment_id])
     local = Path(client.download_artifacts(found.info.run_id, "summaries.json", str(folder)))
-    from runner.run.usage import read_usage
+    from runner.tracking.usage import read_usage
 
     values = {
         **read_usage(client, found.info.run_id),

@@ -94,7 +94,7 @@ def phases(uri: str) -> dict[str, float]:
     """The newest run's phase clocks, read from its usage.json."""
     from mlflow.tracking import MlflowClient
 
-    from runner.run.usage import read_usage
+    from runner.tracking.usage import read_usage
 
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name("bench_startup")

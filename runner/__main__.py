@@ -93,7 +93,7 @@ def _kill_sweep(cfg: DictConfig) -> None:
     """An interrupted sweep ends KILLED too (its remaining cells never start)."""
     sweep = current_sweep()
     if sweep is not None:
-        from runner.config.run_config import default_tracking_uri
+        from runner.tracking.store import default_tracking_uri
         from runner.tracking.writer import Tracker
 
         Tracker.for_run(cfg.tracking.uri or default_tracking_uri(), sweep.run_id).finish("KILLED")

@@ -26,16 +26,8 @@ import sqlite3
 import sys
 from pathlib import Path
 
-KIND_TAG, RUNS_KIND = "mlflow.experimentKind", "custom_model_development"
-"""The experiment's kind as MLflow records it: runs to compare ("Machine learning" in the UI's
-kind selector), not a GenAI app whose traces come first. ``Tracker`` sets it on the experiments
-it creates or opens, never replacing one already set. MLflow 3.17's UI does not read it to
-choose the first screen (see above), but it is what the store says about the experiment: the
-UI of MLflow versions that read it, and any tool asking the REST API, open the runs by it."""
-VIEW_KEY = "runner"
-"""The runs-table view the runner keeps in each experiment (``?viewStateShareKey=runner``)."""
-VIEW_TAG = "mlflow.sharedViewState." + VIEW_KEY
-"""The experiment tag MLflow's UI reads a shared runs-table view from: JSON of its state."""
+from runner.tracking.runs_view import VIEW_KEY, VIEW_TAG
+
 RUNS_MODE = "workflowType=machine_learning"
 """The query that puts MLflow 3.17's UI in its "Model training" mode: runs first."""
 DEFAULT_PORT = 5000
@@ -81,13 +73,10 @@ def command(args: list[str]) -> list[str]:
 
 
 def default_store() -> str:
-    """This folder's store, as ``runner.config.run_config.default_tracking_uri()`` names it.
+    """This folder's store (``runner.tracking.store``: stdlib only, cheap to import)."""
+    from runner.tracking.store import default_tracking_uri
 
-    Written out here rather than imported: ``runner.config.run_config`` imports every strategy
-    and metric (the registries), which starting the UI need not pay for (nor ``--help``).
-    ``tests/runner/test_startup_imports.py`` holds the two equal.
-    """
-    return f"sqlite:///{Path.cwd() / 'mlruns' / 'mlflow.db'}"
+    return default_tracking_uri()
 
 
 def option(args: list[str], names: tuple[str, ...]) -> str | None:

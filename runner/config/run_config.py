@@ -22,6 +22,7 @@ from runner.config.data_config import DataConfig, data_config
 from runner.errors import ConfigError
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
+from runner.tracking.store import default_tracking_uri
 from strategies import STRATEGIES
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -247,14 +248,6 @@ def _progress_mode(value: Any) -> str:
     raise ConfigError(
         f"progress={value} is not a progress mode; use auto, bar, lines or off (true/false)"
     )
-
-
-def default_tracking_uri() -> str:
-    """Sqlite store in ./mlruns of the current folder, where MLflow users look.
-
-    MLflow 3.13+ refuses a plain file store; the artifacts go beside it, in ./mlruns/artifacts.
-    """
-    return f"sqlite:///{Path.cwd() / 'mlruns' / 'mlflow.db'}"
 
 
 def default_cache_dir() -> str:

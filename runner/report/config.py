@@ -73,7 +73,7 @@ def _keys(name: str, value: Any, *, allow_none: bool) -> tuple[str, ...] | None:
 
 def build_report_config(raw: dict[str, Any]) -> ReportConfig:
     """Validate the composed ``report`` config (a plain dict) into a ``ReportConfig``."""
-    from runner.config.run_config import default_tracking_uri
+    from runner.tracking.store import default_tracking_uri
 
     unknown = sorted(set(raw) - {s.split(".")[0] for s in SETTINGS})
     tracking = raw.get("tracking") or {}

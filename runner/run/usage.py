@@ -12,16 +12,14 @@ format: the run's Artifacts tab shows it as a table), so nothing is lost.
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import Any
 
 from metrics.booookscore import type_key
 from metrics.booookscore_parse import LABELS
+from runner.tracking.usage import USAGE_FILE as USAGE_FILE  # where the table is written
 
-USAGE_FILE = "usage.json"
 TOTALS = (
     "documents",
     "documents_failed",
@@ -66,21 +64,6 @@ def usage_table(usage: Mapping[str, float]) -> dict[str, list[Any]]:
     """
     names = sorted(usage)
     return {"name": names, "value": [_finite(usage[n]) for n in names]}
-
-
-def read_usage(client: Any, run_id: str) -> dict[str, float]:
-    """A run's ``usage.json`` as {name: value} (NaN where the table has null).
-
-    {} when the run has none: runs logged before it existed kept these values as metrics.
-    """
-    if not any(a.path == USAGE_FILE for a in client.list_artifacts(run_id)):
-        return {}
-    local = Path(client.download_artifacts(run_id, USAGE_FILE))
-    table = json.loads(local.read_text(encoding="utf-8"))
-    name, value = table["columns"].index("name"), table["columns"].index("value")
-    return {
-        row[name]: math.nan if row[value] is None else float(row[value]) for row in table["data"]
-    }
 
 
 def _finite(value: float) -> float | None:

@@ -108,7 +108,7 @@ def resumes(config: DictConfig) -> bool:
 def parent_of(config: DictConfig) -> SweepParent:
     """The parent run of the sweep ``config`` (Hydra's composed sweep config), not yet opened."""
     from metrics import PROMPT_ROOT as METRIC_PROMPTS
-    from runner.config.run_config import default_tracking_uri
+    from runner.tracking.store import default_tracking_uri
     from strategies import PROMPT_ROOT as STRATEGY_PROMPTS
 
     task = list(config.hydra.overrides.task)

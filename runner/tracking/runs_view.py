@@ -10,6 +10,17 @@ from __future__ import annotations
 import json
 import re
 
+KIND_TAG, RUNS_KIND = "mlflow.experimentKind", "custom_model_development"
+"""The experiment's kind as MLflow records it: runs to compare ("Machine learning" in the UI's
+kind selector), not a GenAI app whose traces come first. ``Tracker`` sets it on the experiments
+it creates or opens, never replacing one already set. MLflow 3.17's UI does not read it to
+choose the first screen (``runner/ui.py``), but it is what the store says about the experiment: the
+UI of MLflow versions that read it, and any tool asking the REST API, open the runs by it."""
+VIEW_KEY = "runner"
+"""The runs-table view the runner keeps in each experiment (``?viewStateShareKey=runner``)."""
+VIEW_TAG = "mlflow.sharedViewState." + VIEW_KEY
+"""The experiment tag MLflow's UI reads a shared runs-table view from: JSON of its state."""
+
 _BAD_NAME = re.compile(r"[^A-Za-z0-9_\-. /]")
 
 

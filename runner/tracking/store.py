@@ -22,6 +22,15 @@ T = TypeVar("T")
 _SQLITE = "sqlite:///"
 
 
+def default_tracking_uri() -> str:
+    """Sqlite store in ./mlruns of the current folder, where MLflow users look.
+
+    MLflow 3.13+ refuses a plain file store; the artifacts go beside it, in ./mlruns/artifacts.
+    The one place this default is written: the runner, the report, the viewer and the UI use it.
+    """
+    return f"{_SQLITE}{Path.cwd() / 'mlruns' / 'mlflow.db'}"
+
+
 def artifact_root(uri: str) -> Path | None:
     """Artifacts beside a sqlite store, in <store folder>/artifacts/; None = MLflow's default."""
     if uri.startswith(_SQLITE):

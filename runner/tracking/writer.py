@@ -30,11 +30,10 @@ from mlflow.tracking import MlflowClient
 
 from runner.tracking.owners import HOST_TAG, PID_TAG, STALE_TAG, owner_alive, owner_tags
 from runner.tracking.owners import PID_START_TAG as PID_START_TAG  # re-exported for callers
+from runner.tracking.runs_view import KIND_TAG, RUNS_KIND, VIEW_TAG, with_columns
 from runner.tracking.runs_view import metric_name as metric_name  # re-exported
-from runner.tracking.runs_view import with_columns
 from runner.tracking.store import artifact_root as artifact_root  # re-exported for callers
 from runner.tracking.store import retrying, sqlite_path, store_lock
-from runner.ui import KIND_TAG, RUNS_KIND, VIEW_TAG
 
 _MAX_PARAM = 500  # MLflow's limit is 6000 chars; short values keep the UI readable
 

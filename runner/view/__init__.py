@@ -6,8 +6,7 @@
 and ``chart``). Starting the command imports neither MLflow nor ``metrics``: both wait
 until a run is read.
 
-May import ``runner.tracking`` (the read side), ``runner.text``, ``runner.config`` (the
-store's default) and BooookScore's error labels from ``metrics``; never ``strategies``,
-litellm or ``runner.run``, except ``runner.run.usage`` to read a run's usage.json (a named
-exception in ``tests/test_architecture.py``).
+May import ``runner.tracking`` (the read side, usage.json and the store's default included),
+``runner.text``, ``runner.config`` and BooookScore's error labels from ``metrics``; never
+``strategies``, litellm or ``runner.run``.
 """

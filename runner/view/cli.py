@@ -50,8 +50,8 @@ def main(render_run: Render, argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(f"error: {err}\n{USAGE}", file=sys.stderr)
         return 2
-    from runner.config.run_config import default_tracking_uri
     from runner.tracking import reader as results
+    from runner.tracking.store import default_tracking_uri
 
     uri = options.get("tracking.uri") or default_tracking_uri()
     experiment = options.get("tracking.experiment") or "summarization"

@@ -92,8 +92,8 @@ def render_run(client: Client, run_id: str) -> str:
     """The page of a stored run (any status: a RUNNING or FAILED run shows what it has)."""
     from dataclasses import replace
 
-    from runner.run.usage import read_usage
     from runner.tracking.reader import RunRecord
+    from runner.tracking.usage import read_usage
 
     stored = client.get_run(run_id)
     files = read_files(client, run_id, stored.info.artifact_uri)

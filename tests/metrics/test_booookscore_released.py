@@ -18,7 +18,7 @@ from metrics.booookscore import score
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway, ModelSpec
 from runner.llm.retry import RetryPolicy
-from runner.run.usage import read_usage
+from runner.tracking.usage import read_usage
 from tests.fake_server import FakeOpenAIServer
 from tests.metrics.conftest import REPO, annotation_responder, released
 

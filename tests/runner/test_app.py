@@ -16,8 +16,8 @@ from runner.config.run_config import build_run_config
 from runner.data.loaders import load_documents
 from runner.errors import AuthError, ConfigError, DataError, ModelUnreachableError
 from runner.run.lifecycle import RunResult, run_experiment
-from runner.run.usage import read_usage
 from runner.text import count_tokens
+from runner.tracking.usage import read_usage
 from tests.fake_server import FakeOpenAIServer
 from tests.runner.test_config import composed
 

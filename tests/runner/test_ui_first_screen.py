@@ -24,9 +24,10 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from runner.run.lifecycle import RunResult
-from runner.run.usage import USAGE_FILE, read_usage
+from runner.tracking.runs_view import KIND_TAG, RUNS_KIND, VIEW_TAG
+from runner.tracking.usage import USAGE_FILE, read_usage
 from runner.tracking.writer import Tracker
-from runner.ui import KIND_TAG, RUNS_KIND, VIEW_TAG, experiment_url, run_url
+from runner.ui import experiment_url, run_url
 from tests.fake_server import FakeOpenAIServer
 from tests.runner.test_app import overrides, run
 from tests.runner.test_mlflow_traces import _mlflow_server

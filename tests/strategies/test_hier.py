@@ -18,8 +18,8 @@ from runner.chunking import split_into_chunks
 from runner.data.loaders import load_documents
 from runner.errors import ConfigError
 from runner.llm.gateway import Gateway
-from runner.run.usage import read_usage
 from runner.text import count_tokens, ends_with_sentence_end
+from runner.tracking.usage import read_usage
 from runner.types import Chunk, Message
 from strategies import STRATEGIES, hier, incremental
 from strategies.budgets import level_budgets, word_limit

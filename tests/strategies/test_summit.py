@@ -13,8 +13,8 @@ from mlflow.tracking import MlflowClient
 
 from runner.config.run_config import build_run_config
 from runner.run.lifecycle import run_experiment
-from runner.run.usage import read_usage
 from runner.text import count_tokens
+from runner.tracking.usage import read_usage
 from runner.types import Chunk, Message
 from strategies import summit
 from strategies.summit_feedback import Operation, parse_feedback
