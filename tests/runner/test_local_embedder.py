@@ -110,7 +110,7 @@ def test_safetensors_are_read_by_hand(tmp_path: Path) -> None:
 def test_the_embedder_imports_neither_torch_nor_litellm() -> None:
     require_weights()
     code = (
-        "import sys; from runner import local_embedder as m; m.embed(m.MODEL, ['a text']); "
+        "import sys; from runner.llm.local import embedder as m; m.embed(m.MODEL, ['a text']); "
         "heavy = ('torch', 'sentence_transformers', 'transformers', 'litellm'); "
         "print([k for k in heavy if k in sys.modules])"
     )

@@ -60,9 +60,12 @@ def _rating_setup(judge: LLM, *, prompt_path: str) -> _Rating:
 def plugins(monkeypatch: pytest.MonkeyPatch) -> None:
     strategy = types.ModuleType("draft_critique")
     strategy.ROLES = ("model", "judge")  # type: ignore[attr-defined]
+    strategy.IGNORES = {}  # type: ignore[attr-defined]
+    strategy.PROMPT_DIRS = ()  # type: ignore[attr-defined]
     strategy.summarize = _draft_then_critique  # type: ignore[attr-defined]
     metric = types.ModuleType("rating")
     metric.ROLES = ("judge",)  # type: ignore[attr-defined]
+    metric.PROMPT_DIRS = ()  # type: ignore[attr-defined]
     metric.setup = _rating_setup  # type: ignore[attr-defined]
     monkeypatch.setitem(STRATEGIES, "draft_critique", strategy)
     monkeypatch.setitem(METRICS, "rating", metric)
@@ -174,6 +177,7 @@ def test_a_metric_that_is_not_thread_safe_is_serialized(
     unsafe = _Unsafe()
     metric = types.ModuleType("unsafe")
     metric.ROLES = ()  # type: ignore[attr-defined]
+    metric.PROMPT_DIRS = ()  # type: ignore[attr-defined]
     metric.setup = lambda: unsafe  # type: ignore[attr-defined]
     monkeypatch.setitem(METRICS, "unsafe", metric)
     with FakeOpenAIServer(echo_responder, latency_s=0.2) as server:
