@@ -276,11 +276,9 @@ def _item_index(item: dict[str, Any], sentences: list[str]) -> int | None:
 
 
 def parse_batch_answer(text: str, sentences: list[str]) -> tuple[dict[int, Verdict], str]:
-    """Verdicts by 0-based position in ``sentences``, and an error.
+    """Verdicts by 0-based position in ``sentences`` (matching items), and an error or ''.
 
-    The verdicts are those of the items that match (parsed or not); the error is '' when
-    the answer held a JSON list. Missing, mismatched and duplicated items are absent, so the
-    caller asks again for those sentences.
+    Missing, mismatched and duplicated items are absent: the caller asks again for those.
     """
     data = _json_list(text or "")
     if data is None:

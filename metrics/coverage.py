@@ -37,7 +37,6 @@ from metrics.article_qa import (
     PROMPT_ROOT,
     Asker,
     Prompt,
-    as_text,
     check_int,
     judge_settings,
     load_prompt,
@@ -45,7 +44,8 @@ from metrics.article_qa import (
     source_budget,
 )
 from metrics.base import Metric
-from metrics.judging import Usage, as_list, key_of, run_units
+from metrics.coverage_answers import check_answer, check_questions, check_score, is_idk
+from metrics.judging import Usage, run_units
 from runner.chunking import split_into_chunks
 from runner.types import LLM, Chunk, Document, MetricResult
 
@@ -55,7 +55,6 @@ PROMPT_DIRS = ("coverage",)
 ARTIFACT = "coverage.json"
 PROMPTS = PROMPT_ROOT / "coverage"
 QUESTION_SLOTS = ("n", "text")
-IDK = {"idk", "i don't know", "i do not know", "unknown"}
 
 
 @dataclass(frozen=True)
@@ -183,57 +182,6 @@ class Coverage(Metric):
         if not verdict.parsed:
             return {**row, "unparsed": True, "error": verdict.error, "answer": verdict.raw}
         return {**row, "score": verdict.value[0], "reason": verdict.value[1]}
-
-
-def is_idk(answer: str) -> bool:
-    """True for the "cannot be found in the summary" answer, in its usual spellings."""
-    return answer.strip().lower().strip(" .!'\"") in IDK
-
-
-def check_questions(data: Any) -> tuple[Any, str]:
-    """[(question, reference answer, importance 1-5), ...] from a 'questions' list."""
-    items = as_list(data, "questions")
-    if not items:
-        return None, "expected a JSON object with the key 'questions' holding a non-empty list"
-    out = []
-    for item in items:
-        question = as_text(key_of(item, "question"))
-        answer = as_text(key_of(item, "answer", "reference_answer", "original_answer"))
-        importance = _number(key_of(item, "importance"))
-        if not (question and answer and importance in (1, 2, 3, 4, 5)):
-            return (
-                None,
-                "each question needs 'question', 'answer' and 'importance' (a whole number 1-5)",
-            )
-        out.append((question, answer, int(importance)))
-    return out, ""
-
-
-def check_answer(data: Any) -> tuple[Any, str]:
-    """The summary's answer text ('idk' included)."""
-    answer = as_text(key_of(data, "answer", "summary_answer"))
-    return (answer, "") if answer else (None, "expected a JSON object with a non-empty 'answer'")
-
-
-def check_score(data: Any) -> tuple[Any, str]:
-    """(score 0-5, reason); a 'verdicts' list as in the article's batched form gives its first."""
-    verdicts = as_list(data, "verdicts")
-    item = verdicts[0] if verdicts else data
-    score = _number(key_of(item, "score"))
-    if score is None or not 0 <= score <= 5:
-        return None, "'score' must be a number from 0 to 5"
-    return (float(score), as_text(key_of(item, "reason"))), ""
-
-
-def _number(value: Any) -> float | None:
-    """A JSON number or numeric string; None otherwise."""
-    if isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def aggregate(rows: list[dict[str, Any]], missing: int, usage: Usage) -> dict[str, float]:
