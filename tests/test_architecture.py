@@ -18,7 +18,14 @@ REPO = Path(__file__).resolve().parent.parent
 SCANNED = ("runner", "strategies", "metrics", "hydra_plugins")
 """Top-level packages read from the source (``hydra_plugins``: the resuming sweeper)."""
 
-PLUGIN_API = ("runner.types", "runner.errors", "runner.text", "runner.chunking")
+PLUGIN_API = (
+    "runner.api",
+    "runner.types",
+    "runner.errors",
+    "runner.text",
+    "runner.chunking",
+    "runner.metric",
+)
 """All that strategies/, metrics/ and a researcher's own plugins may import from ``runner``."""
 ENTRY_POINTS = ("runner.__main__",)
 """``python -m runner``: the one job entry point."""
@@ -129,6 +136,12 @@ RULES = (
         "a sweep's cells: they alone import runner.run",
         Packages(("*",), but=("runner.run", *ENTRY_POINTS, "hydra_plugins")),
         Packages(("runner.run",)),
+    ),
+    Rule(
+        "the registry finds plugins by name and imports them only when asked (importlib): it "
+        "imports no strategy or metric, and nothing of runner beyond the plugin API",
+        Packages(("runner.plugins",)),
+        Packages(("strategies", "metrics", "runner"), but=(*PLUGIN_API, "runner.plugins")),
     ),
     Rule(
         "runner.llm is the one door to litellm",

@@ -12,10 +12,12 @@ from types import ModuleType
 
 import pytest
 
-from metrics import METRICS
 from metrics import PROMPT_ROOT as METRIC_PROMPTS
 from strategies import PROMPT_ROOT as STRATEGY_PROMPTS
-from strategies import STRATEGIES
+from tests.plugin_helpers import built_ins
+
+METRICS = built_ins("metrics")
+STRATEGIES = built_ins("strategy")
 
 
 def _declares(module: ModuleType, names: tuple[str, ...]) -> list[str]:

@@ -5,7 +5,9 @@ results go, progress display, and per-model concurrency, timeouts and retry poli
 blocks of the model roles the job actually uses, and the SHA-256 of every prompt file it
 can read: the strategy's and metrics' prompt folders, and any file a ``*prompt_path`` (or
 G-Eval's ``steps``) parameter names, wherever it lives. A changed prompt is a changed
-experiment.
+experiment. A strategy or metric from outside this package adds its identity (distribution
+and version, and its source file's SHA-256: ``runner/plugins/identity.py``), so an edited
+plugin is a changed experiment too.
 """
 
 from __future__ import annotations
@@ -15,12 +17,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from metrics import METRICS
-from metrics import PROMPT_ROOT as METRIC_PROMPTS
 from runner.config.run_config import ALL_ROLES, RunConfig
 from runner.errors import ConfigError
 from runner.llm.spec import NOT_IN_FINGERPRINT
-from strategies import PROMPT_ROOT as STRATEGY_PROMPTS
+from runner.plugins.identity import identities, prompt_folders
 
 NON_EXPERIMENT_KEYS = (
     "tracking",
@@ -48,17 +48,9 @@ def is_experiment_override(item: str) -> bool:
 
 def prompt_files(config: RunConfig) -> dict[str, Path]:
     """Artifact path -> file, for every prompt file this job's strategy and metrics can read."""
-    folders = {  # each plugin declares its folders (f1, built from others, names theirs)
-        f"strategies/prompts/{folder}": STRATEGY_PROMPTS / folder
-        for folder in config.strategy_module.PROMPT_DIRS
-    }
-    folders.update(
-        {
-            f"metrics/prompts/{folder}": METRIC_PROMPTS / folder
-            for name in config.metrics
-            for folder in METRICS[name].PROMPT_DIRS
-        }
-    )
+    folders = prompt_folders(config.strategy_module)  # each declares its own folders
+    for label in config.metrics:  # (f1, built from others, names theirs)
+        folders.update(prompt_folders(config.metric_module(label)))
     files = {
         f"{label}/{p.relative_to(folder).as_posix()}": p
         for label, folder in folders.items()
@@ -106,5 +98,9 @@ def fingerprint(config: RunConfig, prompts: dict[str, Path]) -> str:
         block = dict(config.resolved.get(role) or {})
         core[role] = {k: v for k, v in block.items() if k not in NOT_IN_FINGERPRINT}
     digests = {label: file_digest(path) for label, path in sorted(prompts.items())}
-    blob = json.dumps({"config": core, "prompts": digests}, sort_keys=True, default=str)
+    identity: dict[str, Any] = {"config": core, "prompts": digests}
+    plugins = identities(config.plugins)
+    if plugins:  # only then, so a run of built-ins keeps the fingerprint it always had
+        identity["plugins"] = plugins
+    blob = json.dumps(identity, sort_keys=True, default=str)
     return hashlib.sha256(blob.encode()).hexdigest()[:16]

@@ -16,21 +16,19 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from metrics import METRICS
 from runner.config.checks import check_fields, number, refuse_secret
 from runner.config.data_config import DataConfig, data_config
 from runner.errors import ConfigError
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
+from runner.plugins.contract import MODEL_ROLES
+from runner.plugins.registry import Plugin, find, load
 from runner.tracking.store import default_tracking_uri
-from strategies import STRATEGIES
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
 """The folder above the packages: a clone's root, or ``site-packages`` for an installed wheel.
 Only the git commit is looked up here; results go under the current folder."""
-ALL_ROLES: tuple[str, ...] = tuple(
-    sorted({r for m in [*STRATEGIES.values(), *METRICS.values()] for r in m.ROLES})
-)
+ALL_ROLES: tuple[str, ...] = MODEL_ROLES
 """Top-level config keys that are model roles (each a ``conf/<role>/`` group)."""
 
 
@@ -39,7 +37,7 @@ class RunConfig:
     """Everything one job needs, validated."""
 
     strategy: str
-    """Registered strategy name."""
+    """The strategy's name as the config gives it (registered name, import path or file)."""
     strategy_params: dict[str, Any]
     """Keyword parameters of the strategy function."""
     roles: dict[str, ModelSpec]
@@ -47,7 +45,7 @@ class RunConfig:
     data: DataConfig
     """The documents."""
     metrics: dict[str, dict[str, Any]]
-    """Metric name -> keyword parameters of its ``setup``."""
+    """Metric label (its key in ``metrics``) -> keyword parameters of its ``setup``."""
     chunk: int
     """Tokens per chunk."""
     temperature: float | None
@@ -77,11 +75,18 @@ class RunConfig:
     """The full resolved config, logged as config.yaml."""
     overrides: tuple[str, ...] = ()
     """Hydra overrides of this job; they name the MLflow run."""
+    plugins: dict[str, Plugin] = field(default_factory=dict)
+    """``strategy`` and ``metrics.<label>`` -> where that code comes from
+    (``runner/plugins/registry.py``); already imported and checked."""
 
     @property
     def strategy_module(self) -> ModuleType:
         """The strategy's module (``summarize`` and ``ROLES``)."""
-        return STRATEGIES[self.strategy]
+        return load(self.plugins["strategy"])
+
+    def metric_module(self, label: str) -> ModuleType:
+        """The module of the metric configured as ``metrics.<label>`` (``setup`` and ``ROLES``)."""
+        return load(self.plugins[f"metrics.{label}"])
 
 
 def _keyword_params(fn: Callable[..., Any]) -> set[str]:
@@ -124,10 +129,12 @@ def model_spec(raw: dict[str, Any], role: str) -> ModelSpec:
     return ModelSpec(**{k: v for k, v in raw.items() if v is not None})
 
 
-def _pick(kind: str, registry: dict[str, ModuleType], name: Any) -> ModuleType:
-    if name not in registry:
-        raise ConfigError(f"{kind}={name} is unknown; available: {', '.join(sorted(registry))}")
-    return registry[name]
+def _metric_target(label: str, params: dict[str, Any]) -> str:
+    """The metric a ``metrics.<label>`` block runs.
+
+    Its ``name`` key (a registered name or an import path, for a plugin), else the label.
+    """
+    return str(params.pop("name", None) or label)
 
 
 def _roles(raw: dict[str, Any], needs: dict[str, str]) -> dict[str, ModelSpec]:
@@ -164,12 +171,14 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
     name = strategy_raw.pop("name", None)
     data = data_config(raw.get("data"))
     _check_data_and_strategy(data, str(name), strategy_raw)
-    strategy = _pick("strategy", STRATEGIES, name)
+    plugins = {"strategy": find("strategy", name)}
+    strategy = load(plugins["strategy"])
     _check_params("strategy", str(name), strategy.summarize, strategy_raw)
     needs = {role: f"strategy={name}" for role in strategy.ROLES}
-    metrics = {k: dict(v or {}) for k, v in (raw.get("metrics") or {}).items()}
+    metrics = {str(k): dict(v or {}) for k, v in (raw.get("metrics") or {}).items()}
     for metric, params in metrics.items():
-        module = _pick("metrics", METRICS, metric)
+        plugins[f"metrics.{metric}"] = find("metrics", _metric_target(metric, params))
+        module = load(plugins[f"metrics.{metric}"])
         _check_params(f"metrics.{metric}", metric, module.setup, params)
         needs.update({role: f"metric {metric}" for role in module.ROLES if role not in needs})
     chunk = raw.get("chunk")
@@ -206,6 +215,7 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
         on_error=_on_error(raw.get("on_error", "fail")),
         resolved=raw,
         overrides=tuple(overrides),
+        plugins=plugins,
     )
 
 

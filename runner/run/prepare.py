@@ -12,8 +12,8 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
-from metrics import METRICS
 from metrics.base import Metric
 from runner.config.fingerprint import fingerprint, prompt_files
 from runner.config.run_config import RunConfig
@@ -67,7 +67,7 @@ def prepare(
     local_perf.reset()  # this job's share of the embedded model's time
     roles = build_roles(config, calls, cancel)
     metrics = {
-        name: METRICS[name].setup(**{r: roles[r] for r in METRICS[name].ROLES}, **params)
+        name: _set_up(config.metric_module(name), roles, params)
         for name, params in config.metrics.items()
     }
     data = config.data
@@ -114,3 +114,9 @@ def build_roles(config: RunConfig, calls: CallLog, cancel: threading.Event) -> d
     if model is not None:
         check_chunk(config.chunk, model.context_window, model.name)
     return roles
+
+
+def _set_up(module: ModuleType, roles: dict[str, Any], params: dict[str, Any]) -> Metric:
+    """The metric of one ``metrics.<label>`` block, given the roles it declares."""
+    metric: Metric = module.setup(**{r: roles[r] for r in module.ROLES}, **params)
+    return metric

@@ -13,7 +13,6 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from metrics import METRICS
 from runner.llm.call_log import CallTotals
 from runner.llm.local import perf as local_perf
 from runner.run.prepare import Job
@@ -47,7 +46,7 @@ def run_warnings(job: Job, outcomes: list[DocumentOutcome]) -> list[str]:
     found = []
     for name, metric in job.metrics.items():
         found += metric.warnings({o.doc_id: o.scores[name] for o in outcomes})
-        for role in METRICS[name].ROLES:
+        for role in job.config.metric_module(name).ROLES:
             gateway = job.roles[role]
             if gateway.spec.is_local:
                 found.append(

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from metrics import METRICS, booookscore
+from metrics import booookscore
 from metrics.booookscore import score
 from metrics.booookscore_parse import LABELS
 from metrics.booookscore_prompt import SENTENCE_PROMPT, parse_template
 from runner.errors import AuthError, ConfigError, ContextWindowError
 from runner.llm.gateway import Gateway
 from runner.types import Message
+from tests.plugin_helpers import built_ins
 from tests.scripted_llm import calls_of, scripted_llm
 
 SUMMARY = (
@@ -25,6 +26,8 @@ SUMMARY = (
     "Deciding to quit being a ferryman, Proctor teaches Caeli how to swim. "
     "Elise suggests a change in his work."
 )
+
+METRICS = built_ins("metrics")
 SENTENCES = [
     "Proctor Bennett, a ferryman in Prospera, assists people transitioning to new lives.",
     "His wife Elise suggests a change in his work.",

@@ -7,8 +7,10 @@ import inspect
 import pytest
 import yaml
 
-from metrics import METRICS
 from tests.metrics.conftest import REPO
+from tests.plugin_helpers import built_ins
+
+METRICS = built_ins("metrics")
 
 GROUP = REPO / "conf" / "metrics"
 

@@ -6,10 +6,12 @@ import math
 
 import pytest
 
-from metrics import METRICS
 from metrics.stats import score, trigrams
 from runner.text import count_tokens, words
 from runner.types import Document
+from tests.plugin_helpers import built_ins
+
+METRICS = built_ins("metrics")
 
 
 def test_words_are_lowercased_without_punctuation() -> None:

@@ -11,11 +11,14 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
-from metrics import METRICS
 from runner.config.run_config import build_run_config
 from runner.errors import ConfigError
 from runner.llm.spec import ModelSpec
-from strategies import STRATEGIES
+from tests.plugin_helpers import built_ins
+
+METRICS = built_ins("metrics")
+STRATEGIES = built_ins("strategy")
+
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 

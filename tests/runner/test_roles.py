@@ -10,7 +10,6 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-from metrics import METRICS
 from metrics.base import Metric
 from runner.config.run_config import build_run_config
 from runner.errors import ModelUnreachableError
@@ -18,8 +17,8 @@ from runner.run.lifecycle import run_experiment
 from runner.text import count_tokens
 from runner.tracking.reader import finished_run, scores_frame
 from runner.types import LLM, Chunk, Document, MetricResult, StrategyResult, TraceStep
-from strategies import STRATEGIES
 from tests.fake_server import FakeOpenAIServer, echo_responder
+from tests.plugin_helpers import register
 from tests.runner.test_config import composed
 
 RATINGS = ["3", "5", "10"]
@@ -67,8 +66,8 @@ def plugins(monkeypatch: pytest.MonkeyPatch) -> None:
     metric.ROLES = ("judge",)  # type: ignore[attr-defined]
     metric.PROMPT_DIRS = ()  # type: ignore[attr-defined]
     metric.setup = _rating_setup  # type: ignore[attr-defined]
-    monkeypatch.setitem(STRATEGIES, "draft_critique", strategy)
-    monkeypatch.setitem(METRICS, "rating", metric)
+    register(monkeypatch, "strategy", "draft_critique", strategy)
+    register(monkeypatch, "metrics", "rating", metric)
     SETUPS.clear()
 
 
@@ -179,7 +178,7 @@ def test_a_metric_that_is_not_thread_safe_is_serialized(
     metric.ROLES = ()  # type: ignore[attr-defined]
     metric.PROMPT_DIRS = ()  # type: ignore[attr-defined]
     metric.setup = lambda: unsafe  # type: ignore[attr-defined]
-    monkeypatch.setitem(METRICS, "unsafe", metric)
+    register(monkeypatch, "metrics", "unsafe", metric)
     with FakeOpenAIServer(echo_responder, latency_s=0.2) as server:
         items = [
             "model=openai_compatible",

@@ -21,13 +21,14 @@ from runner.llm.gateway import Gateway
 from runner.text import count_tokens, ends_with_sentence_end
 from runner.tracking.usage import read_usage
 from runner.types import Chunk, Message
-from strategies import STRATEGIES, hier, incremental
+from strategies import hier, incremental
 from strategies.budgets import level_budgets, word_limit
 from strategies.generation import load_prompt_set
 from strategies.hier_merge import Inputs, Setup, merge_level
 from strategies.prompting import fill, load_prompt
 from tests.conftest import missing_shared
 from tests.fake_server import FakeOpenAIServer
+from tests.plugin_helpers import built_ins
 from tests.scripted_llm import calls_of, scripted_llm
 from tests.strategies.conftest import (
     book_text,
@@ -39,6 +40,8 @@ from tests.strategies.conftest import (
     text_of,
     well_behaved,
 )
+
+STRATEGIES = built_ins("strategy")
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = REPO / ".." / "shared" / "seeds" / "000_352ad2f06818d913.txt"

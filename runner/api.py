@@ -1,0 +1,88 @@
+"""The plugin API: all a strategy, metric or data loader written outside this package imports.
+
+It is what ``strategies/`` and ``metrics/`` themselves use, and the only part of ``runner``
+that is promised to plugins. It follows the package version (``runner.api.VERSION``): names
+here are removed or changed incompatibly only with a new minor version (0.1 -> 0.2 while the
+version is below 1.0), and each such change is listed in the README. Anything else of
+``runner`` may change in any release.
+
+A strategy module declares ``ROLES``, ``IGNORES``, ``PROMPT_DIRS`` and
+``summarize(chunks, <roles>, *, <params>) -> StrategyResult``; a metric module declares
+``ROLES``, ``PROMPT_DIRS`` and ``setup(<roles>, *, <params>) -> Metric``; a data loader
+declares ``KEYS`` and ``load(*, <keys>) -> list[Document]``. ``runner/plugins/contract.py``
+checks each when it is loaded; the README's "Write your own strategy or metric" walks
+through an example package (``examples/plugin/``).
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+
+from runner.chunking import split_into_chunks
+from runner.errors import (
+    ConfigError,
+    DataError,
+    InvalidAnswerError,
+    LLMError,
+    MetricError,
+    RunnerError,
+)
+from runner.metric import Metric, mean_values
+from runner.text import (
+    count_tokens,
+    cut_to_sentence_end,
+    decode,
+    encode,
+    split_sentences,
+    words,
+)
+from runner.types import (
+    LLM,
+    Chunk,
+    Completion,
+    Document,
+    Embedder,
+    Message,
+    MetricResult,
+    StrategyResult,
+    TraceStep,
+)
+
+
+def _version() -> str:
+    try:
+        return metadata.version("summarization-runner")
+    except metadata.PackageNotFoundError:  # a clone used without installing it
+        return "0+unknown"
+
+
+VERSION = _version()
+"""The installed package's version, which versions this API."""
+
+__all__ = [
+    "LLM",
+    "VERSION",
+    "Chunk",
+    "Completion",
+    "ConfigError",
+    "DataError",
+    "Document",
+    "Embedder",
+    "InvalidAnswerError",
+    "LLMError",
+    "Message",
+    "Metric",
+    "MetricError",
+    "MetricResult",
+    "RunnerError",
+    "StrategyResult",
+    "TraceStep",
+    "count_tokens",
+    "cut_to_sentence_end",
+    "decode",
+    "encode",
+    "mean_values",
+    "split_into_chunks",
+    "split_sentences",
+    "words",
+]

@@ -1,0 +1,96 @@
+"""What a strategy, metric or data loader module must declare, checked when it is loaded.
+
+The orchestrator reads these declarations and never probes for anything else, so a module
+that forgot one is refused with one line rather than read with a silent default (a missing
+``PROMPT_DIRS`` would leave its prompts out of the fingerprint).
+
+- strategy: ``ROLES``, ``IGNORES`` (run-level keys it does not read, with why),
+  ``PROMPT_DIRS`` (its folders under ``prompts/`` beside the module) and
+  ``summarize(chunks, <roles>, *, <params>)``;
+- metric: ``ROLES``, ``PROMPT_DIRS`` and ``setup(<roles>, *, <params>)``;
+- data loader: ``KEYS`` (the ``data.*`` keys it reads) and ``load(*, <keys>)`` returning
+  a list of ``runner.api.Document``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+MODEL_ROLES = ("embedder", "evaluator", "judge", "model")
+"""The model roles a plugin may ask for: each is a config group (``conf/<role>/``)."""
+_ENTRY = {"strategy": "summarize", "metrics": "setup", "data": "load"}
+_DECLARED = {
+    "strategy": ("ROLES", "IGNORES", "PROMPT_DIRS"),
+    "metrics": ("ROLES", "PROMPT_DIRS"),
+    "data": ("KEYS",),
+}
+
+
+def check_contract(kind: str, module: Any) -> str | None:
+    """The first way ``module`` breaks the contract of ``kind``, in words; None when it keeps it."""
+    entry = _ENTRY[kind]
+    missing = [n for n in (*_DECLARED[kind], entry) if not hasattr(module, n)]
+    if missing:
+        return f"missing {', '.join(missing)} (a {kind} module declares {_wanted(kind)})"
+    function = getattr(module, entry)
+    if not callable(function):
+        return f"{entry} is not a function"
+    if kind == "data":
+        return _check_names("KEYS", module.KEYS) or _keywords_cover(function, module.KEYS)
+    return (
+        _check_roles(module.ROLES)
+        or _check_names("PROMPT_DIRS", module.PROMPT_DIRS)
+        or (_check_ignores(module.IGNORES) if kind == "strategy" else None)
+        or _check_signature(kind, function, module.ROLES)
+    )
+
+
+def _wanted(kind: str) -> str:
+    return ", ".join((*_DECLARED[kind], _ENTRY[kind]))
+
+
+def _check_roles(roles: Any) -> str | None:
+    if not isinstance(roles, (tuple, list)) or not all(isinstance(r, str) for r in roles):
+        return f"ROLES must be a tuple of role names, e.g. ('model',); got {roles!r}"
+    unknown = [r for r in roles if r not in MODEL_ROLES]
+    if unknown:
+        return f"ROLES names {unknown[0]!r}, which is not a model role ({', '.join(MODEL_ROLES)})"
+    return None
+
+
+def _check_names(what: str, names: Any) -> str | None:
+    if isinstance(names, str) or not all(isinstance(n, str) for n in names):
+        return f"{what} must be a tuple of names; got {names!r}"
+    return None
+
+
+def _check_ignores(ignores: Any) -> str | None:
+    if not isinstance(ignores, dict) or not all(isinstance(v, str) for v in ignores.values()):
+        return "IGNORES must be a dict of run-level key -> why it is not read (or {})"
+    return None
+
+
+def _check_signature(kind: str, function: Callable[..., Any], roles: Any) -> str | None:
+    """Each role a parameter; a strategy's first parameter takes the chunks."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return f"{_ENTRY[kind]} has no readable signature"
+    if kind == "strategy":
+        first = next(iter(parameters.values()), None)
+        if first is None or first.kind not in (first.POSITIONAL_ONLY, first.POSITIONAL_OR_KEYWORD):
+            return "summarize(chunks, <roles>, *, <params>) must take the chunks first"
+    absent = [r for r in roles if r not in parameters]
+    if absent:
+        return f"{_ENTRY[kind]} has no parameter {absent[0]!r} for the role its ROLES declare"
+    return None
+
+
+def _keywords_cover(function: Callable[..., Any], keys: Any) -> str | None:
+    parameters = inspect.signature(function).parameters
+    absent = [k for k in keys if k not in parameters]
+    if absent:
+        return f"load has no parameter {absent[0]!r} for the key its KEYS declare"
+    return None
