@@ -35,6 +35,7 @@ from strategies.hier_merge import (
     overhead,
     step,
 )
+from strategies.hier_view import trace_view as trace_view  # the viewer's drawing of the trace
 from strategies.prompting import fill
 
 PROMPT_NAMES = ("init", "merge", "merge_context", "compress")

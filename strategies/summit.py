@@ -47,6 +47,7 @@ from strategies.generation import tally
 from strategies.summit_feedback import OPERATIONS, Feedback, parse_feedback
 from strategies.summit_loop import Loop, run_loop
 from strategies.summit_prompts import Prompts, check_operations, load_examples
+from strategies.summit_view import trace_view as trace_view  # the viewer's drawing of the trace
 
 ROLES = ("model", "evaluator")
 """The summarizer and the evaluator."""

@@ -25,6 +25,7 @@ PLUGIN_API = (
     "runner.text",
     "runner.chunking",
     "runner.metric",
+    "runner.trace_view",
 )
 """All that strategies/, metrics/ and a researcher's own plugins may import from ``runner``."""
 ENTRY_POINTS = ("runner.__main__",)

@@ -18,6 +18,7 @@ from runner.llm.local import perf as local_perf
 from runner.run.prepare import Job
 from runner.run.record_setup import log_setup as log_setup  # re-exported: the lifecycle
 from runner.run.usage import USAGE_FILE, kept_keys, split, usage_table
+from runner.trace_view import VIEWS_FILE, draw
 from runner.tracking.reader import FAILED_DOCUMENTS_TAG
 from runner.tracking.traces import log_traces
 from runner.tracking.writer import Tracker
@@ -107,9 +108,14 @@ def log_outcomes(
     log_series(tracker, outcomes)
     tracker.log_json({o.doc_id: o.result.summary for o in outcomes}, "summaries.json")
     tracker.log_json(per_doc, "scores.json")
+    view = getattr(job.strategy, "trace_view", None)  # optional: steps are listed without one
+    views: dict[str, Any] = {}
     for o in outcomes:
         trace = [{"kind": s.kind, "call_id": s.call_id, **s.detail} for s in o.result.trace]
         tracker.log_json(trace, f"traces/{o.doc_id}.json")
+        views[o.doc_id] = draw(view, trace)
+    if view is not None:
+        tracker.log_json(views, VIEWS_FILE)  # what the viewer draws (runner/trace_view.py)
     calls_file = next((g.call_log.path for g in job.roles.values()), None)  # one CallLog per job
     log_traces(tracker.client, tracker.run_id, job.items, outcomes, failures, calls_file)
     for file, content in merged.items():

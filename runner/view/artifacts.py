@@ -18,9 +18,17 @@ from typing import Any, Protocol
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
+from runner.trace_view import VIEWS_FILE
+
 ARTIFACT = "viewer.html"
 """The page's artifact name on the run (and the command's default output file)."""
-_JSON_FILES = ("summaries.json", "scores.json", "annotations.json", "notes.json")
+_JSON_FILES = (
+    "summaries.json",
+    "scores.json",
+    "annotations.json",
+    "notes.json",
+    VIEWS_FILE,
+)
 _PROGRESS = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
 
 
@@ -53,6 +61,9 @@ class RunFiles:
     """None when the BooookScore metric did not run (nothing is marked then)."""
     notes: dict[str, list[str]] = field(default_factory=dict)
     traces: dict[str, Any] = field(default_factory=dict)
+    views: dict[str, Any] = field(default_factory=dict)
+    """doc_id -> how its strategy draws its trace (``runner.trace_view.draw``); empty for a
+    run stored before views were recorded (its steps are listed plainly)."""
 
 
 @contextlib.contextmanager
@@ -110,4 +121,5 @@ def _parse(root: Path) -> RunFiles:
         annotations=loaded.get("annotations.json"),
         notes=loaded.get("notes.json") or {},
         traces=traces,
+        views=loaded.get(VIEWS_FILE) or {},
     )

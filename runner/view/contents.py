@@ -138,7 +138,7 @@ def build_page(run: RunRecord, files: RunFiles) -> Page:
                 mark_summary(summary, annotations),
                 [number(values.get(c.key)) for c in columns],
                 [(k, number(v)) for k, v in values.items()],
-                trace_sections(files.traces.get(doc_id), summary),
+                trace_sections(files.traces.get(doc_id), summary, files.views.get(doc_id)),
                 list(files.notes.get(doc_id, [])),
             )
         )

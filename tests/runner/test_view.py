@@ -27,8 +27,10 @@ from metrics.booookscore_parse import LABELS
 from runner.config.run_config import build_run_config
 from runner.run.lifecycle import run_experiment
 from runner.text import split_sentences
+from runner.trace_view import draw
 from runner.tracking.reader import RunRecord
 from runner.view import page as view
+from strategies import hier as hier_strategy
 from tests.fake_server import FakeOpenAIServer
 from tests.runner.test_config import composed
 from tests.strategies.conftest import echo_summary, kind_of, text_of, words_of
@@ -477,6 +479,7 @@ def record(**metrics: float) -> RunRecord:
 
 
 def test_unknown_steps_and_malformed_traces_render_generically() -> None:
+    tree_of = hier_strategy.trace_view
     files = view.RunFiles(
         summaries={"a": "One sentence. Two sentences.", "b": "", "c": "x"},
         scores={"a": {"rouge/score": 0.5, "rouge/f1": 0.4}},
@@ -491,6 +494,11 @@ def test_unknown_steps_and_malformed_traces_render_generically() -> None:
             "b": [{"kind": "merge", "level": "x", "children": "oops"}, "not a step"],
             "c": {"not": "a list"},
         },
+        views={  # as the job records them: hier's view of b's malformed merge fails
+            "a": draw(tree_of, [{"kind": "telepathy", "call_id": "", "vibes": 3}]),
+            "b": draw(tree_of, [{"kind": "merge", "level": "x", "children": "oops"}]),
+            "c": {"sections": [{"name": "broken", "tree": {"children": "not nodes"}}]},
+        },
     )
     page = view.build_page(record(), files)
     html = view.render(page)
@@ -502,6 +510,7 @@ def test_unknown_steps_and_malformed_traces_render_generically() -> None:
         and "long long" in docs["a"].text
     )
     assert "view failed" in docs["b"].text  # the merge step is shown plainly, with the reason
+    assert "ValueError" in docs["b"].text and "merge" in docs["b"].text
     assert "not a sentence of the summary as split" in docs["a"].text
     assert [th.attrs.get("title") for th in root.all("th")][1] == "rouge/score"
     assert "No summary was logged" in docs["b"].text
