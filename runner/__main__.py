@@ -117,6 +117,8 @@ def flags_first(argv: list[str]) -> list[str]:
 INTERNAL_GROUPS = ("model_strategy",)
 """Config groups composed for the user, never chosen by them (``conf/model_strategy/``: the
 embedded model's per-strategy settings): ``--help`` does not list them among the choices."""
+RETIRED_OPTIONS = {"strategy": ("precomputed",)}
+"""Options kept only so an old spelling gets a clear error: not offered by ``--help``."""
 
 
 def _help_without_internal_groups() -> None:
@@ -133,11 +135,23 @@ def _help_without_internal_groups() -> None:
             main()
     finally:
         kept = [
-            line
+            _without_retired(line)
             for line in page.getvalue().splitlines(keepends=True)
             if not line.startswith(tuple(f"{g}:" for g in INTERNAL_GROUPS))
         ]
         sys.stdout.write("".join(kept))
+        from runner.plugins.listing import listing  # Hydra's page ends in SystemExit
+
+        sys.stdout.write("\n" + listing())
+
+
+def _without_retired(line: str) -> str:
+    """A group's line of options, less the retired ones."""
+    group, sep, options = line.partition(": ")
+    if not sep or group not in RETIRED_OPTIONS:
+        return line
+    kept = [o for o in options.rstrip("\n").split(", ") if o not in RETIRED_OPTIONS[group]]
+    return f"{group}: {', '.join(kept)}\n"
 
 
 def cli() -> None:

@@ -6,11 +6,13 @@ with one line naming the source that reads it, never silently ignored.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from runner.data.hf import HFSpec, require_datasets
+from runner.data.sources import HF_KEYS, SOURCE_KEYS
 from runner.errors import ConfigError
+from runner.plugins.registry import find, load
 
 
 @dataclass(frozen=True)
@@ -18,7 +20,8 @@ class DataConfig:
     """Where the documents (or the summaries to score) come from."""
 
     source: str
-    """'sample', 'dir', 'booookscore_pickle', 'summaries', 'hf' or 'none'."""
+    """'sample', 'dir', 'booookscore_pickle', 'summaries', 'hf', 'none', or a data loader
+    plugin (``runner/plugins/registry.py``)."""
     path: str | None = None
     """Folder or file for 'dir', 'booookscore_pickle' and 'summaries'; a local copy for 'hf'."""
     limit: int | None = None
@@ -39,6 +42,14 @@ class DataConfig:
     """'hf' only: the column (or dotted path) holding a reference string or a list of them."""
     id_field: str | None = None
     """'hf' only: the column (or dotted path) holding the document id; None = row index."""
+    options: dict[str, Any] = field(default_factory=dict)
+    """A plugin source's own keys (those its ``KEYS`` declare), as given."""
+
+    def values(self) -> dict[str, Any]:
+        """The keys the source reads -> their values, for its ``load`` (``limit`` apart)."""
+        if self.source not in SOURCE_KEYS:
+            return dict(self.options)
+        return {k: getattr(self, k) for k in SOURCE_KEYS[self.source] if k != "limit"}
 
     @property
     def hf(self) -> HFSpec | None:
@@ -50,17 +61,6 @@ class DataConfig:
         )
 
 
-_HF_KEYS = ("name", "split", "config", "text_field", "reference_field", "id_field")
-SOURCE_KEYS: dict[str, tuple[str, ...]] = {
-    "sample": ("limit",),
-    "none": (),
-    "dir": ("path", "references", "limit"),
-    "booookscore_pickle": ("path", "limit"),
-    "summaries": ("path", "sources", "limit"),
-    "hf": ("path", *_HF_KEYS, "limit"),
-}
-"""The keys each data source reads; any other key set is refused, never silently ignored
-(``data.path=books`` without ``data=dir`` once summarized the bundled sample instead)."""
 _NEEDS_PATH = {
     "dir": "a folder of UTF-8 .txt files",
     "booookscore_pickle": "the BooookScore {book_id: text} pickle",
@@ -77,15 +77,13 @@ _PATH_SOURCES = {
 def data_config(raw: dict[str, Any] | None) -> DataConfig:
     """The ``data`` block, checked: known keys, and each key only with the source that reads it."""
     raw = dict(raw or {"source": "none"})
-    known = [f.name for f in fields(DataConfig)]
+    if raw.get("source") not in SOURCE_KEYS:
+        return _plugin_source(raw)
+    known = [f.name for f in fields(DataConfig) if f.name != "options"]
     unknown = sorted(set(raw) - set(known))
     if unknown:
         raise ConfigError(f"data.{unknown[0]} is not a data setting; valid: {', '.join(known)}")
     data = DataConfig(**raw)
-    if data.source not in SOURCE_KEYS:
-        raise ConfigError(
-            f"data.source={data.source} is unknown; use one of {', '.join(SOURCE_KEYS)}"
-        )
     _refuse_stray_keys(data)
     _check_limit(data.limit)
     if data.source in _NEEDS_PATH and not data.path:
@@ -105,7 +103,7 @@ def data_config(raw: dict[str, Any] | None) -> DataConfig:
 def _refuse_stray_keys(data: DataConfig) -> None:
     """A key set that the chosen source does not read: one line naming the source that does."""
     reads = SOURCE_KEYS[data.source]
-    for key in ("path", "references", "sources", *_HF_KEYS):
+    for key in ("path", "references", "sources", *HF_KEYS):
         if getattr(data, key) is None or key in reads:
             continue
         owners = [s for s, keys in SOURCE_KEYS.items() if key in keys]
@@ -133,3 +131,19 @@ def _check_limit(limit: Any) -> None:
             f"data.limit={limit} must be a whole number >= 1 (the first N documents); "
             "data.limit=null uses them all"
         )
+
+
+def _plugin_source(raw: dict[str, Any]) -> DataConfig:
+    """A source from a data loader plugin: only the keys its ``KEYS`` declare (and ``limit``)."""
+    source = str(raw.pop("source", None))
+    plugin = find("data", source)
+    reads = tuple(load(plugin).KEYS)
+    limit = raw.pop("limit", None)
+    stray = sorted(k for k, v in raw.items() if k not in reads and v is not None)
+    if stray:
+        raise ConfigError(
+            f"data.{stray[0]} is not read by data={source} ({plugin.origin}), which reads "
+            f"{', '.join(reads) or 'no key'} and limit; remove it"
+        )
+    _check_limit(limit)
+    return DataConfig(source, limit=limit, options={k: raw.get(k) for k in reads})

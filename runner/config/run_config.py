@@ -171,7 +171,7 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
     name = strategy_raw.pop("name", None)
     data = data_config(raw.get("data"))
     _check_data_and_strategy(data, str(name), strategy_raw)
-    plugins = {"strategy": find("strategy", name)}
+    plugins = {"data": find("data", data.source), "strategy": find("strategy", name)}
     strategy = load(plugins["strategy"])
     _check_params("strategy", str(name), strategy.summarize, strategy_raw)
     needs = {role: f"strategy={name}" for role in strategy.ROLES}

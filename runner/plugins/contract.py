@@ -90,6 +90,8 @@ def _check_signature(kind: str, function: Callable[..., Any], roles: Any) -> str
 
 def _keywords_cover(function: Callable[..., Any], keys: Any) -> str | None:
     parameters = inspect.signature(function).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
+        return None  # load(**values) takes every key
     absent = [k for k in keys if k not in parameters]
     if absent:
         return f"load has no parameter {absent[0]!r} for the key its KEYS declare"

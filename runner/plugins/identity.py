@@ -41,8 +41,13 @@ def source_digest(module: ModuleType) -> str | None:
 
 
 def described(plugins: Mapping[str, Plugin]) -> dict[str, str]:
-    """Config key -> ``target (origin)`` of each non-built-in, for the run's tags."""
-    return {key: f"{p.target} ({p.origin})" for key, p in sorted(plugins.items()) if not p.built_in}
+    """Config key -> ``target (origin), sha256 <first 12>`` of each non-built-in (run tags)."""
+    out = {}
+    for key, plugin in sorted(plugins.items()):
+        if not plugin.built_in:
+            digest = identity(plugin)["sha256"] or "none"
+            out[key] = f"{plugin.target} ({plugin.origin}), sha256 {digest[:12]}"
+    return out
 
 
 def prompt_folders(module: ModuleType) -> dict[str, Path]:

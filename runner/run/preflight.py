@@ -16,7 +16,7 @@ from urllib.parse import urlparse
 
 from runner.config.fingerprint import prompt_files
 from runner.config.run_config import RunConfig
-from runner.data.loaders import load_work
+from runner.data.sources import read_items
 from runner.errors import ConfigError, DataError
 from runner.llm.endpoints import check_reachable, require_key
 from runner.types import WorkItem
@@ -32,9 +32,7 @@ def check(config: RunConfig) -> list[WorkItem]:
     _chunk(config)
     _tracking(config.tracking_uri)
     data = config.data
-    items = load_work(
-        data.source, data.path, data.limit, data.sources, references=data.references, hf=data.hf
-    )
+    items = read_items(data.source, data.values(), data.limit)
     if not items:
         raise DataError("no documents to summarize; choose data=sample or data=dir data.path=...")
     prompt_files(config)

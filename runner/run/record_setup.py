@@ -18,6 +18,7 @@ import yaml
 
 from runner.config.fingerprint import is_experiment_override
 from runner.config.run_config import PROJECT_ROOT
+from runner.plugins.identity import described
 from runner.run.prepare import Job
 from runner.tracking.writer import Tracker
 
@@ -90,6 +91,7 @@ def log_setup(tracker: Tracker, job: Job) -> None:
     if commit:
         tags["mlflow.source.git.commit"] = commit
     tags.update({f"version.{name}": _version(name) for name in VERSIONED})
+    tags.update({f"plugin.{key}": text for key, text in described(config.plugins).items()})
     tracker.set_tags(tags)
     tracker.log_text(yaml.safe_dump(config.resolved, sort_keys=False), "config.yaml")
     log_dataset(tracker, job)
