@@ -58,7 +58,7 @@ def _call(gateway: Gateway, batch: list[str], purpose: str) -> list[list[float]]
     if gateway.call_log.budget is not None:
         gateway.call_log.budget.check()
     start = time.perf_counter()
-    with gateway._semaphore:
+    with gateway.in_flight:
         if gateway.spec.is_local_embedder:
             from runner.llm.local import embedder as local_embedder
 

@@ -24,16 +24,15 @@ from runner.errors import Cancelled, ConfigError, LLMError
 from runner.llm.cache import ResponseCache, cache_key
 from runner.llm.call_log import DOCUMENT, CallLog
 from runner.llm.completions import from_response, from_stored, to_stored
-from runner.llm.endpoints import check_reachable, require_key
+from runner.llm.endpoints import require_key
 from runner.llm.limits import EndpointLimits
+from runner.llm.local.stops import OwnAnswers
 from runner.llm.provider_errors import check_answer, translate
 from runner.llm.providers import load_litellm as _litellm
-from runner.llm.request import build_request
+from runner.llm.request import Request, build_request, cache_fields
 from runner.llm.spec import LOCAL_PREFIX, ModelSpec
 from runner.text import count_tokens
 from runner.types import Completion, Message
-
-DEFAULT_SCRIPTED_WINDOW = 8192
 
 
 class Gateway:
@@ -67,12 +66,15 @@ class Gateway:
         self.cancel = cancel or threading.Event()
         self.repeat = repeat
         limits = limits or EndpointLimits([spec])
-        self._semaphore = limits.semaphore(spec)
+        self.in_flight = limits.semaphore(spec)
+        """The endpoint's concurrency limit, held by every call while it is in flight (the
+        embedding half, ``runner/llm/embed.py``, holds it too)."""
         self.concurrency = limits.limit(spec)
         self._model_path = self._local_path() if spec.is_local else None
-        self._answers: dict[str | None, list[str]] = {}
-        """This role's answers per document (cached ones too, so a resumed run decides alike)."""
+        self._own = OwnAnswers() if spec.stop_on_copied_sentence else None
+        """The copy stop's exemption: this role's own answers per document."""
         self.context_window = self._context_window()
+        """The summarizer's window for chunk checks: known without litellm, else litellm's."""
 
     def _local_path(self) -> str:
         from runner.llm.local.weights import default_gguf_path
@@ -80,12 +82,8 @@ class Gateway:
         return str(default_gguf_path() if not self.spec.path else Path(_existing(self.spec.path)))
 
     def _context_window(self) -> int:
-        if self.spec.context_window:
-            return int(self.spec.context_window)
-        if self.spec.is_local:
-            return self.spec.n_ctx
-        if self.spec.in_process:
-            return DEFAULT_SCRIPTED_WINDOW
+        if self.spec.known_window:
+            return self.spec.known_window
         try:
             info = _litellm().get_model_info(self.spec.model)
         except Exception as err:
@@ -96,24 +94,16 @@ class Gateway:
         return int(info.get("max_input_tokens") or info.get("max_tokens") or 4096)
 
     def check_ready(self) -> None:
-        """Fail fast, before any work: the API key is missing or the server does not answer."""
-        if self.spec.in_process:
+        """Fail fast, before any work: a key only litellm can name is missing.
+
+        That is an API model that names neither its key variable nor a server. The checks
+        that need no litellm (a named key variable set, a server answering) are the
+        preflight's (``runner/run/preflight.py``), run once per job before this.
+        """
+        if self.spec.in_process or self.spec.api_base or self.spec.api_key_env:
             return
-        if self.spec.api_base:
-            check_reachable(self.role, self.spec, self.spec.api_base)
-            return
-        if self.spec.api_key_env:
-            require_key(
-                self.role,
-                self.spec,
-                [] if os.environ.get(self.spec.api_key_env) else [self.spec.api_key_env],
-            )
-        else:
-            require_key(
-                self.role,
-                self.spec,
-                list(_litellm().validate_environment(self.spec.model).get("missing_keys") or []),
-            )
+        missing = _litellm().validate_environment(self.spec.model).get("missing_keys") or []
+        require_key(self.role, self.spec, list(missing))
 
     def count_tokens(self, text: str) -> int:
         """Tokens in the project's tokenizer (cl100k_base), used for all budgets."""
@@ -134,63 +124,49 @@ class Gateway:
         """One chat completion, served from the cache when the identical request was made."""
         if self.cancel.is_set():
             raise Cancelled(f"{self.role}={self.name}: the job was stopped before this call")
-        request = self._request(messages, max_tokens, temperature, stop, sample, response_format)
-        if top_logprobs:  # only then, so other requests keep their cache keys
-            request.update(logprobs=True, top_logprobs=int(top_logprobs))
-        key = cache_key(request)
-        stored = self.cache.get(key) if self.cache else None
-        if stored is not None:
-            completion = from_stored(stored, cost=0.0, latency=0.0, cached=True)
-        else:
-            completion = self._call(request, purpose)
-            if self.cache:
-                self.cache.put(key, to_stored(completion))
-        self.call_log.record(self.role, self.name, request, completion, purpose)
-        if self.spec.stop_on_copied_sentence:
-            self._answers.setdefault(DOCUMENT.get(), []).append(completion.text)
-        return completion
-
-    def _request(
-        self,
-        messages: Sequence[Message] | str,
-        max_tokens: int | None,
-        temperature: float | None,
-        stop: Sequence[str] | None,
-        sample: int,
-        response_format: dict[str, Any] | None,
-    ) -> dict[str, Any]:
-        return build_request(
+        request = build_request(
             self.spec,
             messages,
-            model_file=self._model_path,
             temperature=temperature if temperature is not None else self.temperature,
             max_tokens=max_tokens,
             stop=stop,
             seed=self.seed,
             sample=sample,
             response_format=response_format,
-            repeat=self.repeat,
+            top_logprobs=top_logprobs,
         )
+        fields = cache_fields(
+            request, model_file=self._model_path, sample=sample, repeat=self.repeat
+        )
+        key = cache_key(fields)
+        stored = self.cache.get(key) if self.cache else None
+        if stored is not None:
+            completion = from_stored(stored, cost=0.0, latency=0.0, cached=True)
+        else:
+            completion = self._call(request, sample, purpose)
+            if self.cache:
+                self.cache.put(key, to_stored(completion))
+        self.call_log.record(self.role, self.name, fields, completion, purpose)
+        if self._own is not None:
+            self._own.add(DOCUMENT.get(), completion.text)
+        return completion
 
-    def _call(self, request: dict[str, Any], purpose: str) -> Completion:
-        kwargs = {k: v for k, v in request.items() if v is not None}
-        sample = kwargs.pop("sample", 0)
-        kwargs.pop("repeat", None)
-        kwargs.pop("model_file", None)
+    def _call(self, request: Request, sample: int, purpose: str) -> Completion:
+        kwargs = request.litellm_kwargs()
         if self.spec.in_process:  # a scripted model answers per sample and purpose
             kwargs["metadata"] = {"sample": sample, "purpose": purpose}
         if self.call_log.budget is not None:
             self.call_log.budget.check()
         if self.spec.is_local:
             kwargs["model"] = self._register_local()
-            if self.spec.stop_on_copied_sentence:  # outside the request: the key holds the flag
-                kwargs["own_text"] = "\n".join(self._answers.get(DOCUMENT.get(), []))
+            if self._own is not None:  # not part of the request: the cache key holds the flag
+                kwargs["own_text"] = self._own.text(DOCUMENT.get())
         _litellm()  # its ~5 s import is no attempt's: keep it off the retry deadline
         if self.api_key() is not None:
             kwargs["api_key"] = self.api_key()
         kwargs.update(timeout=self.spec.timeout_s, num_retries=0, max_retries=0, drop_params=True)
         start = time.perf_counter()
-        with self._semaphore:
+        with self.in_flight:
             if self.cancel.is_set():
                 raise Cancelled(f"{self.role}={self.name}: the job was stopped before this call")
             response, _ = self.spec.retry.run(lambda: self._attempt(kwargs))

@@ -1,64 +1,141 @@
-"""A gateway request as plain data: what is sent, and so what the response cache is keyed by.
+"""A gateway request as plain data, and the response cache's key of it: two separate things.
 
-Keys appear only when they are set (a repeat index, a repeat penalty, the stop flags, the
-system prompt), so the cache keys of runs that do not use them stay as they were.
+``Request`` is what one completion sends to litellm. ``cache_fields`` is how the response
+cache (and ``calls.jsonl``) knows that request: the same values plus what is not sent but
+changes or tells apart an answer (the local model's file, the sample index, the repeat
+index), in a form that must never change, or every cache on disk would miss
+(``tests/runner/test_cache_keys_golden.py`` pins it).
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from runner.llm.spec import ModelSpec
 from runner.types import Message
 
 
+@dataclass(frozen=True)
+class Request:
+    """What one completion asks of litellm (its keyword arguments, less the call's plumbing)."""
+
+    model: str
+    """The litellm model string as configured ('local/<name>' before the role's instance)."""
+    api_base: str | None
+    """The OpenAI-compatible server, if any."""
+    messages: list[dict[str, Any]]
+    """litellm's message form (Anthropic's cache_control blocks included)."""
+    temperature: float | None
+    """The role's or the caller's temperature."""
+    top_p: float | None
+    """Nucleus sampling."""
+    max_tokens: int | None
+    """Cap on generated tokens."""
+    seed: int | None
+    """This sample's seed (``sample_seed``)."""
+    stop: list[str] | None
+    """Stop sequences."""
+    response_format: dict[str, Any] | None
+    """E.g. JSON mode."""
+    top_logprobs: int = 0
+    """Alternatives per generated token to return (0: no log-probabilities asked)."""
+    local_options: dict[str, Any] = field(default_factory=dict)
+    """The embedded model's own options, only those set (repeat penalty, stop flags)."""
+
+    def litellm_kwargs(self) -> dict[str, Any]:
+        """The keyword arguments for ``litellm.completion`` (unset values left out)."""
+        kwargs: dict[str, Any] = {
+            "model": self.model,
+            "api_base": self.api_base,
+            "messages": self.messages,
+            "temperature": self.temperature,
+            "top_p": self.top_p,
+            "max_tokens": self.max_tokens,
+            "seed": self.seed,
+            "stop": self.stop,
+            "response_format": self.response_format,
+            **self.local_options,
+        }
+        if self.top_logprobs:
+            kwargs.update(logprobs=True, top_logprobs=self.top_logprobs)
+        return {k: v for k, v in kwargs.items() if v is not None}
+
+
 def build_request(
     spec: ModelSpec,
     messages: Sequence[Message] | str,
     *,
-    model_file: str | None,
     temperature: float | None,
     max_tokens: int | None,
     stop: Sequence[str] | None,
     seed: int | None,
     sample: int,
     response_format: dict[str, Any] | None,
-    repeat: int,
-) -> dict[str, Any]:
-    """The whole request of one completion (``temperature`` already the role's choice)."""
+    top_logprobs: int = 0,
+) -> Request:
+    """The request of one completion (``temperature`` already the role's choice)."""
     if isinstance(messages, str):
         messages = [Message("user", messages)]
     if spec.system_prompt:  # unset (every API model): requests as before
         messages = with_system_prompt(list(messages), spec.system_prompt)
-    request = {
-        "model": spec.model,
+    local: dict[str, Any] = {}
+    if spec.repeat_penalty is not None:
+        local["repeat_penalty"] = spec.repeat_penalty
+    if spec.stop_on_repeated_sentence:
+        local["stop_on_repeated_sentence"] = True
+    if spec.stop_on_copied_sentence:
+        local["stop_on_copied_sentence"] = True
+    return Request(
+        model=spec.model,
+        api_base=spec.api_base,
+        messages=[litellm_message(m, spec) for m in messages],
+        temperature=temperature,
+        top_p=spec.top_p,
+        max_tokens=max_tokens or spec.max_tokens,
+        seed=sample_seed(seed, sample),
+        stop=list(stop) if stop else None,
+        response_format=response_format,
+        top_logprobs=int(top_logprobs),
+        local_options=local,
+    )
+
+
+def cache_fields(
+    request: Request, *, model_file: str | None, sample: int, repeat: int
+) -> dict[str, Any]:
+    """The request as the response cache keys it and ``calls.jsonl`` records it.
+
+    A fixed form: every field below is present (None included) except those added only
+    when set, so that the keys of requests that do not use them stayed as they were when
+    they were introduced (a repeat index, log-probabilities, the local model's options).
+    """
+    fields: dict[str, Any] = {
+        "model": request.model,
         "model_file": model_file,
-        "api_base": spec.api_base,
-        "messages": [litellm_message(m, spec.model) for m in messages],
-        "temperature": temperature,
-        "top_p": spec.top_p,
-        "max_tokens": max_tokens or spec.max_tokens,
-        "seed": sample_seed(seed, sample),
-        "stop": list(stop) if stop else None,
-        "response_format": response_format,
+        "api_base": request.api_base,
+        "messages": request.messages,
+        "temperature": request.temperature,
+        "top_p": request.top_p,
+        "max_tokens": request.max_tokens,
+        "seed": request.seed,
+        "stop": request.stop,
+        "response_format": request.response_format,
         "sample": sample,
+        **request.local_options,
     }
-    if repeat:  # only then, so the cache keys of unrepeated runs stay as they were
-        request["repeat"] = repeat
-    if spec.repeat_penalty is not None:  # likewise: only models that set one
-        request["repeat_penalty"] = spec.repeat_penalty
-    if spec.stop_on_repeated_sentence:  # likewise
-        request["stop_on_repeated_sentence"] = True
-    if spec.stop_on_copied_sentence:  # likewise
-        request["stop_on_copied_sentence"] = True
-    return request
+    if repeat:
+        fields["repeat"] = repeat
+    if request.top_logprobs:
+        fields.update(logprobs=True, top_logprobs=request.top_logprobs)
+    return fields
 
 
-def litellm_message(m: Message, model: str) -> dict[str, Any]:
-    """Litellm's message form; a cache mark becomes Anthropic's cache_control block."""
-    if m.cache and ("anthropic" in model or "claude" in model):
+def litellm_message(m: Message, spec: ModelSpec) -> dict[str, Any]:
+    """Litellm's message form; a cache mark becomes Anthropic's cache_control block for Claude."""
+    if m.cache and spec.is_claude:
         block = {"type": "text", "text": m.content, "cache_control": {"type": "ephemeral"}}
         return {"role": m.role, "content": [block]}
     return {"role": m.role, "content": m.content}

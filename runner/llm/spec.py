@@ -16,6 +16,8 @@ SCRIPTED_PREFIX = "scripted/"
 """A scripted in-process model for tests (``runner/llm/scripted.py``)."""
 LOCAL_EMBED_PREFIX = "local-embed/"
 """The embedded sentence embedder (``runner/llm/local/embedder.py``), for the ``embedder`` role."""
+SCRIPTED_WINDOW = 8192
+"""The context window of a scripted model (it has none of its own)."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +86,41 @@ class ModelSpec:
     def is_local_embedder(self) -> bool:
         """True for the in-process sentence embedder."""
         return self.model.startswith(LOCAL_EMBED_PREFIX)
+
+    @property
+    def known_window(self) -> int | None:
+        """The input window known without litellm: configured, llama.cpp's n_ctx, or scripted.
+
+        None for an API model that sets none: litellm's model map knows it (the gateway asks).
+        """
+        if self.context_window:
+            return int(self.context_window)
+        if self.is_local:
+            return self.n_ctx
+        return SCRIPTED_WINDOW if self.in_process else None
+
+    @property
+    def provider(self) -> str:
+        """The provider as litellm resolves this model string, read without importing litellm.
+
+        The prefix ('anthropic/claude-...' -> 'anthropic'); a bare Claude name
+        ('claude-3-5-haiku-...') is Anthropic's, as litellm resolves it; other bare names ''.
+        """
+        head, slash, _ = self.model.partition("/")
+        if slash:
+            return head
+        return "anthropic" if self.model.startswith("claude") else ""
+
+    @property
+    def is_claude(self) -> bool:
+        """An Anthropic model, directly or through another provider that serves Claude.
+
+        Such a model takes Anthropic's ``cache_control`` blocks: 'anthropic/...', a bare
+        'claude-...', 'bedrock/[us.]anthropic.claude-...', 'vertex_ai/claude-...',
+        'openrouter/anthropic/claude-...', or a Claude behind an OpenAI-compatible proxy.
+        """
+        name = self.model.rsplit("/", 1)[-1].split("anthropic.", 1)[-1]
+        return self.provider == "anthropic" or name.startswith("claude")
 
     @property
     def endpoint(self) -> tuple[str, str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import threading
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +16,7 @@ from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway, ModelSpec
 from runner.llm.limits import EndpointLimits
 from runner.llm.retry import RetryPolicy
+from runner.run import preflight
 from runner.types import Message
 from tests.fake_server import FakeOpenAIServer, FakeReply
 
@@ -143,16 +145,17 @@ def test_mapped_model_is_priced_from_litellms_bundled_map(server: FakeOpenAIServ
 
 
 def test_missing_api_key_is_reported_before_any_call(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A key named in the config is the preflight's check; one only litellm names, the gateway's."""
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
-    gw = Gateway(
-        ModelSpec(
-            name="claude",
-            model="anthropic/claude-sonnet-4-5-20250929",
-            api_key_env="ANTHROPIC_API_KEY",
-        ),
-        CallLog(None),
+    named = ModelSpec(
+        name="claude",
+        model="anthropic/claude-sonnet-4-5-20250929",
+        api_key_env="ANTHROPIC_API_KEY",
     )
-    with pytest.raises(AuthError, match="needs ANTHROPIC_API_KEY in the environment"):
+    with pytest.raises(AuthError, match="^model=claude needs ANTHROPIC_API_KEY in the environment"):
+        preflight.keys({"model": named})
+    gw = Gateway(replace(named, api_key_env=None), CallLog(None))
+    with pytest.raises(AuthError, match="^model=claude needs ANTHROPIC_API_KEY in the environment"):
         gw.check_ready()
 
 

@@ -134,3 +134,24 @@ def stop_processor(
         return scores
 
     return process
+
+
+class OwnAnswers:
+    """One role's answers per document: its own text, which no copy stop counts as a copy.
+
+    A running summary, level-0 summaries or SummIt's summary are the role's own words, not a
+    copy of the prompt they reappear in. Cached answers are added too, so a resumed run
+    decides alike. One per gateway (role) whose model sets ``stop_on_copied_sentence``.
+    """
+
+    def __init__(self) -> None:
+        """No answers yet."""
+        self._answers: dict[str | None, list[str]] = {}
+
+    def add(self, document: str | None, text: str) -> None:
+        """Remember an answer given for ``document`` (None: outside any document)."""
+        self._answers.setdefault(document, []).append(text)
+
+    def text(self, document: str | None) -> str:
+        """Every answer given for ``document`` so far, one per line."""
+        return "\n".join(self._answers.get(document, []))
