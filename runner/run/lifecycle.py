@@ -23,13 +23,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.config.fingerprint import fingerprint, is_experiment_override, prompt_files
+from runner.config.fingerprint import fingerprint, is_experiment_override
 from runner.config.run_config import RunConfig
 from runner.errors import BudgetExceeded, Terminated
 from runner.llm.budget import Budget
 from runner.llm.call_log import CallLog, CallTotals
 from runner.llm.gateway import Gateway
+from runner.run import preflight
 from runner.run.document_loop import run_documents
+from runner.run.preflight import Checked
 from runner.run.prepare import Job, prepare
 from runner.run.progress import Progress
 from runner.run.recording import log_outcomes, log_setup
@@ -37,7 +39,6 @@ from runner.sweep.callback import job_run_name
 from runner.sweep.parent import Sweep, current_sweep
 from runner.tracking.sqlite_peek import PARENT_TAG, done_cell
 from runner.tracking.writer import Tracker, artifact_root
-from runner.types import WorkItem
 from runner.view.page import log_viewer
 
 
@@ -110,11 +111,14 @@ def ignored_keys(config: RunConfig) -> list[str]:
     ]
 
 
-def run_experiment(config: RunConfig, items: list[WorkItem] | None = None) -> RunResult:
+def run_experiment(config: RunConfig, checked: Checked | None = None) -> RunResult:
     """Run one job end to end and log it as one MLflow run (or skip a finished sweep cell).
 
-    ``items``: the documents when already read (``runner/run/preflight.py``).
+    ``checked``: what ``runner.run.preflight.check`` returned when the caller ran it (the
+    command line does, before MLflow loads); run here otherwise. Once per job either way.
     """
+    if checked is None:
+        checked = preflight.check(config)
     for line in ignored_keys(config):
         print(f"note: {line}", file=sys.stderr)
     timings: dict[str, float] = {}
@@ -123,7 +127,7 @@ def run_experiment(config: RunConfig, items: list[WorkItem] | None = None) -> Ru
     progress = Progress(config.progress, label=config.strategy)
     cancel = threading.Event()
     name = run_name(config.overrides, sweep)
-    done = _finished_cell(config, sweep)  # before any setup: a resumed sweep skips fast
+    done = _finished_cell(config, sweep, checked)  # before any setup: a resumed sweep skips fast
     if done:
         progress.close()
         return RunResult(
@@ -133,7 +137,7 @@ def run_experiment(config: RunConfig, items: list[WorkItem] | None = None) -> Ru
         calls_file = Path(tmp) / "calls.jsonl"
         budget = Budget(config.budget_usd, config.sweep_budget_usd, sweep.ledger if sweep else None)
         calls = CallLog(calls_file, on_call=progress.on_call, budget=budget)
-        job = prepare(config, calls, cancel, items)
+        job = prepare(config, calls, cancel, checked)
         timings["setup_s"], clock = _lap(clock)
         tracker = Tracker(
             config.tracking_uri, config.experiment, artifact_root(config.tracking_uri)
@@ -194,7 +198,7 @@ def local_artifact_dir(tracker: Tracker) -> str:
     return uri if uri.startswith("/") else ""
 
 
-def _finished_cell(config: RunConfig, sweep: Sweep | None) -> str | None:
+def _finished_cell(config: RunConfig, sweep: Sweep | None, checked: Checked) -> str | None:
     """The run that makes this cell done in this sweep, unless ``force``.
 
     This is the sweeper's own rule (``done_cell``), for other sweepers and for a cell finished
@@ -202,7 +206,7 @@ def _finished_cell(config: RunConfig, sweep: Sweep | None) -> str | None:
     """
     if sweep is None or config.force:
         return None
-    cell = fingerprint(config, prompt_files(config))
+    cell = fingerprint(config, checked.prompts)
     return done_cell(config.tracking_uri, config.experiment, sweep.run_id, cell)
 
 

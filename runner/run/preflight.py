@@ -1,9 +1,12 @@
-"""The checks that take milliseconds, run before anything heavy is imported.
+"""The checks that need neither litellm nor MLflow, run once per job before either loads.
 
-A typo in a path, a missing key or an unreadable document should be answered in about a
-second, not after MLflow (2 s) and litellm (5 s) have loaded, and must leave no MLflow run
-behind. ``runner/run/prepare.py`` repeats the deep checks (servers answering, contexts, metric
-set-up) once the gateways exist; what is checked here is only what needs neither.
+A typo in a path, a missing key, a server that does not answer, a chunk beyond a known
+context or an unreadable document should be answered in about a second, not after MLflow
+(2 s) and litellm (5 s) have loaded, and must leave no MLflow run behind. What is learned on
+the way (the documents, the prompt files, the window the chunk was checked against) is
+handed on in ``Checked``, so ``runner/run/prepare.py`` neither reads nor checks it again: it
+checks only what needs litellm or a model (a key only litellm can name, a window only
+litellm knows, metric set-up).
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -19,48 +24,66 @@ from runner.config.run_config import RunConfig
 from runner.data.sources import read_items
 from runner.errors import ConfigError, DataError
 from runner.llm.endpoints import check_reachable, require_key
+from runner.llm.spec import ModelSpec
 from runner.types import WorkItem
 
 
-def check(config: RunConfig) -> list[WorkItem]:
+@dataclass(frozen=True)
+class Checked:
+    """What the preflight learned, for the job (``runner/run/prepare.py``) to use as it is."""
+
+    items: list[WorkItem]
+    """The documents (or summaries) to process, read once."""
+    prompts: dict[str, Path]
+    """Artifact path -> prompt file (``runner.config.fingerprint.prompt_files``)."""
+    window: int | None
+    """The summarizer's window ``chunk`` was checked against; None when only litellm knows
+    it (or there is no summarizer), and the job checks it once the gateway has asked."""
+
+
+def check(config: RunConfig) -> Checked:
     """Raise the first problem found, as a one-line ``RunnerError`` naming the fix.
 
-    Returns the documents read on the way, so the job does not read them again.
+    Returns what was read on the way, so the job does not read or check it again.
     """
-    _keys(config)
-    servers(config)
-    _chunk(config)
+    keys(config.roles)
+    servers(config.roles)
+    window = _chunk(config)
     _tracking(config.tracking_uri)
     data = config.data
     items = read_items(data.source, data.values(), data.limit)
     if not items:
         raise DataError("no documents to summarize; choose data=sample or data=dir data.path=...")
-    prompt_files(config)
-    return items
+    return Checked(items, prompt_files(config), window)
 
 
-def _keys(config: RunConfig) -> None:
-    """A role whose key variable is named but unset (servers given by api_base may need none)."""
-    for role, spec in config.roles.items():
+def keys(roles: Mapping[str, ModelSpec]) -> None:
+    """A role whose key variable is named but unset (servers given by api_base may need none).
+
+    A key only litellm can name (no ``api_key_env``) is the gateway's ``check_ready``.
+    """
+    for role, spec in roles.items():
         if spec.api_key_env and not spec.api_base:
             require_key(role, spec, [] if os.environ.get(spec.api_key_env) else [spec.api_key_env])
 
 
-def _chunk(config: RunConfig) -> None:
-    """``chunk`` beyond the summarizer's window, when the window is known without litellm."""
+def _chunk(config: RunConfig) -> int | None:
+    """``chunk`` beyond the summarizer's window, when the window is known without litellm.
+
+    Returns that window (None: unknown here).
+    """
     spec = config.roles.get("model")
-    if spec is None:
-        return
-    window = spec.context_window or (spec.n_ctx if spec.is_local else None)
-    if window:
+    window = spec.known_window if spec is not None else None
+    if spec is not None and window:
         check_chunk(config.chunk, window, spec.name)
+    return window
 
 
 def check_chunk(chunk: int, window: int, name: str) -> None:
     """``chunk`` must fit the summarizer's window.
 
-    Checked here when the window is known without litellm, and in ``runner/run/prepare.py``
-    once the gateway has asked litellm.
+    Checked here when the window is known without litellm, else in ``runner/run/prepare.py``
+    once the gateway has asked litellm: once per job either way.
     """
     if chunk > window:
         raise ConfigError(
@@ -68,11 +91,9 @@ def check_chunk(chunk: int, window: int, name: str) -> None:
         )
 
 
-def servers(config: RunConfig) -> None:
+def servers(roles: Mapping[str, ModelSpec]) -> None:
     """Each role's OpenAI-compatible server answers (checked once per server)."""
-    for base, (role, spec) in {
-        s.api_base: (r, s) for r, s in config.roles.items() if s.api_base
-    }.items():
+    for base, (role, spec) in {s.api_base: (r, s) for r, s in roles.items() if s.api_base}.items():
         check_reachable(role, spec, base)
 
 

@@ -1,9 +1,11 @@
 """Everything a job needs, built and checked before its MLflow run exists.
 
-Roles become gateways (keys present, servers reachable, chunk fits the summarizer),
-metrics are set up (prompts parsed, parameters checked), documents are loaded and the
-fingerprint computed. A mistake in any of them ends the job with one line and leaves no
-run behind for a report to count.
+On top of the preflight's checks (``runner/run/preflight.py``: keys named in the config,
+servers answering, chunk against a window known without litellm, documents read), whose
+findings it takes as they are: roles become gateways (a key only litellm can name, the
+chunk against a window only litellm knows), metrics are set up (prompts parsed, parameters
+checked) and the fingerprint computed. A mistake in any of them ends the job with one line
+and leaves no run behind for a report to count.
 """
 
 from __future__ import annotations
@@ -15,16 +17,14 @@ from types import ModuleType
 from typing import Any
 
 from metrics.base import Metric
-from runner.config.fingerprint import fingerprint, prompt_files
+from runner.config.fingerprint import fingerprint
 from runner.config.run_config import RunConfig
-from runner.data.loaders import load_work
-from runner.errors import DataError
 from runner.llm.cache import ResponseCache
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway
 from runner.llm.limits import EndpointLimits
 from runner.llm.local import perf as local_perf
-from runner.run.preflight import check_chunk
+from runner.run.preflight import Checked, check_chunk
 from runner.types import WorkItem
 
 
@@ -56,42 +56,37 @@ class Job:
         return max(1, min(len(self.items), widest))
 
 
-def prepare(
-    config: RunConfig, calls: CallLog, cancel: threading.Event, items: list[WorkItem] | None = None
-) -> Job:
-    """Build and check everything; raises a ``RunnerError`` naming the fix.
+def prepare(config: RunConfig, calls: CallLog, cancel: threading.Event, checked: Checked) -> Job:
+    """Build and check what the preflight could not; raises a ``RunnerError`` naming the fix.
 
-    ``items``: the documents when the caller has read them already
-    (``runner/run/preflight.py``).
+    ``checked``: what ``runner.run.preflight.check`` returned for this config.
     """
     local_perf.reset()  # this job's share of the embedded model's time
     roles = build_roles(config, calls, cancel)
+    model = roles.get("model")
+    if model is not None and checked.window is None:  # the window came from litellm
+        check_chunk(config.chunk, model.context_window, model.name)
     metrics = {
         name: _set_up(config.metric_module(name), roles, params)
         for name, params in config.metrics.items()
     }
-    data = config.data
-    if items is None:
-        items = load_work(
-            data.source, data.path, data.limit, data.sources, references=data.references, hf=data.hf
-        )
-    if not items:
-        raise DataError("no documents to summarize; choose data=sample or data=dir data.path=...")
-    prompts = prompt_files(config)
     return Job(
         config,
         config.strategy_module,
         roles,
         metrics,
-        items,
-        prompts,
-        fingerprint(config, prompts),
+        checked.items,
+        checked.prompts,
+        fingerprint(config, checked.prompts),
         cancel,
     )
 
 
 def build_roles(config: RunConfig, calls: CallLog, cancel: threading.Event) -> dict[str, Gateway]:
-    """One gateway per role, sharing the call log, the cache and per-endpoint limits."""
+    """One gateway per role, sharing the call log, the cache and per-endpoint limits.
+
+    Each is checked for what needs litellm (``Gateway.check_ready``).
+    """
     cache = ResponseCache(config.cache_dir) if config.cache_dir else None
     limits = EndpointLimits(config.roles.values())
     roles = {
@@ -110,9 +105,6 @@ def build_roles(config: RunConfig, calls: CallLog, cancel: threading.Event) -> d
     }
     for gateway in roles.values():
         gateway.check_ready()
-    model = roles.get("model")
-    if model is not None:
-        check_chunk(config.chunk, model.context_window, model.name)
     return roles
 
 
