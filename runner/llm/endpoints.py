@@ -1,7 +1,9 @@
 """Checks of a model's endpoint that need no model call.
 
-Its API key is in the environment, its server answers and serves the model. Shared by the
-preflight (before MLflow and litellm load) and the gateway, so both say the same one line.
+Its API key is in the environment, its server answers and serves the model. The preflight
+(``runner/run/preflight.py``, before MLflow and litellm load) checks both once per job; the
+gateway's ``check_ready`` reports a key only litellm can name with the same ``require_key``
+line.
 """
 
 from __future__ import annotations
