@@ -74,7 +74,8 @@ class Gateway:
         self._own = OwnAnswers() if spec.stop_on_copied_sentence else None
         """The copy stop's exemption: this role's own answers per document."""
         self.context_window = self._context_window()
-        """The summarizer's window for chunk checks: known without litellm, else litellm's."""
+        """This model's input window: known without litellm (``ModelSpec.known_window``), else
+        litellm's (its import paid here only then)."""
 
     def _local_path(self) -> str:
         from runner.llm.local.weights import default_gguf_path
