@@ -1,8 +1,8 @@
 """Any trace step as the viewer shows it: short facts inline, long texts apart.
 
-The generic view of a step, used for steps no strategy's own view knows and, inside those
-views, for the parts they show as they are (a compression, a draft). Split from
-``runner.view.trace`` (each strategy's own view of its steps).
+The generic view of a step: every step no section of the strategy's stored view covers, all
+the steps of a run stored without a view, and the steps a view lists (a compression, a
+draft) with its own title. Split from ``runner.view.trace`` (which renders the stored view).
 """
 
 from __future__ import annotations
@@ -71,11 +71,6 @@ def shown(step: Step, skip: Iterable[str] = (), summary: str = "") -> Shown:
         else:
             facts.append(Fact(key, text))
     return Shown(str(step.get("kind", "?")), facts, texts)
-
-
-def pick(step: Step, *keys: str) -> list[Fact]:
-    """The named fields the step has, as facts, in the order asked."""
-    return [Fact(k, fact_text(step[k])) for k in keys if k in step]
 
 
 def word_diff(before: str, after: str) -> list[tuple[str, str]]:

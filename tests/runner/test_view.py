@@ -13,6 +13,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -366,6 +367,45 @@ def test_the_merge_tree_has_every_node_of_the_trace(hier: Made) -> None:
             assert fallbacks, "the unterminated chunk summary was cut by the fallback"
         steps = " ".join(s.text for s in article.all("details", "step"))
         assert "postprocess" in steps and "plan" in steps  # the other steps, generically
+
+
+def test_the_command_draws_a_stored_hier_run_from_its_stored_view(
+    hier: Made, tmp_path: Path
+) -> None:
+    """``python -m runner.view`` imports no strategy: the tree comes from trace_views.json."""
+    out = tmp_path / "page.html"
+    code = (
+        "import sys\n"
+        "from runner.view.page import main\n"
+        f"code = main([{hier.run_id!r}, {f'out={out}'!r}, {f'tracking.uri={hier.uri}'!r}])\n"
+        "print(code, sorted(m for m in sys.modules if m.split('.')[0] == 'strategies'))\n"
+    )
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True
+    )
+    assert done.stdout.split("\n")[-2] == "0 []", done.stdout + done.stderr
+    views = hier.json("trace_views.json")
+    for doc_id, article in articles(Tree(out.read_text(encoding="utf-8")).root).items():
+        trace = hier.json(f"traces/{doc_id}.json")
+        nodes = article.all("details", "node")
+        assert len(nodes) == sum(s["kind"] in ("summarize", "merge") for s in trace) > 1
+        assert [s["name"] for s in views[doc_id]["sections"]] == ["hier"]
+        (section,) = article.all("section", "hier")
+        assert "level 0" in section.text and "cut by the fallback" in section.text
+
+
+def test_a_run_stored_without_views_lists_its_steps_plainly(hier: Made) -> None:
+    """Runs recorded before views were: no tree, every step listed as it is, no error."""
+    client = hier.client
+    files = view.read_files(client, hier.run_id)
+    assert files.views, "this run has its views"
+    old = view.RunFiles(files.summaries, files.scores, files.annotations, files.notes, files.traces)
+    root = Tree(view.render(view.build_page(RunRecord.from_run(client.get_run(hier.run_id)), old)))
+    for doc_id, article in articles(root.root).items():
+        assert not article.all("details", "node") and "view failed" not in article.text
+        kinds = [s.all("b")[0].text for s in article.all("details", "step")]
+        assert kinds == [s["kind"] for s in hier.json(f"traces/{doc_id}.json")]
 
 
 # ------------------------------------------------------------------ other strategies
