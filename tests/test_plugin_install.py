@@ -19,6 +19,7 @@ that is neither the repository nor the environment, as a user's would be:
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -160,6 +161,11 @@ def test_a_sweep_runs_the_installed_plugin_beside_the_built_ins(study: Study) ->
         ((doc_id, summary),) = json.loads(logged.read_text(encoding="utf-8")).items()
         document = (samples / f"{doc_id}.txt").read_text(encoding="utf-8")
         values = child.data.metrics
+        plugins = {k: v for k, v in child.data.tags.items() if k.startswith("plugin.")}
+        expected = {"plugin.strategy"} if strategy == "lead_k" else set()
+        expected |= {"plugin.metrics.compression"} if metrics == "compression" else set()
+        assert set(plugins) == expected, (strategy, metrics, plugins)  # built-ins: no tag
+        assert all(f"(package {DISTRIBUTION} 0.1.0)" in v for v in plugins.values()), plugins
         if metrics == "compression":
             assert "booookscore/score" not in values
             for key, value in expected_compression(document, summary).items():
@@ -169,6 +175,17 @@ def test_a_sweep_runs_the_installed_plugin_beside_the_built_ins(study: Study) ->
         if strategy == "lead_k":  # the document's opening, word for word
             assert " ".join(document.split()).startswith(" ".join(summary.split()))
             assert (values["calls"] > 0) == (metrics != "compression")  # only a judge calls
+
+
+def test_the_example_plugin_imports_only_the_plugin_api() -> None:
+    imported = set()
+    for file in sorted((PLUGIN_SOURCE / "example_plugin").rglob("*.py")):
+        for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported |= {alias.name for alias in node.names}
+    assert {m for m in imported if m.split(".")[0] == "runner"} == {"runner.api"}
 
 
 def test_help_lists_the_plugin_with_its_package(study: Study) -> None:
@@ -213,6 +230,7 @@ def test_an_edited_loose_module_is_a_new_experiment(study: Study) -> None:
     runner(study, *sweep, cwd=folder)
     (first,) = children()
     assert first.info.status == "FINISHED" and first.data.params["strategy"] == "lead_k_loose"
+    assert f"(module file {module})" in first.data.tags["plugin.strategy"]
     again = runner(study, *sweep, cwd=folder)  # unchanged: the sweep has this cell already
     assert "skipped" in again and len(children()) == 1
     module.write_text(LOOSE + "# k=2: two sentences read better than three here\n")
