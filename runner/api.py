@@ -36,6 +36,7 @@ from runner.text import (
     split_sentences,
     words,
 )
+from runner.trace_view import Chart, Listed, Node, Round, Section, Series, picked
 from runner.types import (
     LLM,
     Chunk,
@@ -62,6 +63,13 @@ VERSION = _version()
 __all__ = [
     "LLM",
     "VERSION",
+    "Chart",
+    "Listed",
+    "Node",
+    "Round",
+    "Section",
+    "Series",
+    "picked",
     "Chunk",
     "Completion",
     "ConfigError",

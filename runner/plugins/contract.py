@@ -6,7 +6,8 @@ that forgot one is refused with one line rather than read with a silent default 
 
 - strategy: ``ROLES``, ``IGNORES`` (run-level keys it does not read, with why),
   ``PROMPT_DIRS`` (its folders under ``prompts/`` beside the module) and
-  ``summarize(chunks, <roles>, *, <params>)``;
+  ``summarize(chunks, <roles>, *, <params>)``; optionally ``trace_view(steps)``, how the
+  viewer draws its trace (``runner/trace_view.py``; without one the steps are listed);
 - metric: ``ROLES``, ``PROMPT_DIRS`` and ``setup(<roles>, *, <params>)``;
 - data loader: ``KEYS`` (the ``data.*`` keys it reads) and ``load(*, <keys>)`` returning
   a list of ``runner.api.Document``.
@@ -39,6 +40,8 @@ def check_contract(kind: str, module: Any) -> str | None:
         return f"{entry} is not a function"
     if kind == "data":
         return _check_names("KEYS", module.KEYS) or _keywords_cover(function, module.KEYS)
+    if kind == "strategy" and not callable(getattr(module, "trace_view", print)):
+        return "trace_view is not a function (it is optional: remove it or define it)"
     return (
         _check_roles(module.ROLES)
         or _check_names("PROMPT_DIRS", module.PROMPT_DIRS)

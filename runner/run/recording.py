@@ -108,7 +108,7 @@ def log_outcomes(
     log_series(tracker, outcomes)
     tracker.log_json({o.doc_id: o.result.summary for o in outcomes}, "summaries.json")
     tracker.log_json(per_doc, "scores.json")
-    view = getattr(job.strategy, "trace_view", None)  # optional: steps are listed without one
+    view = getattr(job.strategy, "trace_view", None)  # optional in the contract (plugins)
     views: dict[str, Any] = {}
     for o in outcomes:
         trace = [{"kind": s.kind, "call_id": s.call_id, **s.detail} for s in o.result.trace]

@@ -262,3 +262,31 @@ def test_help_lists_the_built_ins_with_their_origin() -> None:
     assert "booookscore" in listed["metrics"] and listed["metrics"].endswith("(built-in)")
     assert listed["data"] == "booookscore_pickle, dir, hf, none, sample, summaries (built-in)"
     assert "precomputed" not in done.stdout.split("== Config ==")[0]
+
+
+def test_a_job_imports_only_the_strategy_and_metrics_it_names() -> None:
+    """strategy=hier metrics=stats: no other strategy or metric module is imported."""
+    code = textwrap.dedent(
+        """
+        import sys
+        from hydra import compose, initialize_config_dir
+        from omegaconf import OmegaConf
+        from runner.config.run_config import build_run_config
+        with initialize_config_dir(config_dir="CONF", version_base="1.3"):
+            cfg = compose("config", overrides=["strategy=hier", "metrics=stats"])
+        build_run_config(OmegaConf.to_container(cfg, resolve=True))
+        print(" ".join(sorted(m for m in sys.modules if m.startswith(("strategies.", "metrics.")))))
+        """
+    ).replace("CONF", str(REPO / "conf"))
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    loaded = set(done.stdout.split())
+    assert "strategies.hier" in loaded and "metrics.stats" in loaded
+    others = {"strategies.summit", "strategies.incremental", "metrics.booookscore", "metrics.geval"}
+    assert loaded.isdisjoint(others), loaded & others
