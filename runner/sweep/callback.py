@@ -28,6 +28,7 @@ from hydra.core.utils import JobReturn, JobStatus
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from runner.config.fingerprint import is_experiment_override
 from runner.sweep.outcome import failure_message, failures
 from runner.sweep.parent import SweepParent
 
@@ -71,10 +72,15 @@ def _is_sweep(value: str) -> bool:
 def job_run_name(overrides: tuple[str, ...], keys: tuple[str, ...]) -> str:
     """The values that tell a job apart within its sweep: ``strategy=hier,chunk=2048``.
 
-    Paths are cut to their file name, so runs over different files stay distinguishable.
+    Paths are cut to their file name, so runs over different files stay distinguishable. A
+    sweep of one cell sweeps no key: its name is then the cell's experiment overrides, never
+    where results go (``tracking.uri=...``, ``cache.dir=...``).
     """
-    values = dict(item.lstrip("+~").split("=", 1) for item in overrides if "=" in item)
+    pairs = [item.lstrip("+~").split("=", 1) for item in overrides if "=" in item]
+    values = dict(pairs)
     parts = [f"{key.split('.')[-1]}={_short(values[key])}" for key in keys if key in values]
+    if not parts:
+        parts = [f"{k}={_short(v)}" for k, v in pairs if is_experiment_override(f"{k}={v}")]
     return ",".join(parts)
 
 

@@ -74,6 +74,11 @@ def test_a_job_is_named_by_what_its_sweep_varies() -> None:
     )
 
 
+def test_a_one_cell_sweep_is_named_by_its_experiment_not_where_results_go() -> None:
+    items = ("strategy=lead_k", "tracking.uri=sqlite:////tmp/x/mlflow.db", "cache.dir=/tmp/c")
+    assert job_run_name(items, ()) == "strategy=lead_k"
+
+
 @pytest.mark.parametrize("preset", sorted(p.stem for p in (CONF / "experiment").glob("*.yaml")))
 def test_every_preset_composes_and_validates_in_every_cell(preset: str) -> None:
     """Each cell of the preset's grid (every value of each swept key, others at their first)."""
