@@ -116,7 +116,7 @@ def check_setup(overrides: list[str]) -> int:
     from tests.runner.test_config import composed
 
     config = build_run_config(composed(*overrides), tuple(overrides))
-    items = preflight.check(config)
+    items = preflight.check(config).items
     weights = default_gguf_path()  # assembled and verified on first use
     spec, source = config.roles["model"], items[0].source
     assert source is not None, "data=sample has sources"

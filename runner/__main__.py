@@ -62,10 +62,10 @@ def main(cfg: DictConfig) -> JobOutcome:
         raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         assert isinstance(raw, dict)
         config = build_run_config({str(k): v for k, v in raw.items()}, _overrides())
-        items = preflight.check(config)  # before MLflow and litellm load: bad input answers in ~1 s
+        checked = preflight.check(config)  # before MLflow and litellm: bad input answers in ~1 s
         from runner.run.lifecycle import run_experiment
 
-        result = run_experiment(config, items)
+        result = run_experiment(config, checked)
     except RunnerError as err:
         if cfg.get("verbose"):
             traceback.print_exc()
