@@ -47,6 +47,17 @@ def check_fields(cls: type, raw: dict[str, Any], where: str) -> None:
         ):
             wanted = _describe(hints[field.name])
             raise ConfigError(f"{where}.{field.name}={raw[field.name]} must be {wanted}")
+        if field.metadata.get("positive") and raw.get(field.name) is not None:
+            _positive(f"{where}.{field.name}", raw[field.name])
+
+
+def _positive(key: str, value: Any) -> None:
+    """A field marked ``metadata={"positive": True}`` (a provider limit) is at least 1."""
+    if value < 1:
+        raise ConfigError(
+            f"{key}={value} must be a positive whole number, or null for no limit; "
+            f"e.g. {key}=500"
+        )
 
 
 def _fits(value: Any, hint: Any) -> bool:

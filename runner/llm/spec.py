@@ -19,6 +19,9 @@ LOCAL_EMBED_PREFIX = "local-embed/"
 SCRIPTED_WINDOW = 8192
 """The context window of a scripted model (it has none of its own)."""
 
+RATE_KEYS = ("rpm", "tpm", "input_tpm", "output_tpm")
+"""The provider limits a sweep shares per endpoint: how fast calls are sent, not what they ask."""
+
 
 @dataclass(frozen=True)
 class ModelSpec:
@@ -46,6 +49,16 @@ class ModelSpec:
     """USD price override for generated tokens."""
     concurrency: int = 8
     """Calls in flight at once to this endpoint (model + api_base) within a job."""
+    rpm: int | None = field(default=None, metadata={"positive": True})
+    """Requests per minute this endpoint allows (the provider's tier limit; None = unlimited),
+    shared by every job of a sweep on one machine, and by a Ray sweep's workers
+    (``runner/llm/rate.py``)."""
+    tpm: int | None = field(default=None, metadata={"positive": True})
+    """Tokens per minute, prompt and completion together (OpenAI's TPM; None = unlimited)."""
+    input_tpm: int | None = field(default=None, metadata={"positive": True})
+    """Prompt tokens per minute, where a provider limits them apart (Anthropic's ITPM)."""
+    output_tpm: int | None = field(default=None, metadata={"positive": True})
+    """Completion tokens per minute, where a provider limits them apart (Anthropic's OTPM)."""
     timeout_s: float = 600.0
     """Per-attempt timeout."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
@@ -127,6 +140,11 @@ class ModelSpec:
         """What a concurrency limit belongs to: the model string and its server."""
         return (self.model, self.api_base or "")
 
+    @property
+    def rate_limited(self) -> bool:
+        """True when any provider limit (``RATE_KEYS``) is set for this endpoint."""
+        return any(getattr(self, key) is not None for key in RATE_KEYS)
 
-NOT_IN_FINGERPRINT = ("concurrency", "timeout_s", "retry")
+
+NOT_IN_FINGERPRINT = ("concurrency", "timeout_s", "retry", *RATE_KEYS)
 """Model keys that change how calls are made, never what they answer."""
