@@ -55,8 +55,7 @@ def _positive(key: str, value: Any) -> None:
     """A field marked ``metadata={"positive": True}`` (a provider limit) is at least 1."""
     if value < 1:
         raise ConfigError(
-            f"{key}={value} must be a positive whole number, or null for no limit; "
-            f"e.g. {key}=500"
+            f"{key}={value} must be a positive whole number, or null for no limit; e.g. {key}=500"
         )
 
 
