@@ -62,6 +62,11 @@ def main(cfg: DictConfig) -> JobOutcome:
         raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         assert isinstance(raw, dict)
         config = build_run_config({str(k): v for k, v in raw.items()}, _overrides())
+        if raw.get("estimate"):  # estimate=true: counts and prints; no run, no model call
+            from runner.estimate.command import estimate_job
+
+            estimate_job(config, _cell_name())
+            return JobOutcome(_cell_name())
         checked = preflight.check(config)  # before MLflow and litellm: bad input answers in ~1 s
         from runner.run.lifecycle import run_experiment
 

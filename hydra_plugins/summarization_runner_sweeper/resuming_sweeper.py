@@ -72,6 +72,10 @@ class ResumingSweeper(BasicSweeper):
         self._task_function: TaskFunction | None = None
         self._base: tuple[DictConfig | None, dict[str, Any], set[str]] | None = None
         """``_sweep_base`` of this sweep's config, made for the first cell."""
+        self._estimated: dict[tuple[str, ...], Any] = {}
+        """``estimate=true``: cell -> its RunConfig (no job runs: the estimate is printed)."""
+        self._done: dict[tuple[str, ...], str] = {}
+        """Cell -> the FINISHED run of this sweep that makes it done."""
 
     def sweep(self, arguments: list[str]) -> Any:
         """The basic sweep, run within the sweep's parent run.
@@ -133,6 +137,9 @@ class ResumingSweeper(BasicSweeper):
             for cell in batch
         ]
         todo = self._unfinished(cells, self._parent.keys)
+        if self._estimated:  # estimate=true: print it, run nothing (no parent run, no job)
+            self._print_estimate(cells)
+            return []
         if not todo:
             return []
         run_id = self._parent.open()
@@ -169,6 +176,7 @@ class ResumingSweeper(BasicSweeper):
                 run_id = done[uri, experiment].get(fingerprint)
                 if run_id:
                     name = job_run_name(tuple(cell), keys) or ",".join(cell)
+                    self._done[tuple(cell)] = run_id
                     print(
                         f"skipped {name}: this sweep already has it FINISHED as MLflow run "
                         f"{run_id} (force=true runs it again)"
@@ -199,7 +207,13 @@ class ResumingSweeper(BasicSweeper):
             raw = OmegaConf.to_container(task, resolve=True, throw_on_missing=True)
             assert isinstance(raw, dict)
             config = build_run_config({str(k): v for k, v in raw.items()}, tuple(cell))
-            preflight.check(config)
+            if raw.get("estimate"):  # no key or server needed: the estimate's own checks
+                from runner.estimate.command import documents
+
+                documents(config)
+                self._estimated[tuple(cell)] = config
+            else:
+                preflight.check(config)
         except (HydraException, OmegaConfBaseException) as err:
             return one_line(err)
         except RunnerError as err:
@@ -207,6 +221,22 @@ class ResumingSweeper(BasicSweeper):
         if config.force:
             return None
         return config.tracking_uri, config.experiment, fingerprint(config, prompt_files(config))
+
+    def _print_estimate(self, cells: list[list[str]]) -> None:
+        """``estimate=true``: each cell's calls, tokens, cost and wall time, and the total."""
+        from runner.estimate.command import estimate_sweep
+
+        assert self._parent is not None and self.config is not None
+        named = [
+            (
+                job_run_name(tuple(c), self._parent.keys) or ",".join(c),
+                self._estimated.get(tuple(c)),
+                self._done.get(tuple(c)),
+            )
+            for c in cells
+        ]
+        jobs = self.config.hydra.launcher.get("n_jobs")
+        estimate_sweep(named, jobs if isinstance(jobs, int) and jobs > 0 else 1)
 
     def _composed(self, cell: list[str], index: int) -> DictConfig:
         """The config the cell's job receives, composed as the launcher does (~75 ms)."""

@@ -31,6 +31,7 @@ NON_EXPERIMENT_KEYS = (
     "force",
     "on_error",
     "verbose",
+    "estimate",
 )
 """Top-level keys that say where results go or how they are shown, not what they are: left
 out of the fingerprint, the run's params and its name (``is_experiment_override``)."""

@@ -1,0 +1,245 @@
+"""One cell's (one job's) estimate: calls, tokens, cost and wall time of its roles.
+
+The documents are those the job would read; each is chunked with the real tokenizer
+(``runner.chunking``, cached per text and chunk size across a sweep's cells) and its
+strategy's and metrics' calls counted (``shapes``, ``judged``). Wall time: each document's
+critical path at the roles' seconds per call, documents side by side up to the widest
+role's concurrency, never under what the endpoint's concurrency (and ``rpm``/``tpm``, when
+the model has them) lets through.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.chunking import split_into_chunks
+from runner.config.fingerprint import prompt_files
+from runner.config.run_config import RunConfig
+from runner.estimate import judged, shapes
+from runner.estimate.guide import Guide
+from runner.estimate.history import history
+from runner.estimate.latency import default_latency
+from runner.estimate.prices import price_of
+from runner.estimate.shapes import Phase
+from runner.types import WorkItem
+
+STARTUP_S = 7.0
+"""A job's own seconds besides its calls: litellm's import (~5 s) and MLflow's (~1.2 s) on the
+2-core machine (docs: DESIGN.md, "Start-up cost"), plus logging the run."""
+STRATEGIES = ("hier", "incremental", "baseline", "summit", "none")
+"""Strategies whose calls are counted; another (a plugin) is noted as not estimated."""
+
+
+@dataclass(frozen=True)
+class RoleFigures:
+    """One role's share of a cell."""
+
+    role: str
+    model: str
+    calls: float
+    prompt_tokens: float
+    completion_tokens: float
+    cost_usd: float
+    price_source: str
+    latency_source: str
+
+
+@dataclass(frozen=True)
+class CellEstimate:
+    """What one job would cost and take."""
+
+    name: str
+    documents: int
+    roles: tuple[RoleFigures, ...]
+    wall_s: float
+    notes: tuple[str, ...] = ()
+    done_run: str | None = None
+    """The FINISHED run with the same fingerprint: the cell costs nothing (resumed or cached)."""
+
+    @property
+    def calls(self) -> float:
+        """Model calls of every role."""
+        return sum(r.calls for r in self.roles)
+
+    @property
+    def prompt_tokens(self) -> float:
+        """Prompt tokens of every role."""
+        return sum(r.prompt_tokens for r in self.roles)
+
+    @property
+    def completion_tokens(self) -> float:
+        """Completion tokens of every role."""
+        return sum(r.completion_tokens for r in self.roles)
+
+    @property
+    def cost_usd(self) -> float:
+        """USD of every role."""
+        return sum(r.cost_usd for r in self.roles)
+
+
+@functools.cache
+def _sizes(digest: str, chunk: int, text: str) -> tuple[int, ...]:
+    """Token counts of the document's chunks (``digest`` keys the cache cheaply)."""
+    return tuple(c.n_tokens for c in split_into_chunks(text, chunk))
+
+
+def chunk_sizes(text: str, chunk: int) -> list[int]:
+    """The chunks' token counts, as the job's ``split_into_chunks`` makes them."""
+    return list(_sizes(hashlib.sha256(text.encode()).hexdigest(), chunk, text))
+
+
+def guides(config: RunConfig) -> dict[str, Guide]:
+    """Each role's history, latency and concurrency."""
+    out = {}
+    for role, spec in config.roles.items():
+        found = history(config.tracking_uri, spec.model)
+        latency = found.latency or default_latency(spec)
+        out[role] = Guide(found, latency, max(1, int(spec.concurrency)))
+    return out
+
+
+def _prompt_lookup(config: RunConfig, folder: str, chosen: str) -> shapes.Prompt:
+    """A strategy's prompt by name: its set's file, else the paper set's, else common's."""
+    files = prompt_files(config)
+
+    def find(name: str) -> Path | None:
+        for key in (
+            f"strategies/prompts/{folder}/{chosen}/{name}.txt",
+            f"strategies/prompts/{folder}/paper/{name}.txt",
+            f"strategies/prompts/{folder}/{name}.txt",
+            f"strategies/prompts/common/{name}.txt",
+        ):
+            if key in files:
+                return files[key]
+        return None
+
+    return find
+
+
+def _strategy(
+    config: RunConfig, item: WorkItem, window: int, guide: dict[str, Guide]
+) -> tuple[list[Phase], str]:
+    """The strategy's phases for one document; a note when it is not estimated."""
+    params, name = config.strategy_params, config.strategy
+    if item.summary is not None or name == "none" or item.source is None:
+        return [], ""
+    sizes = chunk_sizes(item.source.text, config.chunk)
+    model = guide["model"]
+    prompts = str(params.get("prompts", "paper"))
+    if name in ("hier", "incremental", "baseline"):
+        shape: Callable[..., list[Phase]] = getattr(shapes, name)
+        first: Any = sum(sizes) if name == "baseline" else sizes
+        return shape(first, window, params, _prompt_lookup(config, name, prompts), model), ""
+    if name == "summit":
+        draft_name = str(params.get("draft", "hier"))
+        fits = sum(sizes) + int(params.get("max_summary_len", 900)) * 2 + 1500 < window
+        if fits and params.get("draft_for", "long") == "long":
+            draft = [Phase("model", "summit/summarize", 1, sum(sizes) + 300, 0.6 * 900, 1)]
+            source = float(sum(sizes))
+        else:
+            draft_shape: Callable[..., list[Phase]] = getattr(shapes, draft_name)
+            first = sum(sizes) if draft_name == "baseline" else sizes
+            lookup = _prompt_lookup(config, draft_name, "paper")
+            draft = draft_shape(first, window, params, lookup, model)
+            source = float(min(sum(sizes), window // 2))
+        phases = judged.summit(source, draft, params, model, guide["evaluator"])
+        return phases, "summit: its evaluate/refine loop counted at max_iterations (upper bound)"
+    return [], f"strategy {name}: its calls are not estimated (only {', '.join(STRATEGIES)})"
+
+
+def _summary_tokens(phases: list[Phase]) -> float:
+    """Expected tokens of the final summary: the answer of the strategy's last call."""
+    last = [p for p in phases if p.role == "model" and p.calls]
+    return last[-1].completion_tokens / last[-1].calls if last else 0.0
+
+
+def _metrics(
+    config: RunConfig, item: WorkItem, summary: float, guide: dict[str, Guide]
+) -> tuple[list[Phase], list[str]]:
+    """The metrics' calls for one document, and notes for those not estimated."""
+    phases, notes = [], []
+    files = prompt_files(config)
+    for label, params in config.metrics.items():
+        plugin = config.plugins[f"metrics.{label}"]
+        module = config.metric_module(label)
+        if plugin.name == "booookscore":
+            batched = int(params.get("batch_size", 1)) > 1
+            default = "batch.txt" if batched else "sentence.txt"
+            own = params.get("batch_prompt_path" if batched else "prompt_path")
+            path = Path(own) if own else files[f"metrics/prompts/booookscore/{default}"]
+            phases.append(judged.booookscore(item.summary, summary, params, path, guide["judge"]))
+        elif getattr(module, "ROLES", ()):
+            notes.append(f"metric {label}: its calls are not estimated (counted: booookscore)")
+    return phases, notes
+
+
+def estimate_cell(config: RunConfig, items: list[WorkItem], name: str) -> CellEstimate:
+    """Calls, tokens, cost and wall time of the job ``config`` over ``items``."""
+    guide = guides(config)
+    prices = {role: price_of(spec) for role, spec in config.roles.items()}
+    window = prices["model"].window if "model" in prices else 0
+    per_role: dict[str, list[float]] = {role: [0.0, 0.0, 0.0] for role in config.roles}
+    seconds: dict[str, float] = {role: 0.0 for role in config.roles}
+    longest, notes = 0.0, set()
+    for item in items:
+        phases, note = _strategy(config, item, window, guide)
+        scored, more = _metrics(config, item, _summary_tokens(phases), guide)
+        notes.update([note, *more])
+        path = 0.0
+        for phase in phases + scored:
+            figures = per_role[phase.role]
+            figures[0] += phase.calls
+            figures[1] += phase.prompt_tokens
+            figures[2] += phase.completion_tokens
+            each = _per_call(guide[phase.role], phase)
+            path += phase.rounds * each
+            seconds[phase.role] += phase.calls * each
+        longest = max(longest, path)
+    roles = tuple(
+        RoleFigures(
+            role,
+            config.roles[role].name,
+            calls,
+            prompt,
+            completion,
+            prices[role].cost(prompt, completion),
+            prices[role].source,
+            guide[role].latency.source,
+        )
+        for role, (calls, prompt, completion) in per_role.items()
+        if calls
+    )
+    wall = max([longest, *[_through(config, role, seconds, per_role) for role in seconds]])
+    for role in config.roles:
+        notes.update(f"guess ({role}): {g}" for g in guide[role].guesses)
+    kept = tuple(sorted(n for n in notes if n))
+    return CellEstimate(name, len(items), roles, wall + STARTUP_S, kept)
+
+
+def _per_call(guide: Guide, phase: Phase) -> float:
+    if not phase.calls:
+        return 0.0
+    return guide.latency.seconds(
+        phase.prompt_tokens / phase.calls, phase.completion_tokens / phase.calls
+    )
+
+
+def _through(
+    config: RunConfig, role: str, seconds: dict[str, float], figures: dict[str, list[float]]
+) -> float:
+    """The least time the endpoint lets ``role``'s calls take: concurrency, rpm and tpm."""
+    spec = config.roles[role]
+    calls, prompt, completion = figures[role]
+    bound = seconds[role] / max(1, int(spec.concurrency))
+    rpm: Any = getattr(spec, "rpm", None)  # model.rpm/tpm: set by the provider limits' work
+    tpm: Any = getattr(spec, "tpm", None)
+    if rpm:
+        bound = max(bound, 60.0 * calls / float(rpm))
+    if tpm:
+        bound = max(bound, 60.0 * (prompt + completion) / float(tpm))
+    return bound

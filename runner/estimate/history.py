@@ -1,0 +1,159 @@
+"""What this store's finished runs of a model measured: seconds and tokens per call.
+
+Every run logs ``calls.jsonl`` (``runner/llm/call_log.py``): one line per call with the
+request (its litellm ``model``, ``max_tokens`` and ``sample``, the regeneration index), the
+purpose ('hier/level0', 'booookscore', ...), the provider's token counts and the latency.
+The newest runs of the model (``RUNS_READ``) are read from a sqlite store with sqlite3 and
+their artifact folders, without MLflow (~2 s to import, most of the estimate's 3 s); a
+store of another kind has no history here and the defaults apply. The model is matched by
+its litellm string alone, whatever the server: a model's speed belongs to the model.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import sqlite3
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import unquote, urlparse
+
+from runner.estimate.latency import Latency, fit
+
+RUNS_READ = 5
+"""Newest finished runs of a model read for its history."""
+CALLS_FILE = "calls.jsonl"
+
+
+@dataclass(frozen=True)
+class History:
+    """A model's measured calls, summed up per purpose."""
+
+    runs: int = 0
+    """Runs read."""
+    calls: int = 0
+    """Calls that reached the model (cache hits are not measurements)."""
+    latency: Latency | None = None
+    """Seconds per call, fitted; None without calls."""
+    fill: dict[str, float] = field(default_factory=dict)
+    """Purpose -> completion tokens / max_tokens of its first attempts (how much of a budget
+    an answer uses)."""
+    completion: dict[str, float] = field(default_factory=dict)
+    """Purpose -> mean completion tokens per call."""
+    retries: dict[str, float] = field(default_factory=dict)
+    """Purpose -> further attempts (regenerations, re-asks) per first attempt."""
+    count: dict[str, int] = field(default_factory=dict)
+    """Purpose -> calls measured."""
+
+    def calls_of(self, purpose: str) -> int:
+        """Calls of ``purpose`` measured (0 when none)."""
+        return self.count.get(purpose, 0)
+
+
+def _store_file(uri: str) -> Path | None:
+    if not uri.startswith("sqlite:///") or "?" in uri:
+        return None
+    path = Path(uri[len("sqlite:///") :])
+    return path if path.is_file() and path.stat().st_size > 0 else None
+
+
+@contextlib.contextmanager
+def _read_only(path: Path) -> Iterator[sqlite3.Connection]:
+    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
+    try:
+        yield connection
+    finally:
+        connection.close()
+
+
+def _artifact_folders(path: Path, model: str) -> list[Path]:
+    """The artifact folders of the newest finished runs that used ``model`` in any role."""
+    query = (
+        "SELECT DISTINCT r.run_uuid, r.artifact_uri, r.start_time FROM runs r"
+        " JOIN params p ON p.run_uuid = r.run_uuid AND p.key LIKE '%.model' AND p.value = ?"
+        " WHERE r.status = 'FINISHED' AND r.lifecycle_stage = 'active'"
+        " ORDER BY r.start_time DESC LIMIT ?"
+    )
+    try:
+        with _read_only(path) as db:
+            rows = db.execute(query, (model, RUNS_READ)).fetchall()
+    except sqlite3.Error:
+        return []
+    folders = []
+    for _, uri, _ in rows:
+        text = str(uri or "")
+        local = unquote(urlparse(text).path) if text.startswith("file://") else text
+        if local.startswith("/"):
+            folders.append(Path(local))
+    return folders
+
+
+def _lines(folder: Path, model: str) -> list[dict[str, Any]]:
+    """The calls of ``model`` in one run's calls.jsonl that reached the model."""
+    try:
+        text = (folder / CALLS_FILE).read_text(encoding="utf-8")
+    except OSError:
+        return []
+    out = []
+    for raw in text.splitlines():
+        try:
+            line = json.loads(raw)
+        except ValueError:
+            continue
+        request = line.get("request") or {}
+        if isinstance(request, dict) and request.get("model") == model and not line.get("cached"):
+            out.append(line)
+    return out
+
+
+@functools.cache
+def history(uri: str, model: str) -> History:
+    """The store's measurements of ``model`` (empty when it has none, or is not sqlite)."""
+    path = _store_file(uri)
+    if path is None:
+        return History()
+    folders = _artifact_folders(path, model)
+    lines = [line for folder in folders for line in _lines(folder, model)]
+    if not lines:
+        return History(runs=len(folders))
+    samples = [
+        (float(x["prompt_tokens"]), float(x["completion_tokens"]), float(x["latency_s"]))
+        for x in lines
+    ]
+    measured = f"measured: {len(lines)} calls of {len(folders)} runs in this store"
+    return History(
+        runs=len(folders),
+        calls=len(lines),
+        latency=fit(samples, measured),
+        **_per_purpose(lines),
+    )
+
+
+def _per_purpose(lines: list[dict[str, Any]]) -> dict[str, Any]:
+    """fill, completion, retries and count per purpose (see ``History``)."""
+    fills: dict[str, list[float]] = defaultdict(list)
+    completions: dict[str, list[float]] = defaultdict(list)
+    firsts: dict[str, int] = defaultdict(int)
+    later: dict[str, int] = defaultdict(int)
+    for line in lines:
+        purpose = str(line.get("purpose") or "")
+        request = line.get("request") or {}
+        completion = float(line.get("completion_tokens") or 0)
+        completions[purpose].append(completion)
+        if int(request.get("sample") or 0) > 0:
+            later[purpose] += 1
+            continue
+        firsts[purpose] += 1
+        cap = request.get("max_tokens")
+        if isinstance(cap, int) and cap > 0:
+            fills[purpose].append(min(1.0, completion / cap))
+    return {
+        "fill": {p: sum(v) / len(v) for p, v in fills.items() if v},
+        "completion": {p: sum(v) / len(v) for p, v in completions.items() if v},
+        "retries": {p: later[p] / firsts[p] for p in firsts if firsts[p]},
+        "count": {p: len(v) for p, v in completions.items()},
+    }

@@ -1,0 +1,123 @@
+"""Calls of the loops that judge a summary: BooookScore's judge, SummIt's evaluate/refine.
+
+BooookScore asks one call per distinct sentence (``batch_size`` sentences per call when
+batched; ``metrics/booookscore_judge.py``): exact for summaries given by ``data=summaries``
+(split with the project's sentence splitter, as the metric does), expected from the
+summary's estimated length otherwise. SummIt (``strategies/summit*.py``) is counted at its
+iteration cap, an upper bound: it stops early on ``<STOP>``, Keep-only feedback or an
+unchanged revision.
+"""
+
+from __future__ import annotations
+
+import math
+import string
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.estimate.guide import JUDGE_ANSWER_TOKENS, SENTENCE_TOKENS, Guide
+from runner.estimate.shapes import Phase
+from runner.text import count_tokens, split_sentences
+
+
+@dataclass(frozen=True)
+class Slots:
+    """A two-slot prompt cut around its slots (``metrics/booookscore_prompt.Template``)."""
+
+    head: str
+    middle: str
+    tail: str
+
+    @classmethod
+    def read(cls, path: Path) -> Slots:
+        """The prompt file at ``path`` cut at its two ``{}`` slots."""
+        text = path.read_text(encoding="utf-8").rstrip("\n")
+        literals = [""]
+        for literal, name, _, _ in string.Formatter().parse(text):
+            literals[-1] += literal
+            if name is not None:
+                literals.append("")
+        literals += [""] * (3 - len(literals))
+        return cls(literals[0], literals[1], literals[2])
+
+
+def booookscore(
+    summary: str | None, expected: float, params: dict[str, Any], prompt: Path, guide: Guide
+) -> Phase:
+    """The judge's calls for one summary: given (exact count) or of ``expected`` tokens."""
+    slots = Slots.read(prompt)
+    batch = max(1, int(params.get("batch_size", 1)))
+    attempts = int(params.get("max_attempts", 3))
+    answer = guide.completion(
+        "booookscore", JUDGE_ANSWER_TOKENS, f"a verdict is ~{JUDGE_ANSWER_TOKENS:.0f} tokens"
+    )
+    if summary is not None:
+        sentences = list(dict.fromkeys(split_sentences(summary)))
+        groups = [sentences[i : i + batch] for i in range(0, len(sentences), batch)]
+        shared = count_tokens(f"{slots.head}{summary}")
+        asks = [_ask(slots, group, batch) for group in groups]
+        units, prompts = float(len(groups)), float(sum(shared + a for a in asks))
+        answers = sum(answer * len(group) for group in groups)
+    else:
+        guide.guesses.add(f"a summary sentence is ~{SENTENCE_TOKENS:.0f} tokens")
+        count = max(1.0, round(expected / SENTENCE_TOKENS))
+        units = float(math.ceil(count / batch))
+        per = count_tokens(f"{slots.middle}{slots.tail}") + expected / count * min(batch, count)
+        prompts = units * (count_tokens(slots.head) + expected + per)
+        answers = answer * count
+    retry = guide.retries("booookscore")
+    conc = guide.concurrency
+    rounds = units if conc <= 1 else 1 + math.ceil(max(0.0, units - 1) / conc)
+    return Phase(
+        "judge",
+        "booookscore",
+        units * (1 + retry),
+        prompts * (1 + retry),
+        answers * (1 + retry),
+        rounds * (1 + retry),
+        f"{units * attempts:.0f} if every answer were re-asked (max_attempts={attempts})",
+    )
+
+
+def _ask(slots: Slots, group: list[str], batch: int) -> int:
+    """Tokens of the per-sentence (or per-batch) message."""
+    item = group[0] if batch <= 1 else "\n".join(f"{n}. {s}" for n, s in enumerate(group, 1))
+    return count_tokens(f"{slots.middle}{item}{slots.tail}".lstrip("\n"))
+
+
+def summit(
+    source: float, draft: list[Phase], params: dict[str, Any], model: Guide, evaluator: Guide
+) -> list[Phase]:
+    """The draft, then ``max_iterations`` evaluations and one revision fewer (the cap).
+
+    ``source``: tokens of what both roles see of the document (the text, or what of it fits).
+    """
+    iterations = int(params.get("max_iterations", 5))
+    budget = int(params.get("max_summary_len", 900))
+    summary = model.fill("summit/refine") * budget
+    feedback = evaluator.completion(
+        "summit/evaluate", float(params.get("eval_max_tokens", 512)) * 0.6, "feedback at 60%"
+    )
+    cap = f"at most; stops early on <STOP> or Keep-only feedback (max_iterations={iterations})"
+    return [
+        *draft,
+        Phase(
+            "evaluator",
+            "summit/evaluate",
+            iterations,
+            iterations * (source + summary + 400),
+            iterations * feedback,
+            iterations,
+            cap,
+        ),
+        Phase(
+            "model",
+            "summit/refine",
+            iterations - 1,
+            (iterations - 1) * (source + summary + feedback + 300),
+            (iterations - 1) * summary,
+            iterations - 1,
+            cap,
+        ),
+    ]

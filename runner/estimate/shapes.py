@@ -1,0 +1,242 @@
+"""The calls a strategy makes for one document, from its chunks and parameters.
+
+Each function mirrors its strategy's structure (``strategies/hier.py`` and ``hier_merge.py``,
+``incremental.py``, ``baseline.py``, ``summit*.py``) without running any of its code: the
+chunk sizes and prompt files are known exactly, the answers' lengths come from the role's
+``Guide`` (measured, or a guess the notes name). A ``Phase`` is a group of alike calls; its
+``rounds`` are the calls on the document's critical path (one after another).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.estimate.guide import WORDS_PER_TOKEN, Guide, template_tokens
+
+LABEL_TOKENS = 6
+""""\\n\\nSummary 12:\\n\\n" before each summary in a merge prompt (hier_merge.prompt)."""
+PLAN_LABEL_TOKENS = 8
+"""hier's planning allowance per summary (``hier_merge.LABEL_TOKENS``)."""
+
+Prompt = Callable[[str], Path | None]
+"""Prompt file by name within the strategy's prompt set ('init', 'merge', ...)."""
+
+
+@dataclass(frozen=True)
+class Phase:
+    """Alike calls of one role within one document."""
+
+    role: str
+    purpose: str
+    calls: float
+    prompt_tokens: float
+    completion_tokens: float
+    rounds: float
+    """Calls on the critical path (the rest run beside them, up to the endpoint's limit)."""
+    bound: str = ""
+    """What an upper bound on these calls would be, when the count is an expectation."""
+
+
+def _words(tokens: float, words_per_token: float) -> int:
+    return max(1, round(tokens * words_per_token))
+
+
+def hier(
+    sizes: list[int], window: int, params: dict[str, Any], prompt: Prompt, guide: Guide
+) -> list[Phase]:
+    """Level 0 (concurrent), the merge levels (chained by the prior context), the clean-up."""
+    final = int(params.get("max_summary_len", 900))
+    ratio = float(params.get("level_ratio", 0.65))
+    wpt = float(params.get("words_per_token", 0.65))
+    share = float(params.get("context_share", 0.2))
+    attempts = int(params.get("max_attempts", 6))
+    usable = int(window * (1 - float(params.get("safety_margin", 0.05))))
+
+    def over(name: str, budget: int) -> int:
+        slots = {"init": 1, "merge": 1, "merge_context": 2}[name]
+        return template_tokens(prompt(name), *([""] * slots), _words(budget, wpt))
+
+    top = _plan(len(sizes), usable, final, ratio, share, over, int(params.get("max_levels", 8)))
+    budgets = [max(1, round(final * ratio ** (top - level))) for level in range(top + 1)]
+    fill0, fill = guide.fill("hier/level0"), guide.fill("hier/merge")
+    retry0, retry = guide.retries("hier/level0"), guide.retries("hier/merge")
+    n = len(sizes)
+    phases = [
+        Phase(
+            "model",
+            "hier/level0",
+            n * (1 + retry0),
+            (sum(sizes) + n * over("init", budgets[0])) * (1 + retry0),
+            n * fill0 * budgets[0] * (1 + retry0),
+            math.ceil(n * (1 + retry0) / guide.concurrency),
+            f"{n * (attempts + 1)} with every regeneration (max_attempts={attempts})",
+        )
+    ]
+    lengths = [fill0 * budgets[0]] * n
+    level = 0
+    while len(lengths) > 1 and level < 16:
+        level += 1
+        whole = over("merge", final) + sum(x + LABEL_TOKENS for x in lengths)
+        budget = final if whole <= usable - final else budgets[min(level, len(budgets) - 1)]
+        prompts = _pack(lengths, usable, budget, share, fill, over)
+        count = len(prompts)
+        phases.append(
+            Phase(
+                "model",
+                f"hier/merge level {level}",
+                count * (1 + retry),
+                sum(prompts) * (1 + retry),
+                count * fill * budget * (1 + retry),
+                count * (1 + retry),
+                f"{count * (attempts + 1)} with every regeneration",
+            )
+        )
+        lengths = [fill * budget] * count
+    if _on(params.get("postprocess", "remove_artifacts")):
+        phases.append(_cleanup(prompt, lengths[0] if lengths else 0.0, guide))
+    return phases
+
+
+def _plan(
+    n: int,
+    usable: int,
+    final: int,
+    ratio: float,
+    share: float,
+    over: Callable[[str, int], int],
+    max_levels: int,
+) -> int:
+    """As hier's ``plan_levels``: the fewest levels that surely merge ``n`` worst-case summaries."""
+    for top in range(max_levels + 1):
+        budgets = [max(1, round(final * ratio ** (top - level))) for level in range(top + 1)]
+        count = n
+        for level in range(1, top + 1):
+            child, budget = budgets[level - 1], budgets[level]
+            item = child + PLAN_LABEL_TOKENS
+            if count * item <= usable - final - over("merge", final):
+                count = 1
+                break
+            first = (usable - budget - over("merge", budget)) // item
+            room = usable - budget - over("merge_context", budget)
+            later = (room - min(budget, math.floor(share * room))) // item
+            if first >= 1 and later >= 2:
+                count = 1 if count <= first else 1 + math.ceil((count - first) / later)
+            if count <= 1:
+                break
+        if count == 1:
+            return top
+    return max_levels
+
+
+def _pack(
+    lengths: list[float],
+    usable: int,
+    budget: int,
+    share: float,
+    fill: float,
+    over: Callable[[str, int], int],
+) -> list[float]:
+    """Prompt tokens of each merge of one level, packed greedily as ``hier_merge.pack`` does."""
+    room = usable - budget - over("merge_context", budget)
+    cap = max(0, math.floor(share * room))
+    prompts: list[float] = []
+    start = 0
+    while start < len(lengths):
+        context = min(fill * budget, cap) if prompts else 0.0
+        base = (over("merge_context", budget) if context else over("merge", budget)) + context
+        total = base + lengths[start] + LABEL_TOKENS
+        count = 1
+        while start + count < len(lengths):
+            more = lengths[start + count] + LABEL_TOKENS
+            if total + more > usable - budget:
+                break
+            total += more
+            count += 1
+        prompts.append(total)
+        start += count
+    return prompts
+
+
+def incremental(
+    sizes: list[int], window: int, params: dict[str, Any], prompt: Prompt, guide: Guide
+) -> list[Phase]:
+    """One update per chunk, each after the one before; compressions as measured (else none)."""
+    budget = int(params.get("max_summary_len", 900))
+    final_words = _words(budget, float(params.get("words_per_token", 0.65)))
+    attempts = int(params.get("max_attempts", 6))
+    total = sum(max(1, s) for s in sizes)
+    measured = guide.measured("incremental/update")
+    if not measured:
+        guide.guesses.add("the running summary reaches its word target (0.75 words a token)")
+    read, running, prompts, answers = 0, 0.0, 0.0, 0.0
+    for position, size in enumerate(sizes):
+        read += max(1, size)
+        target = max(1, round(final_words * read / total))
+        if position == 0:
+            prompts += template_tokens(prompt("init"), "", target, target) + size
+        else:
+            prompts += template_tokens(prompt("intermediate"), "", "", target, target)
+            prompts += size + running
+        expected = target / WORDS_PER_TOKEN
+        running = guide.fill("incremental/update") * budget if measured else expected
+        running = min(float(budget), running)
+        answers += running
+    n = len(sizes)
+    phases = [
+        Phase(
+            "model",
+            "incremental/update",
+            n,
+            prompts,
+            answers,
+            n,
+            f"{n * (attempts + 1)} if every update needed {attempts} compression calls",
+        )
+    ]
+    per_update = guide.history.calls_of("incremental/compress") / max(
+        1, guide.history.calls_of("incremental/update")
+    )
+    if per_update:
+        calls = n * per_update
+        overhead = template_tokens(prompt("compress"), "", 0, 0, 0)
+        phases.append(
+            Phase(
+                "model",
+                "incremental/compress",
+                calls,
+                calls * (overhead + budget),
+                calls * guide.completion("incremental/compress", budget * 0.6, ""),
+                calls,
+            )
+        )
+    if _on(params.get("postprocess", "remove_artifacts")):
+        phases.append(_cleanup(prompt, running, guide))
+    return phases
+
+
+def baseline(
+    document: int, window: int, params: dict[str, Any], prompt: Prompt, guide: Guide
+) -> list[Phase]:
+    """One call: the document cut to what fits the window with the prompt and the budget."""
+    budget = int(params.get("max_summary_len", 900))
+    words = int(budget * float(params.get("words_per_token", 0.65)))
+    overhead = template_tokens(prompt("summarize"), "", words)
+    room = int(window * (1 - float(params.get("safety_margin", 0.1)))) - overhead - budget
+    kept = min(document, max(0, room))
+    answer = guide.fill("baseline") * budget
+    return [Phase("model", "baseline", 1, overhead + kept, answer, 1)]
+
+
+def _cleanup(prompt: Prompt, summary: float, guide: Guide) -> Phase:
+    """The M.3 clean-up of the final summary: its answer is about the summary's length."""
+    overhead = template_tokens(prompt("remove_artifacts"))
+    answer = guide.completion("postprocess", summary, "")
+    return Phase("model", "postprocess", 1, overhead + summary, answer, 1)
+
+
+def _on(postprocess: object) -> bool:
+    return postprocess not in (None, False, "none", "null", "")
