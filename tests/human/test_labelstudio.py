@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from runner.human.judgments import CoherenceAnnotation, HumanDataError, Preference, Verdict
+from runner.human.judgments import (
+    CoherenceAnnotation,
+    HumanDataError,
+    Preference,
+    Verdict,
+    from_record,
+    to_record,
+)
 from runner.human.labelstudio import read_labelstudio
 from tests.human.lstasks import (
     PAIRWISE,
@@ -273,3 +281,28 @@ def test_unknown_verdict(tmp_path: Path) -> None:
     data = {"book": BOOK, "summary": INC, "annotation": "x", "source": "human"}
     path = write(tmp_path, [task(9, data, annotation(3, choices(agreement="Mostly")))])
     one_line_error(path, "task 9", "field 'agreement'", "'Mostly'", "Don't agree")
+
+
+def test_every_kind_survives_its_json_record(tmp_path: Path) -> None:
+    summary_task = task(
+        3,
+        {"book": BOOK, "summary": HIER},
+        annotation(
+            1,
+            [
+                *region("a", HIER, "In the city, Anna works.", ["discontinuity"], "why?"),
+                *region("b", HIER, "She goes home.", ["language"]),
+                relation("a", "b"),
+            ],
+        ),
+    )
+    verdict_task = task(
+        9,
+        {"book": BOOK, "summary": HIER, "annotation": "x", "source": "human"},
+        annotation(3, choices(agreement="Agree")),
+    )
+    path = write(tmp_path, [pairwise(), summary_task, verdict_task])
+    judgments, unmatched = read_labelstudio(path, None, CANDIDATES)
+    assert unmatched == [] and len(judgments) == 3
+    for judgment in judgments:
+        assert from_record(json.loads(json.dumps(to_record(judgment)))) == judgment
