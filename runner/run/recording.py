@@ -19,6 +19,7 @@ from runner.run.prepare import Job
 from runner.run.record_setup import log_setup as log_setup  # re-exported: the lifecycle
 from runner.run.usage import USAGE_FILE, kept_keys, split, usage_table
 from runner.trace_view import VIEWS_FILE, draw
+from runner.tracking.assessments import log_judge_verdicts
 from runner.tracking.reader import FAILED_DOCUMENTS_TAG
 from runner.tracking.traces import log_traces
 from runner.tracking.writer import Tracker
@@ -118,6 +119,9 @@ def log_outcomes(
         tracker.log_json(views, VIEWS_FILE)  # what the viewer draws (runner/trace_view.py)
     calls_file = next((g.call_log.path for g in job.roles.values()), None)  # one CallLog per job
     log_traces(tracker.client, tracker.run_id, job.items, outcomes, failures, calls_file)
+    if "booookscore" in job.metrics and "judge" in job.roles:  # its verdicts on those traces
+        judged = {o.doc_id: o.scores["booookscore"] for o in outcomes}
+        log_judge_verdicts(tracker.client, tracker.run_id, job.roles["judge"].spec.model, judged)
     for file, content in merged.items():
         tracker.log_json(content, file)
     if any(notes.values()):

@@ -1,0 +1,263 @@
+"""People's judgments as an MLflow run, and as HUMAN assessments on the judged documents' traces.
+
+The human run (issue 23, contract 2) sits in the experiment of the runs judged, so the runs
+table compares "BooookScore (human)" with the judge's: tags ``runner.kind=human``,
+``human.kinds``, ``human.source``, ``human.annotators`` (and ``human.judged_run`` when every
+judged summary comes from one run, whose ``strategy``, ``model``, ``model.model``, ``chunk``
+and ``data`` params it copies); params ``judge=human``, ``judge.model=human``; the judgments
+as ``human/judgments.jsonl``; for coherence annotations the metric's own names
+(``booookscore/score``, ``sentences``, ``confused_sentences``, ``type/<label>``) as run
+metrics and per document in ``scores.json`` and ``scores_table.json``.
+
+A summary's human score is BooookScore's with people as the judge: 100 x (1 - flagged /
+sentences), flagged by footnote 12 (each span and each span pair is one), sentences by
+``runner.text.split_sentences``; several annotators of one summary are averaged, and the run's
+value is the mean over summaries.
+
+When a judged system is a run with traces, each annotation also goes on that document's
+trace as source ``HUMAN`` (``runner/tracking/assessments.py``), beside the judge's verdicts.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from metrics.booookscore import type_key
+from runner.human.judgments import (
+    ERROR_TYPES,
+    CoherenceAnnotation,
+    HumanDataError,
+    Judgment,
+    Preference,
+    Rating,
+    kind_of,
+    to_record,
+)
+from runner.text import split_sentences
+from runner.tracking.assessments import (
+    BOOOOKSCORE,
+    COHERENCE_ERROR,
+    HUMAN,
+    Feedback,
+    judged_run,
+    log_feedback,
+)
+from runner.tracking.reader import RunRecord
+from runner.tracking.writer import Tracker
+
+JUDGMENTS_FILE = "human/judgments.jsonl"
+COPIED_PARAMS = ("strategy", "model", "model.model", "chunk", "data")
+"""The judged run's params a human run repeats, so both sit in the same row of a report."""
+_RUN_ID = re.compile(r"[0-9a-f]{32}")
+
+
+@dataclass(frozen=True)
+class HumanRun:
+    """What ``record_human_run`` wrote."""
+
+    run_id: str
+    assessments: int
+    """HUMAN assessments written on document traces."""
+    untraced: tuple[str, ...]
+    """``<run>/<doc_id>`` of judged documents whose run has no trace of them (none written)."""
+
+
+def record_human_run(
+    tracking_uri: str,
+    experiment: str | None,
+    judgments: Sequence[Judgment],
+    source_file: Path | str,
+    *,
+    artifact_root: Path | None = None,
+) -> HumanRun:
+    """Write the human run of ``judgments`` (read from ``source_file``) and their assessments.
+
+    ``experiment`` None: the experiment of the judged runs (``summarization`` when only named
+    systems are judged). A judged system that looks like a run id must be a run of this store.
+    """
+    if not judgments:
+        raise HumanDataError(f"{source_file}: no judgments to record; check the file and its key")
+    runs = _judged_runs(tracking_uri, judgments, source_file)
+    if experiment is None:
+        experiment = next((name for _, name in runs.values()), "summarization")
+    tracker = Tracker(tracking_uri, experiment, artifact_root)
+    annotators = sorted({j.annotator for j in judgments if j.annotator})
+    tags = {
+        "runner.kind": "human",
+        "human.kinds": ",".join(sorted({kind_of(j) for j in judgments})),
+        "human.source": str(source_file),
+        "human.annotators": ",".join(annotators),
+        "mlflow.note.content": f"People's judgments ({len(judgments)}) read from {source_file}",
+    }
+    params = {"judge": "human", "judge.model": "human"}
+    if len(runs) == 1:
+        (run_id, (record, _)), *_ = runs.items()
+        tags["human.judged_run"] = run_id
+        params.update({k: record.params[k] for k in COPIED_PARAMS if k in record.params})
+    tracker.start(f"human {Path(source_file).stem}"[:250], tags)
+    try:
+        tracker.log_params(params)
+        lines = [json.dumps(to_record(j), ensure_ascii=False) for j in judgments]
+        tracker.log_text("\n".join(lines) + "\n", JUDGMENTS_FILE)
+        _log_scores(tracker, [j for j in judgments if isinstance(j, CoherenceAnnotation)])
+        written, untraced = _log_assessments(tracking_uri, tracker.run_id, judgments, runs)
+    except BaseException as err:
+        tracker.finish("FAILED", f"{type(err).__name__}: {err}")
+        raise
+    tracker.finish("FINISHED")
+    return HumanRun(tracker.run_id, written, tuple(untraced))
+
+
+def _judged_runs(
+    uri: str, judgments: Sequence[Judgment], source_file: Path | str
+) -> dict[str, tuple[RunRecord, str]]:
+    """The runs among the judged systems (run id -> run, experiment name); named systems left out.
+
+    Nothing is guessed: a run id this store does not hold is an error.
+    """
+    systems: set[str] = set()
+    for j in judgments:
+        if isinstance(j, (CoherenceAnnotation, Rating)):
+            systems.add(j.system)
+        elif isinstance(j, Preference):
+            systems.update(j.systems)
+    runs = {}
+    for system in sorted(s for s in systems if _RUN_ID.fullmatch(s)):
+        found = judged_run(uri, system)
+        if found is None:
+            raise HumanDataError(
+                f"{source_file}: judged run {system} is not in the store {uri}; "
+                "record the judgments in the store of the runs they judge"
+            )
+        runs[system] = found
+    return runs
+
+
+def summary_values(annotations: Sequence[CoherenceAnnotation]) -> dict[str, float]:
+    """One summary's values from its annotators' annotations (each annotator's, averaged)."""
+    sentences = len(split_sentences(annotations[0].summary))
+    if not sentences:
+        return {"score": float("nan"), "sentences": 0.0}
+    flagged = sum(a.flagged for a in annotations) / len(annotations)
+    values = {
+        "score": 100.0 * (1 - flagged / sentences),
+        "sentences": float(sentences),
+        "confused_sentences": flagged,
+        "annotators": float(len(annotations)),
+    }
+    found = {label for a in annotations for marked in _labels(a) for label in marked}
+    for label in (*ERROR_TYPES, *sorted(found - set(ERROR_TYPES))):  # 0 where none: a rate
+        hits = [sum(label in marked for marked in _labels(a)) for a in annotations]
+        values[type_key(label)] = 100.0 * sum(hits) / len(hits) / sentences
+    return values
+
+
+def _labels(annotation: CoherenceAnnotation) -> list[tuple[str, ...]]:
+    """The error types of each flagged span and span pair."""
+    return [s.labels for s in annotation.singles] + [r.labels for r in annotation.relations]
+
+
+def _log_scores(tracker: Tracker, annotations: Sequence[CoherenceAnnotation]) -> None:
+    """``booookscore/*`` per summary (``scores.json``, ``scores_table.json``) and their means.
+
+    A summary is keyed by its doc_id, or ``<system>/<doc_id>`` when several systems are judged.
+    """
+    if not annotations:
+        return
+    by_summary: dict[tuple[str, str], list[CoherenceAnnotation]] = {}
+    for a in annotations:
+        by_summary.setdefault((a.system, a.doc_id), []).append(a)
+    several = len({system for system, _ in by_summary}) > 1
+    per_doc = {
+        (f"{system}/{doc}" if several else doc): {
+            f"booookscore/{k}": v for k, v in summary_values(group).items()
+        }
+        for (system, doc), group in by_summary.items()
+    }
+    keys = sorted({k for values in per_doc.values() for k in values})
+    means = {}
+    for key in keys:
+        finite = [v[key] for v in per_doc.values() if key in v and v[key] == v[key]]
+        means[key] = sum(finite) / len(finite) if finite else float("nan")
+    tracker.log_metrics(means)
+    tracker.log_json(per_doc, "scores.json")
+    table: dict[str, list[object]] = {"doc_id": list(per_doc)}
+    table.update({k: [v.get(k) for v in per_doc.values()] for k in keys})
+    tracker.log_table(table, "scores_table.json")
+
+
+def _log_assessments(
+    uri: str,
+    human_run: str,
+    judgments: Sequence[Judgment],
+    runs: dict[str, tuple[RunRecord, str]],
+) -> tuple[int, list[str]]:
+    """HUMAN assessments on the traces of the judged runs; (written, untraced documents)."""
+    written, untraced = 0, []
+    for run_id in runs:
+        feedback = [
+            f for j in judgments for f in human_feedback(j, human_run) if _system(j) == run_id
+        ]
+        missing = log_feedback(uri, run_id, feedback)
+        written += sum(1 for f in feedback if f.doc_id not in missing)
+        untraced += [f"{run_id}/{doc}" for doc in missing]
+    return written, untraced
+
+
+def _system(judgment: Judgment) -> str | None:
+    return judgment.system if isinstance(judgment, (CoherenceAnnotation, Rating)) else None
+
+
+def human_feedback(judgment: Judgment, human_run: str) -> list[Feedback]:
+    """A coherence annotation or a rating as HUMAN verdicts on its document's trace.
+
+    One ``coherence_error`` per span or span pair (value its error types, rationale its
+    questions) and the summary's ``booookscore``; a rating as its criterion. Pairwise
+    preferences and Appendix J verdicts judge two summaries or a judge: they stay in the
+    human run only.
+    """
+    meta = {"human_run": human_run}
+    if isinstance(judgment, Rating):
+        value = judgment.value
+        who = judgment.annotator or "unknown"
+        return [Feedback(judgment.doc_id, judgment.criterion, value, HUMAN, who, metadata=meta)]
+    if not isinstance(judgment, CoherenceAnnotation):
+        return []
+    doc, who = judgment.doc_id, judgment.annotator
+    out = [
+        Feedback(
+            doc,
+            COHERENCE_ERROR,
+            _types(s.labels),
+            HUMAN,
+            who,
+            s.questions,
+            {"span": s.text, **meta},
+        )
+        for s in judgment.singles
+    ]
+    out += [
+        Feedback(
+            doc,
+            COHERENCE_ERROR,
+            _types(r.labels),
+            HUMAN,
+            who,
+            r.questions,
+            {"span": r.first.text, "second_span": r.second.text, **meta},
+        )
+        for r in judgment.relations
+    ]
+    values = summary_values([judgment])
+    if values["score"] == values["score"]:
+        counted = f"{judgment.flagged} of {values['sentences']:.0f} sentences flagged by {who}"
+        out.append(Feedback(doc, BOOOOKSCORE, values["score"], HUMAN, who, counted, meta))
+    return out
+
+
+def _types(labels: tuple[str, ...]) -> str:
+    return ", ".join(labels) or "unlabeled"

@@ -1,0 +1,177 @@
+"""Verdicts as MLflow 3 assessments (feedback) on a run's document traces.
+
+A document's trace (``runner/tracking/traces.py``) shows how its summary was made; its
+assessments show what was said about it, so the Traces tab puts the judge's and the people's
+verdicts side by side under the same names:
+
+- ``coherence_error``: one per flagged sentence (the judge: source ``LLM_JUDGE``, id the
+  judge's model string) or flagged span or span pair (a person: source ``HUMAN``, id the
+  annotator); value the error type(s), rationale the questions, metadata the text flagged;
+- ``booookscore``: one per summary and source, the share of sentences without an error
+  (0-100), rationale the counts.
+
+The entities come from ``mlflow.entities`` here (``writer`` is at its size limit); the runs
+and traces are reached through ``reader.client`` and ``writer.tracing_client``. A trace is
+found by its run (``mlflow.sourceRun``) and its ``runner.document`` tag. Each
+assessment is one store write (about 20 ms on a local sqlite store), so a run with N flagged
+sentences over D documents pays about (N + D) x 20 ms after its work is done.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from mlflow.entities import AssessmentSource
+from mlflow.entities import Feedback as MlflowFeedback
+from mlflow.exceptions import MlflowException
+
+from runner.tracking.reader import RunRecord, client
+from runner.tracking.writer import tracing_client
+from runner.types import MetricResult
+
+_LOG = logging.getLogger(__name__)
+HUMAN = "HUMAN"
+"""Source type of a person's verdict (its id: the annotator)."""
+LLM_JUDGE = "LLM_JUDGE"
+"""Source type of a judge model's verdict (its id: the model string)."""
+COHERENCE_ERROR = "coherence_error"
+"""Name of a flagged sentence's (or span's) assessment."""
+BOOOOKSCORE = "booookscore"
+"""Name of a summary's BooookScore assessment."""
+ERROR_TAG = "assessments.error"
+"""Run tag holding why the judge's verdicts were not (all) logged."""
+JUDGE_ARTIFACT = "annotations.json"
+"""BooookScore's per-sentence artifact (``metrics/booookscore.py``)."""
+
+
+@dataclass(frozen=True)
+class Feedback:
+    """One verdict on one document's summary, before it is written."""
+
+    doc_id: str
+    """The document whose trace it goes on."""
+    name: str
+    """``COHERENCE_ERROR``, ``BOOOOKSCORE`` or a rating's criterion."""
+    value: float | str | bool
+    """The error type(s) as one string, a score, a label."""
+    source_type: str
+    """``HUMAN`` or ``LLM_JUDGE``."""
+    source_id: str
+    """The annotator, or the judge's model string."""
+    rationale: str = ""
+    """The questions raised, or how a score was counted."""
+    metadata: dict[str, str] = field(default_factory=dict)
+    """The text flagged (``sentence``, ``span``...), where it came from."""
+
+
+def judged_run(tracking_uri: str, run_id: str) -> tuple[RunRecord, str] | None:
+    """The run a verdict names and its experiment's name; None when the store has no such run."""
+    store = client(tracking_uri)
+    try:
+        run = store.get_run(run_id)
+    except MlflowException:
+        return None
+    return RunRecord.from_run(run), store.get_experiment(run.info.experiment_id).name
+
+
+def document_traces(tracking_uri: str, run_id: str) -> dict[str, str]:
+    """doc_id -> trace id of the run's document traces ({} for a run without traces)."""
+    experiment_id = client(tracking_uri).get_run(run_id).info.experiment_id
+    tracing = tracing_client(tracking_uri)
+    found: dict[str, str] = {}
+    token: str | None = None
+    while True:
+        page = tracing.search_traces(
+            locations=[experiment_id],
+            filter_string=f"attributes.run_id = '{run_id}'",
+            max_results=500,
+            page_token=token,
+            include_spans=False,
+        )
+        for trace in page:
+            document = trace.info.tags.get("runner.document")
+            if document is not None:
+                found.setdefault(document, trace.info.trace_id)
+        token = page.token
+        if not token:
+            return found
+
+
+def log_feedback(tracking_uri: str, run_id: str, feedback: Iterable[Feedback]) -> list[str]:
+    """Write each verdict on its document's trace; the doc_ids that have no trace (skipped)."""
+    traces = document_traces(tracking_uri, run_id)
+    tracing = tracing_client(tracking_uri)
+    missing: dict[str, None] = {}
+    for item in feedback:
+        trace_id = traces.get(item.doc_id)
+        if trace_id is None:
+            missing[item.doc_id] = None
+            continue
+        source = AssessmentSource(source_type=item.source_type, source_id=item.source_id)
+        tracing.log_assessment(
+            trace_id,
+            MlflowFeedback(
+                name=item.name,
+                value=item.value,
+                source=source,
+                rationale=item.rationale or None,
+                metadata=dict(item.metadata) or None,
+            ),
+        )
+    return list(missing)
+
+
+def judge_feedback(doc_id: str, result: MetricResult, judge_model: str) -> list[Feedback]:
+    """A BooookScore result as the judge's verdicts: one per flagged sentence, and the score.
+
+    Sentences judged "no confusion" get none (the score says how many there were); an
+    unreadable answer gets none either (the run's notes list it).
+    """
+    sentences: Mapping[str, Any] = result.artifacts.get(JUDGE_ARTIFACT) or {}
+    out = []
+    for sentence, said in sentences.items():
+        if said.get("unparsed") or said.get("questions") is None:
+            continue
+        out.append(
+            Feedback(
+                doc_id,
+                COHERENCE_ERROR,
+                ", ".join(said.get("types") or ()) or "unlabeled",
+                LLM_JUDGE,
+                judge_model,
+                rationale=str(said["questions"]),
+                metadata={"sentence": sentence},
+            )
+        )
+    score = result.values.get("score")
+    if score is not None and score == score:  # NaN: the summary could not be judged
+        judged = result.values.get("judged_sentences", 0.0)
+        confused = result.values.get("confused_sentences", 0.0)
+        rationale = f"{confused:.0f} of {judged:.0f} judged sentences flagged"
+        out.append(Feedback(doc_id, BOOOOKSCORE, float(score), LLM_JUDGE, judge_model, rationale))
+    return out
+
+
+def log_judge_verdicts(
+    run_client: Any, run_id: str, judge_model: str, results: Mapping[str, MetricResult]
+) -> int:
+    """The judge's BooookScore verdicts on the run's document traces; how many were written.
+
+    Never raises an ``Exception``: like the traces they hang on, they are a view of what the
+    run stored (``annotations.json``); a failure is a warning and the run tag ``ERROR_TAG``.
+    """
+    feedback = [
+        f for doc, result in results.items() for f in judge_feedback(doc, result, judge_model)
+    ]
+    try:
+        missing = log_feedback(run_client.tracking_uri, run_id, feedback)
+    except Exception as err:  # noqa: BLE001 - the run's results are stored; this is a view
+        _LOG.warning("the judge's verdicts on run %s were not logged: %s", run_id, err)
+        with contextlib.suppress(Exception):
+            run_client.set_tag(run_id, ERROR_TAG, f"{type(err).__name__}: {err}"[:5000])
+        return 0
+    return sum(1 for f in feedback if f.doc_id not in missing)
