@@ -30,6 +30,7 @@ SETTINGS = (
     "confidence",
     "seed",
     "plots",
+    "meta",
 )
 
 
@@ -59,6 +60,9 @@ class ReportConfig:
     """Seed of the bootstrap."""
     plots: bool = True
     """Draw the figures."""
+    meta: bool | None = None
+    """Meta-evaluation tables (``runner.report.meta_make``): None = when the experiment has
+    a human run, True = always (an error without one), False = never."""
 
 
 def _keys(name: str, value: Any, *, allow_none: bool) -> tuple[str, ...] | None:
@@ -95,6 +99,11 @@ def build_report_config(raw: dict[str, Any]) -> ReportConfig:
         raise ConfigError(f"seed={seed} must be a whole number; try seed=0")
     if not isinstance(raw.get("plots"), bool):
         raise ConfigError(f"plots={raw.get('plots')} must be true or false")
+    meta = raw.get("meta")
+    if meta is not None and not isinstance(meta, bool):
+        raise ConfigError(
+            f"meta={meta} must be true, false or null (null: when there are human runs)"
+        )
     metrics = _keys("metric_keys", raw.get("metric_keys"), allow_none=False) or ()
     if not metrics:
         raise ConfigError("metric_keys=[] names no metric; e.g. metric_keys=[booookscore/score]")
@@ -111,4 +120,5 @@ def build_report_config(raw: dict[str, Any]) -> ReportConfig:
         confidence=float(confidence),
         seed=seed,
         plots=raw["plots"],
+        meta=meta,
     )

@@ -64,10 +64,13 @@ class Report:
     """Skipped metrics and figures."""
     logged_to: str | None
     """The sweep parent run the files were logged to (None: no sweep)."""
+    meta: str = ""
+    """The meta-evaluation tables as Markdown ('' when not made; ``runner.report.meta_make``)."""
 
     def text(self) -> str:
         """What the command prints."""
         lines = [self.header, "", self.markdown.rstrip(), "", *self.notes]
+        lines += ["", self.meta.rstrip(), ""] if self.meta else []
         lines.append(f"wrote {len(self.files)} files to {self.out}")
         if self.logged_to:
             lines.append(f"logged them to the sweep's parent run {self.logged_to} under report/")
@@ -163,9 +166,23 @@ def make_report(config: ReportConfig) -> Report:
         drawn = _figures(config, selection, scores, grid, out)
         files += [p.path for p in drawn if p.path]
         notes += [p.note for p in drawn if not p.path]
+    from runner.report.meta_make import write_meta
+
+    meta = write_meta(config, out)  # None: no human run (or meta=false)
+    files += meta.files if meta else []
     if selection.sweep_id:
         _log_to_parent(config.uri, selection.sweep_id, files)
-    return Report(header, md, table, selection, out, tuple(files), tuple(notes), selection.sweep_id)
+    return Report(
+        header,
+        md,
+        table,
+        selection,
+        out,
+        tuple(files),
+        tuple(notes),
+        selection.sweep_id,
+        meta.markdown if meta else "",
+    )
 
 
 def _one_line(err: BaseException) -> str:

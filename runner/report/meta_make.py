@@ -1,0 +1,128 @@
+"""The meta-evaluation part of ``python -m runner.report``: read, tabulate, write.
+
+Written when the experiment has a human run (tag ``runner.kind=human``) and ``meta`` is
+unset, always with ``meta=true`` (an error when there is nothing to compare), never with
+``meta=false``. Files: ``meta.md`` (every table, captions and notes), ``meta.tex``, one CSV
+per table (``meta_sentences.csv``, ``meta_summaries.csv``, ``meta_precision.csv``,
+``meta_preferences.csv``, ``meta_orderings.csv``) and ``meta_vs_human.png``. A table the
+judgments cannot support is left out with a note saying what it needs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from runner.errors import DataError
+from runner.report import meta_format
+from runner.report.config import ReportConfig
+from runner.report.meta_pairs import ordering_table, precision_table, preference_table
+from runner.report.meta_plots import PLOT_FILE, Points, meta_plot
+from runner.report.meta_read import JUDGMENTS_FILE, MetaInputs, read_meta
+from runner.report.meta_tables import (
+    Boot,
+    MetaTable,
+    human_scores,
+    metric_pairs,
+    sentence_table,
+    summary_table,
+)
+
+TABLE_NAMES = (
+    "meta_sentences",
+    "meta_summaries",
+    "meta_precision",
+    "meta_preferences",
+    "meta_orderings",
+)
+NEEDS = {
+    "meta_sentences": "coherence annotations of summaries whose judged run has BooookScore's "
+    "annotations.json",
+    "meta_summaries": "coherence annotations or numeric ratings of summaries of a judged run "
+    "with per-document metric values",
+    "meta_precision": "Appendix J verdicts",
+    "meta_preferences": "pairwise comparisons",
+    "meta_orderings": "pairwise comparisons of two judged runs with per-document metric values",
+}
+"""What each table needs, for the note when it is left out."""
+TEXT_FILES = ("meta.md", "meta.tex")
+
+
+@dataclass(frozen=True)
+class MetaReport:
+    """What the meta-evaluation wrote."""
+
+    markdown: str
+    tables: tuple[MetaTable, ...]
+    files: tuple[Path, ...]
+    notes: tuple[str, ...]
+
+
+def build_tables(
+    inputs: MetaInputs, metrics: Sequence[str], boot: Boot
+) -> tuple[list[MetaTable], list[str]]:
+    """Every table the judgments support, and a note for each they do not."""
+    made = {
+        "meta_sentences": sentence_table(inputs, boot),
+        "meta_summaries": summary_table(inputs, metrics, boot),
+        "meta_precision": precision_table(inputs, boot),
+        "meta_preferences": preference_table(inputs, boot),
+        "meta_orderings": ordering_table(inputs, metrics, boot),
+    }
+    tables = [t for t in made.values() if t is not None]
+    notes = [f"no {name} table: it needs {NEEDS[name]}" for name, t in made.items() if t is None]
+    return tables, notes
+
+
+def plot_points(inputs: MetaInputs, metrics: Sequence[str]) -> Points:
+    """(human score, metric) -> (human, metric value) per summary, for the figure."""
+    return {
+        (name, metric): metric_pairs(inputs, human, metric)
+        for name, human in human_scores(inputs).items()
+        for metric in metrics
+    }
+
+
+def _clean(out: Path) -> None:
+    """Remove a previous report's meta files: a table not made now must not survive."""
+    for name in (*TEXT_FILES, *(f"{n}.csv" for n in TABLE_NAMES), PLOT_FILE):
+        (out / name).unlink(missing_ok=True)
+
+
+def write_meta(config: ReportConfig, out: Path) -> MetaReport | None:
+    """Read the experiment's human runs, write the tables and figure; None when not asked."""
+    from runner.tracking.reader import find_runs
+
+    _clean(out)
+    if config.meta is False:
+        return None
+    records = find_runs(config.uri, config.experiment)
+    inputs = read_meta(config.uri, records)
+    if not inputs.judgments:
+        if config.meta is None:
+            return None
+        raise DataError(
+            f"meta=true but experiment '{config.experiment}' has no FINISHED human run with "
+            f"{JUDGMENTS_FILE} (tag runner.kind=human); record the human judgments first, "
+            "or drop meta=true"
+        )
+    boot = Boot(config.resamples, config.confidence, config.seed)
+    tables, notes = build_tables(inputs, config.metrics, boot)
+    notes = [*inputs.notes, *notes]
+    files: list[Path] = []
+    for table in tables:
+        path = out / f"{table.name}.csv"
+        path.write_text(meta_format.csv_text(table), encoding="utf-8")
+        files.append(path)
+    if config.plots:
+        drawn, note = meta_plot(plot_points(inputs, config.metrics), out / PLOT_FILE)
+        files += [drawn] if drawn else []
+        notes += [] if drawn else [note]
+    runs = ", ".join(r.run_id[:8] for r in inputs.human_runs)
+    notes.insert(0, f"human judgments: {len(inputs.judgments)} from run(s) {runs}")
+    md = meta_format.markdown(tables, notes)
+    (out / TEXT_FILES[0]).write_text(md, encoding="utf-8")
+    (out / TEXT_FILES[1]).write_text(meta_format.latex(tables), encoding="utf-8")
+    files = [out / TEXT_FILES[0], out / TEXT_FILES[1], *files]
+    return MetaReport(md, tuple(tables), tuple(files), tuple(notes))

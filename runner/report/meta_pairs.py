@@ -1,0 +1,163 @@
+"""The meta-evaluation tables of verdicts and pairwise comparisons.
+
+- ``precision_table``: Appendix J's annotation precision per source, (Agree + Partially
+  agree) / all verdicts, bootstrapped over documents (a document's verdicts move together);
+- ``preference_table``: Table 4's shape per pair of systems: per criterion the % of
+  comparisons preferring each system and the % of draws; the % with a contradiction and,
+  per system, the % where its summary omits something; bootstrapped over comparisons;
+- ``ordering_table``: how often each metric orders a compared pair as the people did, per
+  criterion. A metric prefers the summary with the higher per-document value (so for a
+  length, the longer one). Comparisons the people called a draw and pairs the metric scores
+  equal are counted apart, never as agreement or disagreement.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from runner.human.judgments import CRITERIA, DRAW, VERDICTS, Preference, Verdict
+from runner.report import meta_stats as st
+from runner.report.meta_read import MetaInputs
+from runner.report.meta_tables import Boot, Cell, MetaTable, run_label
+from runner.tracking.reader import RunRecord
+
+AGREEING = VERDICTS[:2]
+"""Agree and Partially agree: what Appendix J's precision counts."""
+CONTRADICTION = "contradiction"
+OMISSION = "omission:"
+"""``Preference.flags`` key prefix of the omission flag of one system."""
+
+
+def _ci_text(boot: Boot, units: str) -> str:
+    return (
+        f"value [{boot.confidence:.0%} CI], percentile bootstrap over {units} "
+        f"({boot.resamples} resamples, seed {boot.seed})"
+    )
+
+
+def precision_table(inputs: MetaInputs, boot: Boot) -> MetaTable | None:
+    """Annotation precision per source (Appendix J)."""
+    verdicts = [j for j in inputs.judgments if isinstance(j, Verdict)]
+    if not verdicts:
+        return None
+    rows: list[tuple[Cell, ...]] = []
+    for source in sorted({v.source for v in verdicts}):
+        mine = [v for v in verdicts if v.source == source]
+        docs = sorted({v.doc_id for v in mine})
+        hits = [sum(v.verdict in AGREEING for v in mine if v.doc_id == d) for d in docs]
+        totals = [sum(v.doc_id == d for v in mine) for d in docs]
+        counts = [sum(v.verdict == name for v in mine) for name in VERDICTS]
+        stat = boot.run(len(docs), st.ratio(hits, totals))
+        rows.append((run_label(source, inputs.judged), len(docs), len(mine), *counts, stat))
+    header = ("source", "documents", "annotations", *VERDICTS, "precision %")
+    caption = (
+        "Annotation precision = (Agree + Partially agree) / all verdicts (BooookScore "
+        f"Appendix J); {_ci_text(boot, 'documents')}."
+    )
+    return MetaTable("meta_precision", "Annotation precision", header, tuple(rows), caption)
+
+
+def _pairs(
+    preferences: Sequence[Preference], judged: Mapping[str, RunRecord]
+) -> dict[tuple[str, str], list[Preference]]:
+    """Comparisons grouped by their pair of systems, A before B by label (run name, id)."""
+    out: dict[tuple[str, str], list[Preference]] = {}
+    for p in preferences:
+        a, b = sorted(p.systems, key=lambda s: (run_label(s, judged), s))
+        out.setdefault((a, b), []).append(p)
+    return out
+
+
+def _share(boot: Boot, hits: Sequence[bool]) -> st.Stat:
+    """The % of ``hits`` that are true, bootstrapped over them."""
+    return boot.run(len(hits), st.ratio([float(h) for h in hits], [1.0] * len(hits)))
+
+
+def preference_table(inputs: MetaInputs, boot: Boot) -> MetaTable | None:
+    """Table 4's shape: per pair of systems and criterion, % for A, for B, draws."""
+    preferences = [j for j in inputs.judgments if isinstance(j, Preference)]
+    if not preferences:
+        return None
+    rows: list[tuple[Cell, ...]] = []
+    for (a, b), found in _pairs(preferences, inputs.judged).items():
+        names = (run_label(a, inputs.judged), run_label(b, inputs.judged))
+        for criterion in CRITERIA:
+            said = [p.choices[criterion] for p in found if criterion in p.choices]
+            if said:
+                shares = [_share(boot, [c == who for c in said]) for who in (a, b, DRAW)]
+                rows.append((*names, criterion, len(said), *shares, None))
+        flagged = [p.flags[CONTRADICTION] for p in found if CONTRADICTION in p.flags]
+        if flagged:
+            rows.append(
+                (*names, CONTRADICTION, len(flagged), None, None, None, _share(boot, flagged))
+            )
+        omits = [[p.flags[OMISSION + s] for p in found if OMISSION + s in p.flags] for s in (a, b)]
+        if any(omits):
+            sides = [_share(boot, o) if o else None for o in omits]
+            rows.append((*names, "omission", max(map(len, omits)), *sides, None, None))
+    header = ("system A", "system B", "criterion", "comparisons", "% A", "% B", "% draw", "% yes")
+    caption = (
+        "Pairwise comparisons (BooookScore Table 4's shape): % of comparisons preferring each "
+        "system or calling a draw; contradiction: % answered yes; omission: % where that "
+        f"system's summary omits something; {_ci_text(boot, 'comparisons')}."
+    )
+    return MetaTable("meta_preferences", "Pairwise preferences", header, tuple(rows), caption)
+
+
+def ordering(inputs: MetaInputs, metric: str, criterion: str) -> tuple[list[bool], int, int, int]:
+    """(agreement of each decided comparison, human draws, metric ties, comparisons).
+
+    A comparison counts when both systems' runs have ``metric`` for the document.
+    """
+    agree: list[bool] = []
+    draws = ties = total = 0
+    for p in inputs.judgments:
+        if not isinstance(p, Preference) or criterion not in p.choices:
+            continue
+        values = [inputs.scores.get(s, {}).get(p.doc_id, {}).get(metric) for s in p.systems]
+        if (
+            values[0] is None
+            or values[1] is None
+            or values[0] != values[0]
+            or values[1] != values[1]
+        ):
+            continue
+        total += 1
+        choice = p.choices[criterion]
+        if choice == DRAW:
+            draws += 1
+        elif values[0] == values[1]:
+            ties += 1
+        else:
+            agree.append(p.systems[0 if values[0] > values[1] else 1] == choice)
+    return agree, draws, ties, total
+
+
+def ordering_table(inputs: MetaInputs, metrics: Sequence[str], boot: Boot) -> MetaTable | None:
+    """How often each metric orders a compared pair as the people did, per criterion."""
+    rows: list[tuple[Cell, ...]] = []
+    for metric in metrics:
+        for criterion in CRITERIA:
+            agree, draws, ties, total = ordering(inputs, metric, criterion)
+            if total:
+                stat = _share(boot, agree) if agree else None
+                row = (metric, criterion, total, sum(agree), len(agree) - sum(agree), ties, draws)
+                rows.append((*row, stat))
+    if not rows:
+        return None
+    header = (
+        "metric",
+        "criterion",
+        "comparisons",
+        "agree",
+        "disagree",
+        "metric tie",
+        "human draw",
+        "% agree",
+    )
+    caption = (
+        "A metric prefers the summary with the higher value; % agree is over the comparisons "
+        "with a winner on both sides (people's draws and the metric's ties counted apart); "
+        f"{_ci_text(boot, 'those comparisons')}."
+    )
+    return MetaTable("meta_orderings", "Metric vs people on pairs", header, tuple(rows), caption)

@@ -1,0 +1,177 @@
+"""What the meta-evaluation reads: human runs, the runs they judged, and sentence flags.
+
+A human run is a FINISHED run of the experiment tagged ``runner.kind=human``; its judgments
+are the ``to_record`` lines of its artifact ``human/judgments.jsonl`` (issue 23, contract 2).
+A judgment names its system by MLflow run id or by a named system (``hier``...); the runs
+named by id are the judged runs, whose per-document values (``scores.json``) and
+BooookScore judge answers (``annotations.json``: ``{doc_id: {sentence: {"questions",
+"types"}}}``, written by ``runner.run.recording`` from ``metrics/booookscore.py``'s
+artifact; contract 3) are read through ``runner.tracking.reader``'s client.
+
+A person's span may cover several sentences: it flags every Punkt sentence
+(``runner.text.sentence_spans``) it overlaps, with its labels (a relation's labels go to
+both of its spans). A span not found in the summary is never guessed into a sentence: it
+is counted in a note.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from runner.human.judgments import (
+    CoherenceAnnotation,
+    Judgment,
+    Preference,
+    Rating,
+    Span,
+    from_record,
+)
+from runner.report.read import read_scores
+from runner.report.table import Scores
+from runner.text import sentence_spans
+from runner.tracking.reader import RunRecord, client
+
+KIND_TAG = "runner.kind"
+HUMAN_KIND = "human"
+JUDGMENTS_FILE = "human/judgments.jsonl"
+ANNOTATIONS_FILE = "annotations.json"
+"""BooookScore's per-sentence answers, per document, in a judged run."""
+JudgeAnswers = dict[str, dict[str, dict[str, Any]]]
+"""doc_id -> sentence -> the judge's answer (``{"questions", "types"}``; ``unparsed``)."""
+
+
+@dataclass(frozen=True)
+class MetaInputs:
+    """Everything the meta-evaluation tables are computed from."""
+
+    human_runs: tuple[RunRecord, ...]
+    judgments: tuple[Judgment, ...]
+    judged: dict[str, RunRecord]
+    """Run id -> the run, for each system named by a run id of the experiment."""
+    scores: Scores
+    """The judged runs' per-document values."""
+    answers: dict[str, JudgeAnswers]
+    """Run id -> its BooookScore judge answers (runs without them are absent)."""
+    notes: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class SentenceFlags:
+    """One person's flags on the sentences of one summary."""
+
+    sentences: tuple[str, ...]
+    flagged: tuple[bool, ...]
+    labels: tuple[frozenset[str], ...]
+    unlocated: int
+    """Spans not found in the summary text (left out)."""
+
+
+def human_runs(records: Iterable[RunRecord]) -> list[RunRecord]:
+    """FINISHED runs tagged ``runner.kind=human``, in the order given (newest first)."""
+    return [r for r in records if r.tags.get(KIND_TAG) == HUMAN_KIND and r.status == "FINISHED"]
+
+
+def read_meta(uri: str, records: Sequence[RunRecord]) -> MetaInputs:
+    """The human runs among ``records`` (one experiment's runs) and what they judged."""
+    humans = human_runs(records)
+    judgments: list[Judgment] = []
+    notes: list[str] = []
+    for run in humans:
+        found = read_judgments(uri, run.run_id)
+        if found is None:
+            notes.append(f"human run {run.run_id[:8]} has no {JUDGMENTS_FILE}: left out")
+        judgments += found or []
+    by_id = {r.run_id: r for r in records}
+    named = {s for j in judgments for s in systems_of(j)}
+    judged = {s: by_id[s] for s in sorted(named) if s in by_id}
+    scores = read_scores(uri, list(judged.values())) if judged else {}
+    answers: dict[str, JudgeAnswers] = {}
+    for run_id in judged:
+        content = _artifact_json(uri, run_id, ANNOTATIONS_FILE)
+        if isinstance(content, dict):
+            answers[run_id] = content
+    return MetaInputs(tuple(humans), tuple(judgments), judged, scores, answers, tuple(notes))
+
+
+def systems_of(judgment: Judgment) -> tuple[str, ...]:
+    """The system(s) a judgment is about."""
+    if isinstance(judgment, CoherenceAnnotation | Rating):
+        return (judgment.system,)
+    if isinstance(judgment, Preference):
+        return judgment.systems
+    return ()  # a Verdict names the source of the annotation judged, not a summary's system
+
+
+def read_judgments(uri: str, run_id: str) -> list[Judgment] | None:
+    """The run's ``human/judgments.jsonl`` as judgments; None when it has none."""
+    with tempfile.TemporaryDirectory(prefix="human-") as tmp:
+        try:
+            path = client(uri).download_artifacts(run_id, JUDGMENTS_FILE, dst_path=tmp)
+        except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing file
+            return None
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [from_record(json.loads(line)) for line in lines if line.strip()]
+
+
+def _artifact_json(uri: str, run_id: str, name: str) -> Any:
+    """A run's JSON artifact ``name``; None when it has none."""
+    with tempfile.TemporaryDirectory(prefix="meta-") as tmp:
+        try:
+            path = client(uri).download_artifacts(run_id, name, dst_path=tmp)
+        except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing file
+            return None
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+
+
+def locate(summary: str, text: str) -> tuple[int, int] | None:
+    """Where ``text`` is in ``summary``: exactly, else with any run of whitespace as one."""
+    wanted = text.strip()
+    if not wanted:
+        return None
+    start = summary.find(wanted)
+    if start >= 0:
+        return start, start + len(wanted)
+    found = re.search(r"\s+".join(map(re.escape, wanted.split())), summary)
+    return (found.start(), found.end()) if found else None
+
+
+def human_flags(annotation: CoherenceAnnotation) -> SentenceFlags:
+    """The annotation's spans as flags on the summary's Punkt sentences (see the docstring)."""
+    summary = annotation.summary
+    bounds = sentence_spans(summary)
+    flagged = [False] * len(bounds)
+    labels: list[set[str]] = [set() for _ in bounds]
+    marks: list[tuple[Span, tuple[str, ...]]] = [(s, s.labels) for s in annotation.singles]
+    for rel in annotation.relations:
+        marks += [(rel.first, rel.first.labels + rel.labels)]
+        marks += [(rel.second, rel.second.labels + rel.labels)]
+    unlocated = 0
+    for span, span_labels in marks:
+        where = locate(summary, span.text)
+        if where is None:
+            unlocated += 1
+            continue
+        for i, (start, end) in enumerate(bounds):
+            if start < where[1] and where[0] < end:
+                flagged[i] = True
+                labels[i].update(span_labels)
+    return SentenceFlags(
+        tuple(summary[s:e] for s, e in bounds),
+        tuple(flagged),
+        tuple(frozenset(x) for x in labels),
+        unlocated,
+    )
+
+
+def judge_flag(answer: dict[str, Any] | None) -> tuple[bool, frozenset[str]] | None:
+    """The judge's flag and error types for one sentence; None when not judged or unparsed."""
+    if not isinstance(answer, dict) or answer.get("unparsed"):
+        return None
+    types = answer.get("types")
+    return types is not None, frozenset(types or ())

@@ -1,0 +1,154 @@
+"""The statistics of the meta-evaluation: agreement of flags, rank and linear correlation.
+
+Small and explicit on purpose: each is checked in the tests against an independent
+computation (scipy's ``kendalltau``/``pearsonr``, a worked Cohen's kappa), so the report
+depends on numpy alone.
+
+Every interval is a percentile bootstrap over the units that were judged (summaries, or
+documents for Appendix J's verdicts): resample the units with replacement, recompute the
+statistic from the resampled units' pooled counts or pairs, read the percentiles. Resamples
+where the statistic is undefined (every value equal, no flag at all) are left out, and a
+statistic undefined on the data itself is NaN with no interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+Indices = np.ndarray
+"""Positions of the units in one resample."""
+
+
+@dataclass(frozen=True)
+class Stat:
+    """A statistic on the data, its bootstrap interval and how many units it came from."""
+
+    value: float
+    low: float
+    high: float
+    n: int
+    """Units (summaries, documents, comparisons) behind it."""
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """Pooled sentence counts: judge flag vs human flag."""
+
+    tp: float
+    fp: float
+    fn: float
+    tn: float
+
+
+def precision(c: Confusion) -> float:
+    """Share of the judge's flags that people also flagged (NaN: the judge flagged nothing)."""
+    return c.tp / (c.tp + c.fp) if c.tp + c.fp else math.nan
+
+
+def recall(c: Confusion) -> float:
+    """Share of the people's flags the judge also flagged (NaN: people flagged nothing)."""
+    return c.tp / (c.tp + c.fn) if c.tp + c.fn else math.nan
+
+
+def f1(c: Confusion) -> float:
+    """Harmonic mean of precision and recall (NaN when neither side flagged anything)."""
+    return 2 * c.tp / (2 * c.tp + c.fp + c.fn) if c.tp + c.fp + c.fn else math.nan
+
+
+def kappa(c: Confusion) -> float:
+    """Cohen's kappa of two binary raters: (observed - chance agreement) / (1 - chance).
+
+    NaN when chance agreement is 1 (both raters gave one answer to everything).
+    """
+    n = c.tp + c.fp + c.fn + c.tn
+    if not n:
+        return math.nan
+    observed = (c.tp + c.tn) / n
+    chance = ((c.tp + c.fp) * (c.tp + c.fn) + (c.fn + c.tn) * (c.fp + c.tn)) / (n * n)
+    return (observed - chance) / (1 - chance) if chance < 1 else math.nan
+
+
+def pearson_r(x: Sequence[float], y: Sequence[float]) -> float:
+    """Pearson's r; NaN when either side is constant or there are fewer than 2 pairs."""
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.size < 2:
+        return math.nan
+    da, db = a - a.mean(), b - b.mean()
+    norm = math.sqrt(float(da @ da) * float(db @ db))
+    return float(da @ db) / norm if norm > 0 else math.nan
+
+
+def kendall_tau(x: Sequence[float], y: Sequence[float]) -> float:
+    """Kendall's tau-b (ties in either ranking corrected for, as scipy's default).
+
+    tau_b = (concordant - discordant) / sqrt((n0 - ties in x) * (n0 - ties in y)) over the
+    n0 = n(n-1)/2 pairs; NaN when either side is constant. Quadratic in n: summaries of one
+    study number in the hundreds.
+    """
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if a.size < 2:
+        return math.nan
+    upper = np.triu_indices(a.size, k=1)
+    sa = np.sign(a[:, None] - a[None, :])[upper]
+    sb = np.sign(b[:, None] - b[None, :])[upper]
+    untied_a, untied_b = np.count_nonzero(sa), np.count_nonzero(sb)
+    if not untied_a or not untied_b:
+        return math.nan
+    return float(np.sum(sa * sb)) / math.sqrt(untied_a * untied_b)
+
+
+def bootstrap(
+    units: int,
+    statistic: Callable[[Indices], float],
+    *,
+    resamples: int,
+    confidence: float,
+    seed: int,
+) -> Stat:
+    """``statistic`` on all units and its percentile-bootstrap interval over the units."""
+    value = statistic(np.arange(units))
+    if units == 0 or math.isnan(value):
+        return Stat(value, math.nan, math.nan, units)
+    rng = np.random.default_rng(seed)
+    draws = np.array([statistic(rng.integers(0, units, size=units)) for _ in range(resamples)])
+    draws = draws[~np.isnan(draws)]
+    if draws.size == 0:
+        return Stat(value, math.nan, math.nan, units)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.percentile(draws, [100.0 * tail, 100.0 * (1.0 - tail)])
+    return Stat(value, float(low), float(high), units)
+
+
+def pooled(counts: np.ndarray, rule: Callable[[Confusion], float]) -> Callable[[Indices], float]:
+    """A statistic over resampled summaries: ``rule`` of their summed (tp, fp, fn, tn) rows."""
+
+    def statistic(idx: Indices) -> float:
+        tp, fp, fn, tn = counts[idx].sum(axis=0) if idx.size else (0.0, 0.0, 0.0, 0.0)
+        return rule(Confusion(float(tp), float(fp), float(fn), float(tn)))
+
+    return statistic
+
+
+def paired(
+    x: Sequence[float],
+    y: Sequence[float],
+    rule: Callable[[Sequence[float], Sequence[float]], float],
+) -> Callable[[Indices], float]:
+    """A statistic over resampled pairs: ``rule`` of the x and y values of the drawn units."""
+    a, b = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    return lambda idx: rule(list(a[idx]), list(b[idx]))
+
+
+def ratio(hits: Sequence[float], totals: Sequence[float]) -> Callable[[Indices], float]:
+    """A statistic over resampled units: 100 x their summed hits / their summed totals."""
+    h, t = np.asarray(hits, dtype=float), np.asarray(totals, dtype=float)
+
+    def statistic(idx: Indices) -> float:
+        total = float(t[idx].sum())
+        return 100.0 * float(h[idx].sum()) / total if total else math.nan
+
+    return statistic

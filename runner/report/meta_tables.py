@@ -1,0 +1,192 @@
+"""Does a metric agree with people? The meta-evaluation tables as values.
+
+- ``sentence_table``: the judge's per-sentence flags against the people's (precision, recall,
+  F1, Cohen's kappa; overall and per error type: the BooookScore paper's Appendix H), one
+  unit per (human annotation, judged summary) pair;
+- ``summary_table``: Kendall's tau and Pearson's r between each metric's per-document value
+  in the judged runs and the human score of the same summaries;
+- the Appendix J precision and the pairwise tables are ``runner.report.meta_pairs``.
+
+Every interval bootstraps the units named in the caption (``runner.report.meta_stats``).
+The human score of a summary is its human BooookScore (``runner.human.booookscore``:
+100 x (1 - flagged / sentences), footnote 12's count, Punkt sentences), as the human run
+logs it; several annotators of one summary are averaged. A numeric ``Rating`` criterion is
+a human score too.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from runner.human.booookscore import booookscore
+from runner.human.judgments import ERROR_TYPES, CoherenceAnnotation, Rating
+from runner.report import meta_stats as st
+from runner.report.meta_read import MetaInputs, human_flags, judge_flag
+from runner.text import split_sentences
+from runner.tracking.reader import RunRecord
+
+Cell = str | int | float | st.Stat | None
+"""A table cell: text, a count, a number, or a statistic with its interval (None: empty)."""
+HUMAN_BOOOOKSCORE = "BooookScore (human)"
+Pair = tuple[str, str]
+"""(run id or system, doc_id): one summary."""
+
+
+@dataclass(frozen=True)
+class Boot:
+    """The report's bootstrap settings."""
+
+    resamples: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+
+    def run(self, units: int, statistic: Callable[[st.Indices], float]) -> st.Stat:
+        """``statistic`` with its interval over ``units``."""
+        return st.bootstrap(
+            units,
+            statistic,
+            resamples=self.resamples,
+            confidence=self.confidence,
+            seed=self.seed,
+        )
+
+
+@dataclass(frozen=True)
+class MetaTable:
+    """One table: its file stem, title, column titles, rows and what a cell is."""
+
+    name: str
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    caption: str
+
+
+def judge_label(run: RunRecord) -> str:
+    """The judge a run's BooookScore used (its ``judge.model`` or ``judge`` param)."""
+    return run.params.get("judge.model") or run.params.get("judge") or "judge"
+
+
+def run_label(system: str, judged: Mapping[str, RunRecord]) -> str:
+    """A run as 'name (8-char id)'; a named system as itself."""
+    run = judged.get(system)
+    return f"{run.run_name} ({system[:8]})" if run else system
+
+
+def _counts(human: Sequence[bool], judge: Sequence[bool]) -> list[float]:
+    pairs = list(zip(judge, human, strict=True))
+    return [
+        float(sum(j and h for j, h in pairs)),
+        float(sum(j and not h for j, h in pairs)),
+        float(sum(h and not j for j, h in pairs)),
+        float(sum(not j and not h for j, h in pairs)),
+    ]
+
+
+def sentence_units(inputs: MetaInputs) -> dict[str, list[dict[str, list[float]]]]:
+    """Judge label -> per unit, (tp, fp, fn, tn) overall (key '') and per error type."""
+    units: dict[str, list[dict[str, list[float]]]] = {}
+    for ann in inputs.judgments:
+        if not isinstance(ann, CoherenceAnnotation):
+            continue
+        answers = inputs.answers.get(ann.system, {}).get(ann.doc_id)
+        if not answers:
+            continue
+        people = human_flags(ann)
+        rows = []
+        for i, sentence in enumerate(people.sentences):
+            judged = judge_flag(answers.get(sentence))
+            if judged is not None:
+                rows.append((people.flagged[i], people.labels[i], *judged))
+        if not rows:
+            continue
+        unit = {"": _counts([r[0] for r in rows], [r[2] for r in rows])}
+        for t in ERROR_TYPES:
+            unit[t] = _counts([t in r[1] for r in rows], [t in r[3] for r in rows])
+        units.setdefault(judge_label(inputs.judged[ann.system]), []).append(unit)
+    return units
+
+
+def sentence_table(inputs: MetaInputs, boot: Boot) -> MetaTable | None:
+    """Precision, recall, F1 and kappa of the judge's flags against the people's."""
+    units = sentence_units(inputs)
+    if not units:
+        return None
+    rows: list[tuple[Cell, ...]] = []
+    for judge, found in sorted(units.items()):
+        for key in ("", *ERROR_TYPES):
+            counts = np.array([u[key] for u in found])
+            total = counts.sum(axis=0)
+            if key and not total[0] + total[1] + total[2]:
+                continue  # an error type neither side used
+            stats = [boot.run(len(found), st.pooled(counts, rule)) for rule in _RULES]
+            sentences = int(total.sum())
+            rows.append((judge, key or "any error", len(found), sentences, *stats))
+    header = ("judge", "error type", "summaries", "sentences", "precision", "recall", "F1", "kappa")
+    caption = (
+        "Judge's sentence flags vs people's (a person's span flags each sentence it overlaps): "
+        f"value [{boot.confidence:.0%} CI], percentile bootstrap over summaries "
+        f"({boot.resamples} resamples, seed {boot.seed}); per error type, a sentence counts as "
+        "flagged with that type."
+    )
+    return MetaTable("meta_sentences", "Sentence level", header, tuple(rows), caption)
+
+
+_RULES = (st.precision, st.recall, st.f1, st.kappa)
+
+
+def human_scores(inputs: MetaInputs) -> dict[str, dict[Pair, float]]:
+    """Human score name -> (system, doc) -> the mean over its annotators."""
+    found: dict[str, dict[Pair, list[float]]] = {}
+    for j in inputs.judgments:
+        if isinstance(j, CoherenceAnnotation):
+            if split_sentences(j.summary):  # an empty summary has no score to compare
+                value = booookscore(j)
+                found.setdefault(HUMAN_BOOOOKSCORE, {}).setdefault((j.system, j.doc_id), [])
+                found[HUMAN_BOOOOKSCORE][(j.system, j.doc_id)].append(value)
+        elif isinstance(j, Rating) and isinstance(j.value, int | float):
+            name = f"{j.criterion} (human)"
+            found.setdefault(name, {}).setdefault((j.system, j.doc_id), []).append(float(j.value))
+    return {
+        name: {pair: sum(v) / len(v) for pair, v in values.items()}
+        for name, values in found.items()
+    }
+
+
+def metric_pairs(
+    inputs: MetaInputs, human: Mapping[Pair, float], metric: str
+) -> list[tuple[float, float]]:
+    """(human score, metric value) of each human-scored summary whose run has the metric."""
+    out = []
+    for (system, doc), score in sorted(human.items()):
+        value = inputs.scores.get(system, {}).get(doc, {}).get(metric)
+        if value is not None and not math.isnan(value):
+            out.append((score, value))
+    return out
+
+
+def summary_table(inputs: MetaInputs, metrics: Sequence[str], boot: Boot) -> MetaTable | None:
+    """Kendall's tau and Pearson's r of each metric against each human score."""
+    rows: list[tuple[Cell, ...]] = []
+    for name, human in sorted(human_scores(inputs).items()):
+        for metric in metrics:
+            pairs = metric_pairs(inputs, human, metric)
+            if not pairs:
+                continue
+            xs, ys = [p[0] for p in pairs], [p[1] for p in pairs]
+            tau = boot.run(len(pairs), st.paired(xs, ys, st.kendall_tau))
+            r = boot.run(len(pairs), st.paired(xs, ys, st.pearson_r))
+            rows.append((name, metric, len(pairs), tau, r))
+    if not rows:
+        return None
+    caption = (
+        "Per summary: each metric's value in the judged run against the people's score of the "
+        f"same summary; value [{boot.confidence:.0%} CI], percentile bootstrap over summaries "
+        f"({boot.resamples} resamples, seed {boot.seed}); Kendall's tau is tau-b."
+    )
+    header = ("human score", "metric", "summaries", "Kendall's tau", "Pearson's r")
+    return MetaTable("meta_summaries", "Summary level", header, tuple(rows), caption)
