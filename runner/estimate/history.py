@@ -15,6 +15,7 @@ import contextlib
 import functools
 import json
 import sqlite3
+import statistics
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,6 +28,7 @@ from runner.estimate.latency import Latency, fit
 RUNS_READ = 5
 """Newest finished runs of a model read for its history."""
 CALLS_FILE = "calls.jsonl"
+USAGE_FILE = "usage.json"
 
 
 @dataclass(frozen=True)
@@ -48,6 +50,9 @@ class History:
     """Purpose -> further attempts (regenerations, re-asks) per first attempt."""
     count: dict[str, int] = field(default_factory=dict)
     """Purpose -> calls measured."""
+    overhead_s: float | None = None
+    """A job's seconds besides its calls (imports, set-up, logging), median over the runs read:
+    the run's own time (MLflow's start to end, plus its set-up) less its calls' span."""
 
     def calls_of(self, purpose: str) -> int:
         """Calls of ``purpose`` measured (0 when none)."""
@@ -70,10 +75,10 @@ def _read_only(path: Path) -> Iterator[sqlite3.Connection]:
         connection.close()
 
 
-def _artifact_folders(path: Path, model: str) -> list[Path]:
-    """The artifact folders of the newest finished runs that used ``model`` in any role."""
+def _artifact_folders(path: Path, model: str) -> list[tuple[Path, float]]:
+    """(artifact folder, seconds from start to end) of the newest finished runs of ``model``."""
     query = (
-        "SELECT DISTINCT r.run_uuid, r.artifact_uri, r.start_time FROM runs r"
+        "SELECT DISTINCT r.run_uuid, r.artifact_uri, r.start_time, r.end_time FROM runs r"
         " JOIN params p ON p.run_uuid = r.run_uuid AND p.key LIKE '%.model' AND p.value = ?"
         " WHERE r.status = 'FINISHED' AND r.lifecycle_stage = 'active'"
         " ORDER BY r.start_time DESC LIMIT ?"
@@ -84,16 +89,16 @@ def _artifact_folders(path: Path, model: str) -> list[Path]:
     except sqlite3.Error:
         return []
     folders = []
-    for _, uri, _ in rows:
+    for _, uri, start, end in rows:
         text = str(uri or "")
         local = unquote(urlparse(text).path) if text.startswith("file://") else text
-        if local.startswith("/"):
-            folders.append(Path(local))
+        if local.startswith("/") and start and end:
+            folders.append((Path(local), (float(end) - float(start)) / 1000.0))
     return folders
 
 
-def _lines(folder: Path, model: str) -> list[dict[str, Any]]:
-    """The calls of ``model`` in one run's calls.jsonl that reached the model."""
+def _lines(folder: Path) -> list[dict[str, Any]]:
+    """Every call in one run's calls.jsonl."""
     try:
         text = (folder / CALLS_FILE).read_text(encoding="utf-8")
     except OSError:
@@ -104,10 +109,37 @@ def _lines(folder: Path, model: str) -> list[dict[str, Any]]:
             line = json.loads(raw)
         except ValueError:
             continue
-        request = line.get("request") or {}
-        if isinstance(request, dict) and request.get("model") == model and not line.get("cached"):
+        if isinstance(line, dict) and isinstance(line.get("request"), dict):
             out.append(line)
     return out
+
+
+def _overhead(folder: Path, seconds: float, lines: list[dict[str, Any]]) -> float | None:
+    """The run's seconds besides its calls: start to end, plus set-up, less the calls' span."""
+    starts = [float(x["started_at"]) / 1e9 for x in lines if x.get("started_at")]
+    ends = [float(x["started_at"]) / 1e9 + float(x.get("latency_s") or 0) for x in lines]
+    if not starts:
+        return None
+    try:
+        table = json.loads((folder / USAGE_FILE).read_text(encoding="utf-8"))
+        usage = {row[0]: row[1] for row in table["data"]}
+    except (OSError, ValueError, KeyError, IndexError, TypeError):
+        usage = {}
+    setup = float(usage.get("time/setup_s") or 0.0)
+    span = max(ends) - min(starts)
+    return max(0.0, seconds + setup - span + _first_call_extra(lines))
+
+
+def _first_call_extra(lines: list[dict[str, Any]]) -> float:
+    """The first real call's seconds beyond a typical call's: litellm's import, paid inside it.
+
+    It is the job's cost, not the model's: counted with the overhead, left out of the latency.
+    """
+    real = sorted((x for x in lines if not x.get("cached")), key=lambda x: x.get("started_at", 0))
+    if len(real) < 2:
+        return 0.0
+    typical = statistics.median(float(x.get("latency_s") or 0) for x in real[1:])
+    return max(0.0, float(real[0].get("latency_s") or 0) - typical)
 
 
 @functools.cache
@@ -117,7 +149,16 @@ def history(uri: str, model: str) -> History:
     if path is None:
         return History()
     folders = _artifact_folders(path, model)
-    lines = [line for folder in folders for line in _lines(folder, model)]
+    lines, overheads = [], []
+    for folder, seconds in folders:
+        every = _lines(folder)
+        overhead = _overhead(folder, seconds, every)
+        if overhead is not None:
+            overheads.append(overhead)
+        real = sorted(
+            (x for x in every if not x.get("cached")), key=lambda x: x.get("started_at", 0)
+        )
+        lines += [x for x in real[1:] if x["request"].get("model") == model]  # first: see above
     if not lines:
         return History(runs=len(folders))
     samples = [
@@ -129,6 +170,7 @@ def history(uri: str, model: str) -> History:
         runs=len(folders),
         calls=len(lines),
         latency=fit(samples, measured),
+        overhead_s=statistics.median(overheads) if overheads else None,
         **_per_purpose(lines),
     )
 

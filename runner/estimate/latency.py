@@ -12,6 +12,7 @@ model; every estimate that uses one says so. Once this store has runs of the mod
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import dataclass
 
 from runner.llm.spec import ModelSpec
@@ -98,7 +99,7 @@ def fit(samples: list[tuple[float, float, float]], source: str) -> Latency | Non
     mean_x, mean_y = sum(xs) / n, sum(ys) / n
     spread = sum((x - mean_x) ** 2 for x in xs)
     if n < 5 or spread <= (0.1 * mean_x) ** 2 * n:
-        return Latency(mean_y, 0.0, source=source)
+        return Latency(statistics.median(ys), 0.0, source=source)
     slope = sum((x - mean_x) * (y - mean_y) for x, y in zip(xs, ys, strict=True)) / spread
     slope = max(0.0, slope)
     first = max(0.0, mean_y - slope * mean_x)
