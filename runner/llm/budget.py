@@ -27,6 +27,9 @@ class Budget:
         self.job_usd = job_usd
         self.sweep_usd = sweep_usd
         self.ledger = Path(ledger) if ledger and sweep_usd is not None else None
+        self.shared_dir = Path(ledger).parent if ledger else None
+        """The sweep's folder, where its jobs also share the endpoints' rate limits
+        (``runner/llm/rate.py``); None for a single job."""
         self.spent = 0.0
         self._lock = threading.Lock()
 

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runner.errors import Cancelled, ConfigError, LLMError
+from runner.errors import Cancelled, ConfigError, LLMError, RateLimitedError
 from runner.llm.cache import ResponseCache, cache_key
 from runner.llm.call_log import DOCUMENT, CallLog
 from runner.llm.completions import from_response, from_stored, to_stored
@@ -70,6 +70,9 @@ class Gateway:
         """The endpoint's concurrency limit, held by every call while it is in flight (the
         embedding half, ``runner/llm/embed.py``, holds it too)."""
         self.concurrency = limits.limit(spec)
+        budget = calls.budget
+        self.rate = limits.rate(spec, budget.shared_dir if budget is not None else None)
+        """The endpoint's provider limits (``model.rpm`` ...), None when unlimited."""
         self._model_path = self._local_path() if spec.is_local else None
         self._own = OwnAnswers() if spec.stop_on_copied_sentence else None
         """The copy stop's exemption: this role's own answers per document."""
@@ -226,13 +229,26 @@ class Gateway:
         in-process model is exempt: it answers the same request the same way every time.
         A job stopped while this call was backing off makes no further attempt.
         """
+        estimate = self.rate.estimate(kwargs["messages"]) if self.rate else 0
+        if self.rate is not None:
+            self.rate.acquire(estimate, self.cancel)
         if self.cancel.is_set():  # Cancelled is no LLMError: the retry loop lets it through
             raise Cancelled(f"{self.role}={self.name}: the job was stopped during retries")
         try:
             response = _litellm().completion(**kwargs)
         except Exception as err:  # translated once, here, into runner.errors
             spec = self.spec
-            raise translate(err, self.role, spec.name, spec.api_base, spec.model) from err
+            error = translate(err, self.role, spec.name, spec.api_base, spec.model)
+            if self.rate is not None and isinstance(error, RateLimitedError):
+                self.rate.rejected(error.retry_after)  # every job of the sweep waits it out
+            raise error from err
+        if self.rate is not None:
+            usage = getattr(response, "usage", None)
+            self.rate.settle(
+                estimate,
+                int(getattr(usage, "prompt_tokens", 0) or 0),
+                int(getattr(usage, "completion_tokens", 0) or 0),
+            )
         if not self.spec.in_process:
             json_mode = (kwargs.get("response_format") or {}).get("type") == "json_object"
             check_answer(response, json_mode, self.role, self.spec.name)

@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable
+from pathlib import Path
 
+from runner.llm.buckets import Allowance
+from runner.llm.rate import RateLimiter, new_limiter
 from runner.llm.spec import ModelSpec
 
 
@@ -25,8 +28,13 @@ class EndpointLimits:
     def __init__(self, specs: Iterable[ModelSpec] = ()) -> None:
         """Limits for the endpoints of ``specs``; others get theirs when first asked for."""
         self._limits: dict[tuple[str, str], int] = {}
+        self._allowances: dict[tuple[str, str], Allowance] = {}
+        self._rates: dict[tuple[str, str], RateLimiter | None] = {}
         for spec in specs:
             key = spec.endpoint
+            self._allowances[key] = Allowance.of(spec).merged(
+                self._allowances.get(key, Allowance.of(spec))
+            )
             self._limits[key] = min(
                 self._limits.get(key, endpoint_limit(spec)), endpoint_limit(spec)
             )
@@ -45,3 +53,16 @@ class EndpointLimits:
                 self._limits[spec.endpoint] = endpoint_limit(spec)
                 self._semaphores[spec.endpoint] = threading.BoundedSemaphore(endpoint_limit(spec))
             return self._semaphores[spec.endpoint]
+
+    def rate(self, spec: ModelSpec, shared_dir: Path | None) -> RateLimiter | None:
+        """The endpoint's provider limits (None when it sets none), shared by the sweep's jobs.
+
+        ``shared_dir``: the sweep's folder (``Budget.shared_dir``), None for a single job.
+        """
+        with self._lock:
+            key = spec.endpoint
+            if key not in self._rates:
+                allowance = self._allowances.get(key) or Allowance.of(spec)
+                limited = any(allowance.per_second().values())
+                self._rates[key] = new_limiter(key, allowance, shared_dir) if limited else None
+            return self._rates[key]
