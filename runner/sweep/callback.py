@@ -126,11 +126,12 @@ def parent_of(config: DictConfig) -> SweepParent:
     name = next(
         (t.split("=", 1)[1] for t in task if t.lstrip("+").startswith("experiment=")), "sweep"
     )
+    experiment = " ".join(t for t in task if is_experiment_override(t))  # not progress=off...
     return SweepParent(
         uri=config.tracking.uri or default_tracking_uri(),
         experiment=str(config.tracking.experiment or "summarization"),
         key=sweep_key(config, task, [STRATEGY_PROMPTS, METRIC_PROMPTS]),
-        run_name=f"{name}: {' '.join(task) or '(defaults)'}"[:250],
+        run_name=f"{name}: {experiment or '(defaults)'}"[:250],
         description=(
             f"Sweep over {', '.join(keys) or 'nothing'}: python -m runner -m {' '.join(task)}"
         ),
