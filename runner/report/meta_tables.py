@@ -71,10 +71,21 @@ def judge_label(run: RunRecord) -> str:
     return run.params.get("judge.model") or run.params.get("judge") or "judge"
 
 
+SUMMARY_PARAMS = ("strategy", "model", "chunk", "data", "data.path")
+"""The params that tell the summaries of two judged runs apart, for their labels."""
+
+
 def run_label(system: str, judged: Mapping[str, RunRecord]) -> str:
-    """A run as 'name (8-char id)'; a named system as itself."""
+    """A run as its distinguishing params and short id ('strategy=hier (1a2b3c4d)').
+
+    The run's name when no such param differs among the judged runs; a named system as itself.
+    """
     run = judged.get(system)
-    return f"{run.run_name} ({system[:8]})" if run else system
+    if run is None:
+        return system
+    keys = [k for k in SUMMARY_PARAMS if len({r.params.get(k) for r in judged.values()}) > 1]
+    name = ",".join(f"{k}={run.params.get(k, '—')}" for k in keys) or run.run_name
+    return f"{name} ({system[:8]})"
 
 
 def _counts(human: Sequence[bool], judge: Sequence[bool]) -> list[float]:

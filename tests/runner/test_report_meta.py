@@ -4,7 +4,8 @@ against hand-computed figures, and the released BooookScore human data (Table 4,
 
 The store holds two judged runs (hier and inc, judged by two judges) with the artifacts a
 BooookScore job writes (``scores.json``, ``annotations.json``: doc -> sentence -> answer) and
-one human run (tag runner.kind=human, ``human/judgments.jsonl``; issue 23, contract 2).
+one human run written by ``runner.human.record.record_human_run`` (tag runner.kind=human,
+``human/judgments.jsonl``; issue 23, contract 2).
 """
 
 from __future__ import annotations
@@ -29,9 +30,9 @@ from runner.human.judgments import (
     Relation,
     Span,
     Verdict,
-    to_record,
 )
 from runner.human.labelstudio import read_labelstudio
+from runner.human.record import record_human_run
 from runner.report import meta_stats as st
 from runner.report.config import ReportConfig
 from runner.report.make import make_report
@@ -159,14 +160,8 @@ def _write_store(uri: str, experiment: str, human: bool = True) -> dict[str, str
             {"booookscore/score": float(np.mean([v[0] for v in SCORES[run].values()]))}
         )
         tracker.finish("FINISHED")
-    if human:
-        tracker = Tracker(uri, experiment)
-        tags = {"runner.kind": "human", "human.kinds": "coherence,preference,verdict"}
-        ids["human"] = tracker.start("human", tags)
-        tracker.log_params({"judge": "human", "judge.model": "human"})
-        lines = [json.dumps(to_record(j)) for j in _judgments(ids)]
-        tracker.log_text("\n".join(lines) + "\n", "human/judgments.jsonl")
-        tracker.finish("FINISHED")
+    if human:  # the human run as W-MLFLOW's writer makes it (issue 23, contract 2)
+        ids["human"] = record_human_run(uri, experiment, _judgments(ids), "people.json").run_id
     return ids
 
 
@@ -296,8 +291,13 @@ def test_precision_per_source(reported: tuple[Any, dict[str, str], Path]) -> Non
 def test_preference_table(reported: tuple[Any, dict[str, str], Path]) -> None:
     _, ids, out = reported
     rows = _rows(out, "meta_preferences")
-    a_is_hier = rows[0]["system A"].endswith(f"({ids['hier'][:8]})")
-    hier, inc = ("% A", "% B") if a_is_hier else ("% B", "% A")
+    assert (
+        {(r["system A"], r["system B"]) for r in rows}
+        == {  # labelled by what differs
+            (f"strategy=hier ({ids['hier'][:8]})", f"strategy=inc ({ids['inc'][:8]})")
+        }
+    )
+    hier, inc = "% A", "% B"
 
     def shares(criterion: str, *columns: str) -> list[float | None]:
         row = next(r for r in rows if r["criterion"] == criterion)
