@@ -157,7 +157,8 @@ def ordering_table(inputs: MetaInputs, metrics: Sequence[str], boot: Boot) -> Me
     )
     caption = (
         "A metric prefers the summary with the higher value; % agree is over the comparisons "
-        "with a winner on both sides (people's draws and the metric's ties counted apart); "
+        "with a winner on both sides (people's draws and the metric's ties counted apart; "
+        "for a metric where lower is better, read 100 - % agree); "
         f"{_ci_text(boot, 'those comparisons')}."
     )
     return MetaTable("meta_orderings", "Metric vs people on pairs", header, tuple(rows), caption)

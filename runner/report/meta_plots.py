@@ -29,8 +29,8 @@ def _coefficient(value: float) -> str:
 
 
 def _bounded(label: str) -> bool:
-    """A BooookScore-like axis: 0..100."""
-    return "booookscore" in label.lower() or label.endswith("_pct")
+    """A BooookScore axis (0..100); a percentage such as repeated trigrams keeps its own range."""
+    return "booookscore" in label.lower()
 
 
 def meta_figure(points: Points) -> Figure | None:
