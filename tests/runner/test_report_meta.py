@@ -424,3 +424,40 @@ def test_released_hier_annotations_have_no_judged_run_to_compare() -> None:
     assert tables == []  # no GPT-4 annotations or scores of these same summaries are released
     assert any("meta_sentences" in n for n in notes) and any("meta_summaries" in n for n in notes)
     assert run_label("hier", {}) == "hier"
+
+
+def test_figure_has_a_panel_per_metric_with_points() -> None:
+    from runner.report.meta_plots import meta_figure
+
+    assert meta_figure({("BooookScore (human)", "booookscore/score"): []}) is None
+    points = {
+        ("BooookScore (human)", "booookscore/score"): [(50.0, 40.0), (100.0, 90.0)],
+        ("BooookScore (human)", "stats/length_tokens"): [(50.0, 700.0), (100.0, 650.0)],
+        ("BooookScore (human)", "stats/repeated_trigrams_pct"): [],
+    }
+    figure = meta_figure(points)
+    assert figure is not None
+    titles = [axes.get_title() for axes in figure.axes]
+    assert titles == ["n=2, tau=1.00, r=1.00", "n=2, tau=-1.00, r=-1.00"]
+    assert figure.axes[0].get_ylim() == (-5.0, 105.0)  # a BooookScore axis shows 0..100
+
+
+def test_numeric_ratings_are_a_human_score_too() -> None:
+    from runner.human.judgments import Rating
+    from runner.tracking.reader import RunRecord
+
+    run = RunRecord("r" * 32, "hier", "1", "FINISHED", 0, 1, {"strategy": "hier"}, {}, {})
+    ratings = [
+        Rating(doc, run.run_id, "likert", value, who)
+        for doc, value, who in (("d1", 2, "a"), ("d1", 4, "b"), ("d2", 5, "a"), ("d3", 1, "a"))
+    ]
+    ratings.append(Rating("d3", run.run_id, "fluent", "yes", "a"))  # a label: not a score
+    scores = {run.run_id: {"d1": {"m": 10.0}, "d2": {"m": 30.0}, "d3": {"m": 5.0}}}
+    inputs = MetaInputs((), tuple(ratings), {run.run_id: run}, scores, {}, ())
+    tables, _ = build_tables(inputs, ("m",), Boot(resamples=100))
+    rows = {t.name: t.rows for t in tables}["meta_summaries"]
+    human, metric = [3.0, 5.0, 1.0], [10.0, 30.0, 5.0]  # d1's two annotators averaged
+    assert [r[:3] for r in rows] == [("likert (human)", "m", 3)]
+    tau = rows[0][3]
+    assert isinstance(tau, st.Stat)
+    assert tau.value == pytest.approx(scipy_stats.kendalltau(human, metric).statistic)
