@@ -138,12 +138,17 @@ class RateLimiter:
     """The pace of one endpoint for one job's gateways, whichever store holds its buckets."""
 
     def __init__(
-        self, allowance: Allowance, store: Store, sleep: Callable[[float], object] = time.sleep
+        self,
+        allowance: Allowance,
+        store: Store,
+        sleep: Callable[[float], object] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         """Requests wait with ``sleep`` unless the job's cancel event is given to ``acquire``."""
         self.allowance = allowance
         self.store = store
         self._sleep = sleep
+        self._clock = clock
 
     def estimate(self, messages: list[dict[str, Any]]) -> int:
         """The prompt's tokens in the project's tokenizer (0 when no token limit is set)."""
@@ -161,15 +166,15 @@ class RateLimiter:
         wait, shifted = self.store.reserve(costs)
         if wait <= 0:
             return
-        due = time.monotonic() + wait
+        due = self._clock() + wait
         while True:
-            left = due - time.monotonic()
+            left = due - self._clock()
             if left > 0 and (cancel.wait(left) if cancel is not None else self._sleep(left)):
                 return
             paused, now_shifted = self.store.check()
-            due = max(due + now_shifted - shifted, time.monotonic() + paused)
+            due = max(due + now_shifted - shifted, self._clock() + paused)
             shifted = now_shifted
-            if due <= time.monotonic():
+            if due <= self._clock():
                 return
 
     def settle(self, estimated: int, prompt_tokens: int, completion_tokens: int) -> None:
