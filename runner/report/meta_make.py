@@ -63,15 +63,16 @@ def build_tables(
     inputs: MetaInputs, metrics: Sequence[str], boot: Boot
 ) -> tuple[list[MetaTable], list[str]]:
     """Every table the judgments support, and a note for each they do not."""
+    sentences, notes = sentence_table(inputs, boot)
     made = {
-        "meta_sentences": sentence_table(inputs, boot),
+        "meta_sentences": sentences,
         "meta_summaries": summary_table(inputs, metrics, boot),
         "meta_precision": precision_table(inputs, boot),
         "meta_preferences": preference_table(inputs, boot),
         "meta_orderings": ordering_table(inputs, metrics, boot),
     }
     tables = [t for t in made.values() if t is not None]
-    notes = [f"no {name} table: it needs {NEEDS[name]}" for name, t in made.items() if t is None]
+    notes += [f"no {name} table: it needs {NEEDS[name]}" for name, t in made.items() if t is None]
     return tables, notes
 
 

@@ -98,35 +98,53 @@ def _counts(human: Sequence[bool], judge: Sequence[bool]) -> list[float]:
     ]
 
 
-def sentence_units(inputs: MetaInputs) -> dict[str, list[dict[str, list[float]]]]:
-    """Judge label -> per unit, (tp, fp, fn, tn) overall (key '') and per error type."""
+def sentence_units(inputs: MetaInputs) -> tuple[dict[str, list[dict[str, list[float]]]], list[str]]:
+    """Judge label -> per unit, (tp, fp, fn, tn) overall (key '') and per error type.
+
+    With a note for what was left out: spans not found in their summary, sentences the judge
+    has no readable answer for, summaries none of whose sentences the judge answered.
+    """
     units: dict[str, list[dict[str, list[float]]]] = {}
+    unlocated = unanswered = unmatched = 0
     for ann in inputs.judgments:
-        if not isinstance(ann, CoherenceAnnotation):
+        if not isinstance(ann, CoherenceAnnotation) or ann.system not in inputs.answers:
             continue
-        answers = inputs.answers.get(ann.system, {}).get(ann.doc_id)
-        if not answers:
-            continue
+        answers = inputs.answers[ann.system].get(ann.doc_id) or {}
         people = human_flags(ann)
         rows = []
         for i, sentence in enumerate(people.sentences):
             judged = judge_flag(answers.get(sentence))
             if judged is not None:
                 rows.append((people.flagged[i], people.labels[i], *judged))
+        unlocated += people.unlocated
+        unanswered += len(people.sentences) - len(rows)
         if not rows:
+            unmatched += 1
             continue
         unit = {"": _counts([r[0] for r in rows], [r[2] for r in rows])}
         for t in ERROR_TYPES:
             unit[t] = _counts([t in r[1] for r in rows], [t in r[3] for r in rows])
         units.setdefault(judge_label(inputs.judged[ann.system]), []).append(unit)
-    return units
+    notes = []
+    if unlocated:
+        notes.append(
+            f"sentence level: {unlocated} human spans not found in their summary, left out"
+        )
+    if unanswered:
+        notes.append(
+            f"sentence level: {unanswered} sentences without a readable judge answer (unparsed, "
+            "or the judged run's summary differs from the annotated one), left out"
+        )
+    if unmatched:
+        notes.append(f"sentence level: {unmatched} annotated summaries with no judged sentence")
+    return units, notes
 
 
-def sentence_table(inputs: MetaInputs, boot: Boot) -> MetaTable | None:
-    """Precision, recall, F1 and kappa of the judge's flags against the people's."""
-    units = sentence_units(inputs)
+def sentence_table(inputs: MetaInputs, boot: Boot) -> tuple[MetaTable | None, list[str]]:
+    """Precision, recall, F1 and kappa of the judge's flags against the people's; notes."""
+    units, notes = sentence_units(inputs)
     if not units:
-        return None
+        return None, notes
     rows: list[tuple[Cell, ...]] = []
     for judge, found in sorted(units.items()):
         for key in ("", *ERROR_TYPES):
@@ -144,7 +162,7 @@ def sentence_table(inputs: MetaInputs, boot: Boot) -> MetaTable | None:
         f"({boot.resamples} resamples, seed {boot.seed}); per error type, a sentence counts as "
         "flagged with that type."
     )
-    return MetaTable("meta_sentences", "Sentence level", header, tuple(rows), caption)
+    return MetaTable("meta_sentences", "Sentence level", header, tuple(rows), caption), notes
 
 
 _RULES = (st.precision, st.recall, st.f1, st.kappa)

@@ -335,6 +335,7 @@ def test_report_prints_and_writes_meta(reported: tuple[Any, dict[str, str], Path
     assert "# Does a metric agree with people?" in report.text()
     assert "| openai/gpt-4o | any error | 3 | 11 | 0.667 [" in report.meta
     assert "\\begin{tabular}" in (out / "meta.tex").read_text()
+    assert "- sentence level: 1 sentences without a readable judge answer" in report.meta  # d3
 
 
 def test_meta_switch(tmp_path: Path) -> None:
