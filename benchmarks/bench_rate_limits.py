@@ -21,8 +21,8 @@ own cost per call: the bucket's operations in memory and in the sweep's file, an
 
     python benchmarks/bench_rate_limits.py [--rpm 60] [--in-flight 8] [--latency 0.5]
 
-``--quick``: the book's first 3,000 tokens, ``metrics=stats``, the basic launcher, rpm=600;
-seconds (its rates are not the figures: too few requests).
+``--quick``: the "after" run alone, over the book's first 3,000 tokens, ``metrics=stats``, the
+basic launcher, rpm=600; seconds (its rates are not the figures: too few requests).
 """
 
 from __future__ import annotations
@@ -207,7 +207,7 @@ def same(reference: dict[str, Any], other: dict[str, Any]) -> str:
     )
 
 
-def overhead(calls: int, folder: Path) -> None:
+def overhead(calls: int, folder: Path, with_ray: bool) -> None:
     from runner.llm.buckets import Allowance
     from runner.llm.call_log import CallLog
     from runner.llm.gateway import Gateway, ModelSpec
@@ -228,6 +228,8 @@ def overhead(calls: int, folder: Path) -> None:
         print(
             f"  acquire + settle, {label:<13} {(time.perf_counter() - start) / calls * 1e6:7.0f} us"
         )
+    if with_ray:
+        ray_overhead(calls, wide)
     with FakeOpenAIServer(lambda r: "A short answer.") as server:
         for rpm in (None, 10**9):
             spec = ModelSpec(
@@ -245,6 +247,30 @@ def overhead(calls: int, folder: Path) -> None:
             print(f"  Gateway.complete, {label:<19} {statistics.median(samples) * 1000:6.2f} ms")
 
 
+def ray_overhead(calls: int, wide: Any) -> None:
+    """The same through a Ray actor (a local Ray started here), when Ray is installed."""
+    try:
+        import ray
+    except ImportError:
+        print("  acquire + settle, Ray actor     (ray not installed)")
+        return
+    from runner.llm.rate import RateLimiter
+    from runner.llm.rate_ray import RayStore
+
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False)
+    try:
+        limiter = RateLimiter(wide, RayStore(ray, "bench-rate", wide))
+        start = time.perf_counter()
+        for _ in range(calls):
+            limiter.acquire(100)
+            limiter.settle(100, 100, 20)
+        print(
+            f"  acquire + settle, Ray actor   {(time.perf_counter() - start) / calls * 1e6:7.0f} us"
+        )
+    finally:
+        ray.shutdown()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rpm", type=int, default=60)
@@ -258,7 +284,7 @@ def main() -> None:
         print(f"skipped: {BOOK} is absent (../shared/data)")
         return
     if args.quick:
-        args.rpm, args.latency, args.chunks = 600, 0.02, "512"
+        args.rpm, args.latency, args.chunks, args.only = 600, 0.02, "512", "after"
     with tempfile.TemporaryDirectory() as tmp:
         data = Path(tmp) / "data"
         data.mkdir()
@@ -286,7 +312,7 @@ def main() -> None:
             if name != "unlimited" and "unlimited" in found:
                 print(f"            {same(found['unlimited'], found[name])}")
         print("limiter overhead per call (median):")
-        overhead(50 if args.quick else 500, Path(tmp))
+        overhead(50 if args.quick else 500, Path(tmp), with_ray=not args.quick)
 
 
 if __name__ == "__main__":

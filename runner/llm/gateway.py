@@ -3,8 +3,9 @@
 Every strategy and metric calls ``Gateway.complete``; only this module calls
 ``litellm.completion``. It adds what litellm leaves to the caller: a persistent response
 cache keyed by the whole request, bounded retries with backoff, a concurrency limit per
-endpoint owned by the job (``runner/llm/limits.py``), cancellation when the job stops, and
-accounting of every call (tokens, cost, latency, cache hits) written to ``calls.jsonl``.
+endpoint owned by the job (``runner/llm/limits.py``), the provider's rate limits shared by a
+sweep's jobs (``runner/llm/rate.py``), cancellation when the job stops, and accounting of
+every call (tokens, cost, latency, cache hits) written to ``calls.jsonl``.
 
 litellm costs about 5 s to import, so it is imported only when a call misses the cache
 or a check needs it (a model's context window from litellm's map, a key litellm must

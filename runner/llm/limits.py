@@ -3,7 +3,9 @@
 A limit belongs to an endpoint (the model string plus its server), as httpx keeps
 ``Limits`` per client: two roles on one endpoint share it, and a sweep that runs
 ``model.concurrency=2,8`` in one process gives each job its own limit. Nothing here is
-process-global; a job builds one ``EndpointLimits`` from the specs of its roles.
+process-global; a job builds one ``EndpointLimits`` from the specs of its roles. The
+provider's rate limits (``model.rpm`` ...) are per endpoint too, but shared beyond the job by
+the sweep's jobs: ``rate`` hands out their limiter (``runner/llm/rate.py``).
 """
 
 from __future__ import annotations

@@ -172,7 +172,8 @@ def translate(
     if status == 429 or name == "RateLimitError":
         return RateLimitedError(
             f"{role}={alias}: rate limited ({_short(err)}); "
-            f"lower {role}.concurrency or retry later",
+            f"set {role}.rpm (and {role}.tpm) to the provider's limits, which a sweep's jobs "
+            f"then share, lower {role}.concurrency, or retry later",
             retry_after=_retry_after(err),
         )
     if status in (401, 403) or name in ("AuthenticationError", "PermissionDeniedError"):
