@@ -23,6 +23,7 @@ import contextlib
 import logging
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from mlflow.entities import AssessmentSource
@@ -30,6 +31,7 @@ from mlflow.entities import Feedback as MlflowFeedback
 from mlflow.exceptions import MlflowException
 
 from runner.tracking.reader import RunRecord, client
+from runner.tracking.store import retrying
 from runner.tracking.writer import tracing_client
 from runner.types import MetricResult
 
@@ -102,7 +104,11 @@ def document_traces(tracking_uri: str, run_id: str) -> dict[str, str]:
 
 
 def log_feedback(tracking_uri: str, run_id: str, feedback: Iterable[Feedback]) -> list[str]:
-    """Write each verdict on its document's trace; the doc_ids that have no trace (skipped)."""
+    """Write each verdict on its document's trace; the doc_ids that have no trace (skipped).
+
+    One store write per verdict (MLflow has no batch call for assessments), retried while a
+    shared sqlite store is locked by another job of a sweep.
+    """
     traces = document_traces(tracking_uri, run_id)
     tracing = tracing_client(tracking_uri)
     missing: dict[str, None] = {}
@@ -111,18 +117,19 @@ def log_feedback(tracking_uri: str, run_id: str, feedback: Iterable[Feedback]) -
         if trace_id is None:
             missing[item.doc_id] = None
             continue
-        source = AssessmentSource(source_type=item.source_type, source_id=item.source_id)
-        tracing.log_assessment(
-            trace_id,
-            MlflowFeedback(
-                name=item.name,
-                value=item.value,
-                source=source,
-                rationale=item.rationale or None,
-                metadata=dict(item.metadata) or None,
-            ),
-        )
+        retrying(partial(tracing.log_assessment, trace_id, _entity(item)))
     return list(missing)
+
+
+def _entity(item: Feedback) -> MlflowFeedback:
+    """MLflow's feedback entity of one verdict."""
+    return MlflowFeedback(
+        name=item.name,
+        value=item.value,
+        source=AssessmentSource(source_type=item.source_type, source_id=item.source_id),
+        rationale=item.rationale or None,
+        metadata=dict(item.metadata) or None,
+    )
 
 
 def judge_feedback(doc_id: str, result: MetricResult, judge_model: str) -> list[Feedback]:
