@@ -1,0 +1,92 @@
+"""``python -m runner.annotate export|import``: the command line (argparse).
+
+A wrong argument, a missing run or file, or a bad export is one line on stderr and exit 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from runner.annotate.configs import KINDS
+from runner.annotate.sources import SourceError
+from runner.errors import RunnerError
+
+DESCRIPTION = "Summaries out to Label Studio as blind tasks; people's judgments back in."
+
+
+def parser() -> argparse.ArgumentParser:
+    """The two subcommands and their options."""
+    top = argparse.ArgumentParser(prog="python -m runner.annotate", description=DESCRIPTION)
+    sub = top.add_subparsers(dest="command", required=True)
+    out = sub.add_parser("export", help="write tasks.json, key.json and labeling-<kind>.xml")
+    out.add_argument(
+        "kind",
+        choices=KINDS,
+        help="pairwise preference, span annotation (coherence) or Appendix J validation tasks",
+    )
+    out.add_argument("run", nargs="*", help="MLflow run ids: two for preference, one otherwise")
+    out.add_argument("--out", required=True, help="folder to write the three files to")
+    out.add_argument("--seed", type=int, help="seed of the order and sides (default: drawn)")
+    _systems(out)
+    out.add_argument(
+        "--annotations",
+        action="append",
+        default=[],
+        metavar="SOURCE=FILE",
+        help="validation: annotations to validate, BooookScore's or the authors' human format",
+    )
+    back = sub.add_parser("import", help="read a Label Studio JSON export back as judgments")
+    back.add_argument("export", help="the project's export (Label Studio's JSON format)")
+    back.add_argument("--key", help="key.json written by export (omit for the authors' files)")
+    back.add_argument(
+        "--run",
+        action="append",
+        default=[],
+        help="a run whose summaries are candidates for matching by text (repeatable)",
+    )
+    back.add_argument("--kind", choices=KINDS, help="the task kind expected (default: any)")
+    back.add_argument("--out", help="write the judgments here as JSON lines (to_record)")
+    back.add_argument(
+        "--no-record", action="store_true", help="do not write the human run to MLflow"
+    )
+    back.add_argument(
+        "--experiment",
+        help="experiment of the human run (default: the judged runs', else summarization)",
+    )
+    _systems(back)
+    return top
+
+
+def _systems(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--system",
+        action="append",
+        default=[],
+        metavar="NAME=FILE",
+        help="a named system's summaries as a {doc_id: summary} JSON file (repeatable)",
+    )
+    command.add_argument("--tracking-uri", help="MLflow store (default: ./mlruns/mlflow.db)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run one subcommand; 2 with a one-line error when it cannot."""
+    args = parser().parse_args(argv)
+    from runner.tracking.store import default_tracking_uri
+
+    uri = args.tracking_uri or default_tracking_uri()
+    try:
+        if args.command == "export":
+            from runner.annotate import export
+
+            return export.run(args, uri)
+        from runner.annotate import importing
+
+        return importing.run(args, uri)
+    except (SourceError, RunnerError) as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,150 @@
+"""Label Studio labeling configs, one per task kind, with the paper's instructions on top.
+
+The control names are the contract with the reader (``runner.human.labelstudio``) and match
+the BooookScore authors' own export: pairwise ``detail``, ``structure``, ``logic``,
+``preference`` (``Summary 1|Summary 2|Draw``), ``contradiction``, ``omission_summary_1``,
+``omission_summary_2`` (``Yes|No``) and ``<name>_comments``; span annotation ``error_type``
+(a Labels control over the Text ``summary``) with a per-region TextArea ``questions``;
+validation ``agreement`` (Appendix J's verdicts) and ``reasons``. The instructions quote the
+paper (sec. 3's annotation protocol, the M.4 taxonomy, Table 4's criteria, Appendix J's
+standards); the full pairwise questionnaire is not in the paper, so its questions restate
+Table 4's four criteria and the two flags of the authors' export.
+"""
+
+from __future__ import annotations
+
+from xml.sax.saxutils import quoteattr
+
+from runner.human.judgments import ERROR_TYPES, SIDE_CHOICES, VERDICTS
+
+KINDS: tuple[str, ...] = ("preference", "coherence", "validation")
+"""Task kinds, as the key's ``kind`` names them."""
+
+TAXONOMY: dict[str, str] = {
+    "entity omission": "an entity (person, object, place, concept...) is mentioned, but key "
+    "details are missing or unclear",
+    "event omission": "an event is mentioned, but key details are missing or unclear",
+    "causal omission": "the reason or motivation for something is missing or unclear",
+    "salience": "inclusion of trivial details that do not contribute to the main storyline",
+    "discontinuity": "an interruption in the flow of the narrative: sudden jumps between "
+    "perspectives, time periods or settings; poor transitions; sentences or paragraphs that "
+    "seem out of place; illogical sentence order or summary structure",
+    "duplication": "redundant repetition of similar information",
+    "inconsistency": "two parts of the summary contain contradicting information",
+    "language": "grammar issues; confusing wording or phrasing",
+}
+"""Appendix M.4's definitions of the eight error types (``ERROR_TYPES``' order)."""
+
+COHERENCE_HELP = (
+    "Read the whole summary. Highlight each span that confuses you (it may cover several "
+    "sentences), pick its error types, and write the questions it leaves you with.",
+    "A confusion counts only if, left unresolved, readers would struggle substantially to "
+    "grasp the main narrative or the summary would seem incoherent, and if it cannot be "
+    "resolved from the summary alone.",
+    "When two spans are confusing together (e.g. a jump between paragraphs), highlight both "
+    "and link them with a relation; put the questions and types on the first span.",
+)
+PREFERENCE_QUESTIONS: dict[str, str] = {
+    "detail": "Level of detail: which summary gives more of the key events, characters, "
+    "settings and motivations?",
+    "structure": "Structure and pacing: which summary is better organized and paced?",
+    "logic": "Logic and understandability: which summary is more logically consistent and "
+    "easier to understand?",
+    "preference": "Overall: which summary do you prefer?",
+}
+"""Table 4's four criteria (1) overall preference, (2) level of detail, (3) structure and
+pacing, (4) logic and understandability, asked in the authors' export's order."""
+PREFERENCE_HELP = (
+    "Two summaries of the same book, written by two different systems; their order is "
+    "random and their origin hidden. Read both, then answer each question and say why.",
+)
+VALIDATION_HELP = (
+    "Given the summary and one annotation of it (a span, or two related spans, with "
+    "questions), say whether you agree with the annotation.",
+    "Standards: 1. the span is confusing; 2. the questions are (a) relevant to the span, "
+    "(b) not answered anywhere in the summary, explicitly or implicitly, and (c) addressing "
+    "issues that, left unresolved, would make the summary incoherent or make it hard for "
+    "readers to understand the main storyline.",
+    "Agree: both the span and the questions meet the standards. Partially agree: the span is "
+    "confusing, but the questions fail one or more standards. Don't agree: the span is not "
+    "at all confusing, whatever the questions.",
+)
+YES_NO = ("Yes", "No")
+
+
+def labeling_config(kind: str) -> str:
+    """The Label Studio labeling config (XML) for ``kind`` (one of ``KINDS``)."""
+    if kind == "preference":
+        return _preference()
+    if kind == "coherence":
+        return _coherence()
+    if kind == "validation":
+        return _validation()
+    raise ValueError(f"unknown task kind {kind!r}; expected one of {', '.join(KINDS)}")
+
+
+def _headers(title: str, lines: tuple[str, ...]) -> list[str]:
+    out = [f"  <Header value={quoteattr(title)}/>"]
+    out += [f'  <Header size="6" value={quoteattr(line)}/>' for line in lines]
+    return out
+
+
+def _choices(name: str, to: str, values: tuple[str, ...], question: str) -> list[str]:
+    out = [f'  <Header size="5" value={quoteattr(question)}/>']
+    out.append(f'  <Choices name="{name}" toName="{to}" choice="single" required="true">')
+    out += [f"    <Choice value={quoteattr(v)}/>" for v in values]
+    out.append("  </Choices>")
+    out.append(f'  <TextArea name="{name}_comments" toName="{to}" rows="2" editable="true"/>')
+    return out
+
+
+def _preference() -> str:
+    lines = ["<View>", *_headers("Compare two book summaries", PREFERENCE_HELP)]
+    lines += ['  <Header value="Summary 1"/>', '  <Text name="summary_1" value="$summary_1"/>']
+    lines += ['  <Header value="Summary 2"/>', '  <Text name="summary_2" value="$summary_2"/>']
+    for name in ("detail", "structure", "logic"):
+        lines += _choices(name, "summary_1", SIDE_CHOICES, PREFERENCE_QUESTIONS[name])
+    lines += _choices(
+        "contradiction", "summary_1", YES_NO, "Do the two summaries contradict each other?"
+    )
+    for side in ("1", "2"):
+        question = f"Does Summary {side} omit important content that the other one has?"
+        lines += _choices(f"omission_summary_{side}", "summary_1", YES_NO, question)
+    lines += _choices("preference", "summary_1", SIDE_CHOICES, PREFERENCE_QUESTIONS["preference"])
+    return "\n".join([*lines, "</View>", ""])
+
+
+def _coherence() -> str:
+    lines = ["<View>", *_headers("Find the confusing spans of a book summary", COHERENCE_HELP)]
+    lines += [
+        f'  <Header size="6" value={quoteattr(f"{label.capitalize()}: {TAXONOMY[label]}.")}/>'
+        for label in ERROR_TYPES
+    ]
+    lines.append('  <Labels name="error_type" toName="summary" choice="multiple">')
+    lines += [f"    <Label value={quoteattr(label)}/>" for label in ERROR_TYPES]
+    lines.append("  </Labels>")
+    lines.append('  <Text name="summary" value="$summary" granularity="word"/>')
+    lines.append('  <Header size="5" value="Questions about the selected span"/>')
+    lines.append(
+        '  <TextArea name="questions" toName="summary" perRegion="true" editable="true" rows="2"/>'
+    )
+    return "\n".join([*lines, "</View>", ""])
+
+
+def _validation() -> str:
+    lines = ["<View>", *_headers("Validate an annotation of a book summary", VALIDATION_HELP)]
+    lines += ['  <Header value="Summary"/>', '  <Text name="summary" value="$summary"/>']
+    lines += [
+        '  <Header value="Annotated span"/>',
+        '  <Text name="annotation" value="$annotation"/>',
+    ]
+    lines += [
+        '  <Header value="Questions"/>',
+        '  <Text name="annotation_questions" value="$annotation_questions"/>',
+        '  <Header size="5" value="Do you agree with this annotation?"/>',
+        '  <Choices name="agreement" toName="summary" choice="single" required="true">',
+    ]
+    lines += [f"    <Choice value={quoteattr(v)}/>" for v in VERDICTS]
+    lines.append("  </Choices>")
+    lines.append('  <TextArea name="reasons" toName="summary" rows="2" editable="true"/>')
+    return "\n".join([*lines, "</View>", ""])

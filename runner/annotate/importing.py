@@ -1,0 +1,90 @@
+"""``python -m runner.annotate import EXPORT``: a Label Studio export back as judgments.
+
+The export is read by ``runner.human.labelstudio.read_labelstudio``, with the key that
+``export`` wrote (our own tasks) or each system's summaries (``--system NAME=FILE``: the
+authors' exports, matched by summary text). The one-screen summary counts the judgments per
+kind and annotator and lists every task left unattributed, which is never guessed. The
+judgments become a human run in MLflow (``runner.human.record.record_human_run``: in the
+experiment of the runs judged, with HUMAN assessments on their traces) unless ``--no-record``,
+and a JSON-lines file of ``to_record`` lines with ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from runner.annotate.sources import SourceError, gather, read_json
+from runner.human.judgments import Judgment, kind_of, to_record
+
+LISTED = 15
+"""Unmatched tasks listed on screen; the rest are counted."""
+
+
+def read(args: argparse.Namespace, uri: str) -> tuple[list[Judgment], list[str]]:
+    """The export's judgments and unmatched lines (``HumanDataError`` for a bad file)."""
+    from runner.human.labelstudio import read_labelstudio
+
+    key: dict[str, Any] | None = None
+    if args.key is not None:
+        key = read_json(Path(args.key), "key")
+        if not isinstance(key, dict):
+            raise SourceError(f"key file {args.key} is not an object; pass the key.json of export")
+    systems = gather(uri, list(args.run), list(args.system))
+    candidates = {s.name: s.summaries for s in systems} or None
+    if key is None and candidates is None:
+        raise SourceError(
+            "give --key key.json (the key export wrote) or each system's summaries "
+            "(--system NAME=FILE, or run ids) to attribute the tasks"
+        )
+    export = Path(args.export)
+    if not export.is_file():
+        raise SourceError(f"export file {export} does not exist; export the project as JSON")
+    return read_labelstudio(export, key, candidates, kind=args.kind)
+
+
+def summary(judgments: list[Judgment], unmatched: list[str], source: str) -> list[str]:
+    """The one-screen summary: counts per kind and annotator, then the unmatched tasks."""
+    lines = [f"{len(judgments)} judgments read from {source}"]
+    per: Counter[tuple[str, str]] = Counter((kind_of(j), j.annotator) for j in judgments)
+    for kind in sorted({k for k, _ in per}):
+        people = sorted((a, n) for (k, a), n in per.items() if k == kind)
+        listed = ", ".join(f"annotator {a}: {n}" for a, n in people)
+        lines.append(f"  {kind}: {sum(n for _, n in people)} ({listed})")
+    if unmatched:
+        lines.append(f"{len(unmatched)} tasks not attributed (not guessed):")
+        lines += [f"  {line}" for line in unmatched[:LISTED]]
+        if len(unmatched) > LISTED:
+            lines.append(f"  ... and {len(unmatched) - LISTED} more")
+    return lines
+
+
+def write_jsonl(judgments: list[Judgment], out: Path) -> None:
+    """One ``to_record`` JSON object per line."""
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = "".join(json.dumps(to_record(j), ensure_ascii=False) + "\n" for j in judgments)
+    out.write_text(text, encoding="utf-8")
+
+
+def run(args: argparse.Namespace, uri: str) -> int:
+    """Read, print the summary, write ``--out``, record the human run.
+
+    0, or 1 when tasks were read but none could be attributed.
+    """
+    judgments, unmatched = read(args, uri)
+    print("\n".join(summary(judgments, unmatched, args.export)))
+    if args.out is not None:
+        write_jsonl(judgments, Path(args.out))
+        print(f"wrote {len(judgments)} judgments to {args.out}")
+    if judgments and not args.no_record:
+        from runner.human.record import record_human_run
+
+        human = record_human_run(uri, args.experiment, judgments, args.export)
+        print(f"recorded human run {human.run_id} in {uri}")
+        print(f"  {human.assessments} HUMAN assessments on the judged documents' traces")
+        if human.untraced:
+            print(f"  {len(human.untraced)} judged documents have no trace to annotate")
+    return 0 if judgments or not unmatched else 1
