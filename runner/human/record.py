@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from metrics.booookscore import type_key
+from runner.human.booookscore import booookscore
 from runner.human.judgments import (
     ERROR_TYPES,
     CoherenceAnnotation,
@@ -81,7 +82,9 @@ def record_human_run(
     """
     if not judgments:
         raise HumanDataError(f"{source_file}: no judgments to record; check the file and its key")
-    runs = _judged_runs(tracking_uri, judgments, source_file)
+    systems = judged_systems(judgments)
+    runs = _judged_runs(tracking_uri, systems, source_file)
+    scores = per_summary([j for j in judgments if isinstance(j, CoherenceAnnotation)])
     if experiment is None:
         experiment = next((name for _, name in runs.values()), "summarization")
     tracker = Tracker(tracking_uri, experiment, artifact_root)
@@ -94,7 +97,7 @@ def record_human_run(
         "mlflow.note.content": f"People's judgments ({len(judgments)}) read from {source_file}",
     }
     params = {"judge": "human", "judge.model": "human"}
-    if len(runs) == 1:
+    if len(systems) == 1 and len(runs) == 1:  # every judged summary comes from this run
         (run_id, (record, _)), *_ = runs.items()
         tags["human.judged_run"] = run_id
         params.update({k: record.params[k] for k in COPIED_PARAMS if k in record.params})
@@ -103,7 +106,7 @@ def record_human_run(
         tracker.log_params(params)
         lines = [json.dumps(to_record(j), ensure_ascii=False) for j in judgments]
         tracker.log_text("\n".join(lines) + "\n", JUDGMENTS_FILE)
-        _log_scores(tracker, [j for j in judgments if isinstance(j, CoherenceAnnotation)])
+        _log_scores(tracker, scores)
         written, untraced = _log_assessments(tracking_uri, tracker.run_id, judgments, runs)
     except BaseException as err:
         tracker.finish("FAILED", f"{type(err).__name__}: {err}")
@@ -112,19 +115,24 @@ def record_human_run(
     return HumanRun(tracker.run_id, written, tuple(untraced))
 
 
-def _judged_runs(
-    uri: str, judgments: Sequence[Judgment], source_file: Path | str
-) -> dict[str, tuple[RunRecord, str]]:
-    """The runs among the judged systems (run id -> run, experiment name); named systems left out.
-
-    Nothing is guessed: a run id this store does not hold is an error.
-    """
+def judged_systems(judgments: Sequence[Judgment]) -> set[str]:
+    """The systems whose summaries were judged (an Appendix J verdict judges an annotation)."""
     systems: set[str] = set()
     for j in judgments:
         if isinstance(j, (CoherenceAnnotation, Rating)):
             systems.add(j.system)
         elif isinstance(j, Preference):
             systems.update(j.systems)
+    return systems
+
+
+def _judged_runs(
+    uri: str, systems: set[str], source_file: Path | str
+) -> dict[str, tuple[RunRecord, str]]:
+    """The runs among the judged systems (run id -> run, experiment name); named systems left out.
+
+    Nothing is guessed: a run id this store does not hold is an error.
+    """
     runs = {}
     for system in sorted(s for s in systems if _RUN_ID.fullmatch(s)):
         found = judged_run(uri, system)
@@ -138,15 +146,16 @@ def _judged_runs(
 
 
 def summary_values(annotations: Sequence[CoherenceAnnotation]) -> dict[str, float]:
-    """One summary's values from its annotators' annotations (each annotator's, averaged)."""
+    """One summary's values from its annotators' annotations (each annotator's, averaged).
+
+    The score is ``runner.human.booookscore``'s; an empty summary is a ``HumanDataError``.
+    """
+    scores = [booookscore(a) for a in annotations]
     sentences = len(split_sentences(annotations[0].summary))
-    if not sentences:
-        return {"score": float("nan"), "sentences": 0.0}
-    flagged = sum(a.flagged for a in annotations) / len(annotations)
     values = {
-        "score": 100.0 * (1 - flagged / sentences),
+        "score": sum(scores) / len(scores),
         "sentences": float(sentences),
-        "confused_sentences": flagged,
+        "confused_sentences": sum(a.flagged for a in annotations) / len(annotations),
         "annotators": float(len(annotations)),
     }
     found = {label for a in annotations for marked in _labels(a) for label in marked}
@@ -161,33 +170,38 @@ def _labels(annotation: CoherenceAnnotation) -> list[tuple[str, ...]]:
     return [s.labels for s in annotation.singles] + [r.labels for r in annotation.relations]
 
 
-def _log_scores(tracker: Tracker, annotations: Sequence[CoherenceAnnotation]) -> None:
-    """``booookscore/*`` per summary (``scores.json``, ``scores_table.json``) and their means.
+def per_summary(annotations: Sequence[CoherenceAnnotation]) -> dict[str, dict[str, float]]:
+    """``booookscore/*`` values per summary.
 
-    A summary is keyed by its doc_id, or ``<system>/<doc_id>`` when several systems are judged.
+    Keyed by doc_id, or ``<system>/<doc_id>`` when several systems are judged (two systems'
+    summaries of one document differ).
     """
-    if not annotations:
-        return
     by_summary: dict[tuple[str, str], list[CoherenceAnnotation]] = {}
     for a in annotations:
         by_summary.setdefault((a.system, a.doc_id), []).append(a)
     several = len({system for system, _ in by_summary}) > 1
-    per_doc = {
+    return {
         (f"{system}/{doc}" if several else doc): {
             f"booookscore/{k}": v for k, v in summary_values(group).items()
         }
         for (system, doc), group in by_summary.items()
     }
+
+
+def _log_scores(tracker: Tracker, per_doc: dict[str, dict[str, float]]) -> None:
+    """The values per summary (``scores.json``, ``scores_table.json``) and their means."""
+    if not per_doc:
+        return
     keys = sorted({k for values in per_doc.values() for k in values})
-    means = {}
-    for key in keys:
-        finite = [v[key] for v in per_doc.values() if key in v and v[key] == v[key]]
-        means[key] = sum(finite) / len(finite) if finite else float("nan")
-    tracker.log_metrics(means)
+    tracker.log_metrics({k: _mean([v[k] for v in per_doc.values() if k in v]) for k in keys})
     tracker.log_json(per_doc, "scores.json")
     table: dict[str, list[object]] = {"doc_id": list(per_doc)}
     table.update({k: [v.get(k) for v in per_doc.values()] for k in keys})
     tracker.log_table(table, "scores_table.json")
+
+
+def _mean(values: list[float]) -> float:
+    return sum(values) / len(values) if values else float("nan")
 
 
 def _log_assessments(
@@ -252,10 +266,9 @@ def human_feedback(judgment: Judgment, human_run: str) -> list[Feedback]:
         )
         for r in judgment.relations
     ]
-    values = summary_values([judgment])
-    if values["score"] == values["score"]:
-        counted = f"{judgment.flagged} of {values['sentences']:.0f} sentences flagged by {who}"
-        out.append(Feedback(doc, BOOOOKSCORE, values["score"], HUMAN, who, counted, meta))
+    sentences = len(split_sentences(judgment.summary))
+    counted = f"{judgment.flagged} of {sentences} sentences flagged by {who}"
+    out.append(Feedback(doc, BOOOOKSCORE, booookscore(judgment), HUMAN, who, counted, meta))
     return out
 
 
