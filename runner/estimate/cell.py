@@ -4,8 +4,8 @@ The documents are those the job would read; each is chunked with the real tokeni
 (``runner.chunking``, cached per text and chunk size across a sweep's cells) and its
 strategy's and metrics' calls counted (``shapes``, ``judged``). Wall time: each document's
 critical path at the roles' seconds per call, documents side by side up to the widest
-role's concurrency, never under what the endpoint's concurrency (and ``rpm``/``tpm``, when
-the model has them) lets through.
+role's concurrency, never under what the endpoint's concurrency and provider limits
+(``model.rpm``, ``tpm``, ``input_tpm``, ``output_tpm``) let through.
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from runner.estimate.guide import Guide
 from runner.estimate.history import history
 from runner.estimate.latency import default_latency
 from runner.estimate.prices import price_of
+from runner.estimate.rates import rate_seconds
 from runner.estimate.shapes import Phase
+from runner.llm.spec import ModelSpec
 from runner.types import WorkItem
 
 STARTUP_S = 10.0
@@ -52,6 +54,8 @@ class RoleFigures:
     cost_usd: float
     price_source: str
     latency_source: str
+    spec: ModelSpec
+    """The role's model (its endpoint and rate limits bound a sweep's total)."""
 
 
 @dataclass(frozen=True)
@@ -215,6 +219,7 @@ def estimate_cell(config: RunConfig, items: list[WorkItem], name: str) -> CellEs
             prices[role].cost(prompt, completion),
             prices[role].source,
             guide[role].latency.source,
+            config.roles[role],
         )
         for role, (calls, prompt, completion) in per_role.items()
         if calls
@@ -241,14 +246,8 @@ def _per_call(guide: Guide, phase: Phase) -> float:
 def _through(
     config: RunConfig, role: str, seconds: dict[str, float], figures: dict[str, list[float]]
 ) -> float:
-    """The least time the endpoint lets ``role``'s calls take: concurrency, rpm and tpm."""
+    """The least time the endpoint lets ``role``'s calls take: concurrency and rate limits."""
     spec = config.roles[role]
     calls, prompt, completion = figures[role]
     bound = seconds[role] / max(1, int(spec.concurrency))
-    rpm: Any = getattr(spec, "rpm", None)  # model.rpm/tpm: set by the provider limits' work
-    tpm: Any = getattr(spec, "tpm", None)
-    if rpm:
-        bound = max(bound, 60.0 * calls / float(rpm))
-    if tpm:
-        bound = max(bound, 60.0 * (prompt + completion) / float(tpm))
-    return bound
+    return max(bound, rate_seconds(spec, calls, prompt, completion))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from runner.estimate.cell import CellEstimate
+from runner.estimate.rates import rate_seconds
 
 HEADER = f"{'cell':<40} {'docs':>4} {'calls':>7} {'prompt tok':>11} {'compl. tok':>10} "
 HEADER += f"{'USD':>9} {'wall':>9}"
@@ -54,7 +55,7 @@ def table(cells: list[CellEstimate], skipped: str, parallel: int = 1) -> str:
     for cell in cells:
         lines += cell_lines(cell)
     todo = [c for c in cells if not c.done_run]
-    wall = sum(c.wall_s for c in todo) / max(1, parallel)
+    wall = max(sum(c.wall_s for c in todo) / max(1, parallel), _limited(todo))
     lines.append(
         _line(
             f"total ({len(todo)} of {len(cells)} cells to run)",
@@ -67,9 +68,8 @@ def table(cells: list[CellEstimate], skipped: str, parallel: int = 1) -> str:
         + f" {duration(wall):>9}"
     )
     lines.append(
-        "wall: jobs one after another"
-        if parallel <= 1
-        else f"wall: {parallel} jobs at once (the launcher's)"
+        ("wall: jobs one after another" if parallel <= 1 else f"wall: {parallel} jobs at once")
+        + ", at least what the endpoints' shared rate limits (model.rpm, tpm) allow"
     )
     sources = sorted(
         {
@@ -82,6 +82,20 @@ def table(cells: list[CellEstimate], skipped: str, parallel: int = 1) -> str:
     notes = sorted({n for c in todo for n in c.notes} | _bounds())
     lines += ["notes:", *[f"  {n}" for n in notes]]
     return "\n".join(lines)
+
+
+def _limited(cells: list[CellEstimate]) -> float:
+    """The least seconds the sweep's calls need at each endpoint's shared provider limits."""
+    sums: dict[tuple[str, str], list[float]] = {}
+    specs = {}
+    for cell in cells:
+        for r in cell.roles:
+            figures = sums.setdefault(r.spec.endpoint, [0.0, 0.0, 0.0])
+            figures[0] += r.calls
+            figures[1] += r.prompt_tokens
+            figures[2] += r.completion_tokens
+            specs[r.spec.endpoint] = r.spec
+    return max([0.0, *[rate_seconds(specs[e], *figures) for e, figures in sums.items()]])
 
 
 def _bounds() -> set[str]:

@@ -217,3 +217,19 @@ def test_a_partly_done_sweep_estimates_only_its_unfinished_cells(
     (incremental,) = [line for line in lines if line.startswith("strategy=incremental ")]
     assert "done" not in incremental
     assert any(line.startswith("total (1 of 2 cells to run)") for line in lines), again.stdout
+
+
+def test_a_rate_limit_bounds_the_wall_time(stores: dict[str, str], books: Path) -> None:
+    items = [
+        *overrides("http://127.0.0.1:9/v1", stores),
+        "strategy=hier",
+        "chunk=1024",
+        "data=dir",
+        f"data.path={books}",
+        "metrics=none",
+    ]
+    free = _estimate(items)
+    limited = _estimate([*items, "model.rpm=6"])  # one call every 10 s
+    assert limited.calls == free.calls
+    assert free.wall_s < limited.wall_s
+    assert limited.wall_s >= 10.0 * limited.calls
