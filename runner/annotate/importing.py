@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.annotate.sources import SourceError, gather, read_json
-from runner.human.judgments import Judgment, kind_of, to_record
+from runner.human.judgments import Judgment, Preference, Verdict, kind_of, to_record
 
 LISTED = 15
 """Unmatched tasks listed on screen; the rest are counted."""
@@ -54,11 +54,29 @@ def summary(judgments: list[Judgment], unmatched: list[str], source: str) -> lis
         people = sorted((a, n) for (k, a), n in per.items() if k == kind)
         listed = ", ".join(f"annotator {a}: {n}" for a, n in people)
         lines.append(f"  {kind}: {sum(n for _, n in people)} ({listed})")
+    lines += tallies(judgments)
     if unmatched:
         lines.append(f"{len(unmatched)} tasks not attributed (not guessed):")
         lines += [f"  {line}" for line in unmatched[:LISTED]]
         if len(unmatched) > LISTED:
             lines.append(f"  ... and {len(unmatched) - LISTED} more")
+    return lines
+
+
+def tallies(judgments: list[Judgment]) -> list[str]:
+    """Table 4's counts for one pair of systems, Appendix J's precision per source."""
+    from runner.human.tally import precision, preference_counts
+
+    lines = []
+    pairs = [j for j in judgments if isinstance(j, Preference)]
+    if pairs and len({frozenset(p.systems) for p in pairs}) == 1:
+        counts = preference_counts(pairs, pairs[0].systems)
+        for criterion, wins in counts.wins.items():
+            shown = ", ".join(f"{name} {n}" for name, n in wins.items())
+            lines.append(f"  {criterion}: {shown}")
+    verdicts = [j for j in judgments if isinstance(j, Verdict)]
+    for source, p in precision(verdicts).items():
+        lines.append(f"  precision of {source}: {p.agreed}/{p.total} agreed")
     return lines
 
 

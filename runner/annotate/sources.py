@@ -56,8 +56,12 @@ def read_json(path: Path, what: str) -> Any:
 
 
 def summaries_file(name: str, path: Path) -> System:
-    """A named system from a ``{doc_id: summary}`` JSON file."""
+    """A named system from a ``{doc_id: summary}`` JSON file (or ``{doc_id: {"summary"...}}``)."""
     data = read_json(path, "summaries")
+    if isinstance(data, dict) and all(
+        isinstance(v, dict) and isinstance(v.get("summary"), str) for v in data.values()
+    ):  # the authors' annotation files hold each book's summary beside its spans
+        data = {doc: entry["summary"] for doc, entry in data.items()}
     if not isinstance(data, dict) or not all(
         isinstance(k, str) and isinstance(v, str) for k, v in data.items()
     ):

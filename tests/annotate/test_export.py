@@ -17,33 +17,7 @@ import pytest
 from runner.annotate.__main__ import main
 from runner.annotate.configs import KINDS, labeling_config
 from runner.human.judgments import ERROR_TYPES, SIDE_CHOICES, VERDICTS
-from runner.tracking.writer import Tracker
-
-HIER = {f"doc-{i}": f"Hier summary {i}. It merges chunks. The end {i}." for i in range(12)}
-INC = {f"doc-{i}": f"Inc summary {i}. It updates as it goes. The end {i}." for i in range(10)}
-NOTES = {
-    "doc-1": {
-        "Hier summary 1.": {"questions": "Which one?", "types": ["entity omission"]},
-        "It merges chunks.": {"questions": None, "types": None},
-        "The end 1.": {"questions": "?", "types": ["language"], "unparsed": True},
-    }
-}
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
-    """A sqlite store with a hier run (with annotations) and an inc run; their ids."""
-    root = tmp_path_factory.mktemp("store")
-    uri = f"sqlite:///{root / 'mlflow.db'}"
-    ids = {"uri": uri}
-    for name, summaries in (("hier", HIER), ("inc", INC)):
-        tracker = Tracker(uri, "summarization", root / "artifacts")
-        ids[name] = tracker.start(name, {})
-        tracker.log_json(summaries, "summaries.json")
-        if name == "hier":
-            tracker.log_json(NOTES, "annotations.json")
-        tracker.finish("FINISHED")
-    return ids
+from tests.annotate.conftest import HIER, INC
 
 
 def export(tmp_path: Path, *args: str) -> tuple[list[dict[str, Any]], dict[str, Any], str]:
