@@ -10,17 +10,16 @@ role's concurrency, never under what the endpoint's concurrency and provider lim
 
 from __future__ import annotations
 
-import functools
 import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from runner.chunking import split_into_chunks
 from runner.config.fingerprint import prompt_files
 from runner.config.run_config import RunConfig
 from runner.estimate import judged, shapes
+from runner.estimate.cached import probes
 from runner.estimate.guide import Guide
 from runner.estimate.history import history
 from runner.estimate.latency import default_latency
@@ -28,7 +27,7 @@ from runner.estimate.prices import price_of
 from runner.estimate.rates import rate_seconds
 from runner.estimate.shapes import Phase
 from runner.llm.spec import ModelSpec
-from runner.types import WorkItem
+from runner.types import Chunk, WorkItem
 
 STARTUP_S = 10.0
 """A job's own seconds besides its calls until the store has runs to measure it: a cached
@@ -91,24 +90,27 @@ class CellEstimate:
         return sum(r.cost_usd for r in self.roles)
 
 
-@functools.cache
-def _sizes(digest: str, chunk: int, text: str) -> tuple[int, ...]:
-    """Token counts of the document's chunks (``digest`` keys the cache cheaply)."""
-    return tuple(c.n_tokens for c in split_into_chunks(text, chunk))
+_CHUNKS: dict[tuple[str, int], list[Chunk]] = {}
+"""(text's digest, chunk size) -> its chunks: a sweep's cells chunk each document once."""
 
 
-def chunk_sizes(text: str, chunk: int) -> list[int]:
-    """The chunks' token counts, as the job's ``split_into_chunks`` makes them."""
-    return list(_sizes(hashlib.sha256(text.encode()).hexdigest(), chunk, text))
+def chunks_of(text: str, chunk: int) -> list[Chunk]:
+    """The document's chunks, as the job's ``split_into_chunks`` makes them."""
+    key = (hashlib.sha256(text.encode()).hexdigest(), chunk)
+    if key not in _CHUNKS:
+        _CHUNKS[key] = split_into_chunks(text, chunk)
+    return _CHUNKS[key]
 
 
 def guides(config: RunConfig) -> dict[str, Guide]:
-    """Each role's history, latency and concurrency."""
+    """Each role's history, latency, concurrency and response-cache probe."""
     out = {}
+    found_probes = probes(config)
     for role, spec in config.roles.items():
         found = history(config.tracking_uri, spec.model)
         latency = found.latency or default_latency(spec)
-        out[role] = Guide(found, latency, max(1, int(spec.concurrency)))
+        concurrency = max(1, int(spec.concurrency))
+        out[role] = Guide(found, latency, concurrency, probe=found_probes[role])
     return out
 
 
@@ -137,13 +139,13 @@ def _strategy(
     params, name = config.strategy_params, config.strategy
     if item.summary is not None or name == "none" or item.source is None:
         return [], ""
-    sizes = chunk_sizes(item.source.text, config.chunk)
+    chunks = chunks_of(item.source.text, config.chunk)
+    sizes = [c.n_tokens for c in chunks]
     model = guide["model"]
     prompts = str(params.get("prompts", "paper"))
     if name in ("hier", "incremental", "baseline"):
         shape: Callable[..., list[Phase]] = getattr(shapes, name)
-        first: Any = sum(sizes) if name == "baseline" else sizes
-        return shape(first, window, params, _prompt_lookup(config, name, prompts), model), ""
+        return shape(chunks, window, params, _prompt_lookup(config, name, prompts), model), ""
     if name == "summit":
         draft_name = str(params.get("draft", "hier"))
         fits = sum(sizes) + int(params.get("max_summary_len", 900)) * 2 + 1500 < window
@@ -152,9 +154,8 @@ def _strategy(
             source = float(sum(sizes))
         else:
             draft_shape: Callable[..., list[Phase]] = getattr(shapes, draft_name)
-            first = sum(sizes) if draft_name == "baseline" else sizes
             lookup = _prompt_lookup(config, draft_name, "paper")
-            draft = draft_shape(first, window, params, lookup, model)
+            draft = draft_shape(chunks, window, params, lookup, model)
             source = float(min(sum(sizes), window // 2))
         phases = judged.summit(source, draft, params, model, guide["evaluator"])
         return phases, "summit: its evaluate/refine loop counted at max_iterations (upper bound)"
@@ -227,6 +228,8 @@ def estimate_cell(config: RunConfig, items: list[WorkItem], name: str) -> CellEs
     wall = max([longest, *[_through(config, role, seconds, per_role) for role in seconds]])
     for role in config.roles:
         notes.update(f"guess ({role}): {g}" for g in guide[role].guesses)
+        if guide[role].hits[0]:
+            notes.add(f"cache ({role}): {guide[role].hits[0]} requests answered, not counted")
     measured = [g.history.overhead_s for g in guide.values() if g.history.overhead_s is not None]
     overhead = max(measured) + PROCESS_S if measured else STARTUP_S
     if not measured:

@@ -9,9 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runner.estimate.cached import Probe
 from runner.estimate.history import History
 from runner.estimate.latency import Latency
 from runner.text import count_tokens
+from runner.types import Message
 
 DEFAULT_FILL = 0.6
 """Guess: a summary uses 60% of its token budget. A prompt's word limit is 65% of the budget
@@ -36,6 +38,18 @@ class Guide:
     """Calls in flight at once to this endpoint (``model.concurrency``)."""
     guesses: set[str] = field(default_factory=set)
     """The guesses this role's estimate relied on, for the notes (filled as they are used)."""
+    probe: Probe | None = None
+    """Asks the response cache about this role's predictable requests."""
+    hits: list[int] = field(default_factory=lambda: [0])
+    """Predictable requests found in the cache (one counter, for the notes)."""
+
+    def cached(
+        self, prompt: str | list[Message], max_tokens: int, stop: tuple[str, ...] = ()
+    ) -> bool:
+        """Whether the cache answers this request's first attempt (counted when it does)."""
+        found = self.probe is not None and self.probe.hit(prompt, max_tokens, stop or None)
+        self.hits[0] += found
+        return found
 
     def fill(self, purpose: str, default: float = DEFAULT_FILL) -> float:
         """Share of ``max_tokens`` an answer of ``purpose`` uses."""

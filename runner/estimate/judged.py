@@ -19,6 +19,11 @@ from typing import Any
 from runner.estimate.guide import JUDGE_ANSWER_TOKENS, SENTENCE_TOKENS, Guide
 from runner.estimate.shapes import Phase
 from runner.text import count_tokens, split_sentences
+from runner.types import Message
+
+JUDGE_STOP = ("\n[", "\n---")
+"""The stop sequences of a per-sentence ask (``metrics/booookscore_judge.STOP``; a test keeps
+them equal): part of the request, so of its cache key."""
 
 
 @dataclass(frozen=True)
@@ -55,6 +60,8 @@ def booookscore(
     if summary is not None:
         sentences = list(dict.fromkeys(split_sentences(summary)))
         groups = [sentences[i : i + batch] for i in range(0, len(sentences), batch)]
+        cap = int(params.get("max_tokens", 256))
+        groups = [g for g in groups if not _cached(slots, summary, g, batch, cap, guide)]
         shared = count_tokens(f"{slots.head}{summary}")
         asks = [_ask(slots, group, batch) for group in groups]
         units, prompts = float(len(groups)), float(sum(shared + a for a in asks))
@@ -80,10 +87,28 @@ def booookscore(
     )
 
 
+def _item(slots: Slots, group: list[str], batch: int) -> str:
+    """The per-sentence (or per-batch) message (``Template.messages``' second)."""
+    item = group[0] if batch <= 1 else "\n".join(f"{n}. {s}" for n, s in enumerate(group, 1))
+    return f"{slots.middle}{item}{slots.tail}".lstrip("\n")
+
+
 def _ask(slots: Slots, group: list[str], batch: int) -> int:
     """Tokens of the per-sentence (or per-batch) message."""
-    item = group[0] if batch <= 1 else "\n".join(f"{n}. {s}" for n, s in enumerate(group, 1))
-    return count_tokens(f"{slots.middle}{item}{slots.tail}".lstrip("\n"))
+    return count_tokens(_item(slots, group, batch))
+
+
+def _cached(
+    slots: Slots, summary: str, group: list[str], batch: int, cap: int, guide: Guide
+) -> bool:
+    """Whether the cache answers the first ask about ``group`` (as the judge sends it)."""
+    messages = [
+        Message("user", f"{slots.head}{summary}", cache=True),
+        Message("user", _item(slots, group, batch)),
+    ]
+    if batch <= 1:
+        return guide.cached(messages, cap, JUDGE_STOP)
+    return guide.cached(messages, cap * len(group))
 
 
 def summit(

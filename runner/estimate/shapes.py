@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from runner.estimate.guide import WORDS_PER_TOKEN, Guide, template_tokens
+from runner.text import count_tokens, decode, encode
+from runner.types import Chunk
 
 LABEL_TOKENS = 6
 """"\\n\\nSummary 12:\\n\\n" before each summary in a merge prompt (hier_merge.prompt)."""
@@ -45,10 +47,18 @@ def _words(tokens: float, words_per_token: float) -> int:
     return max(1, round(tokens * words_per_token))
 
 
+def _text(path: Path | None) -> str:
+    """A prompt file's text as the strategies fill it (``strategies/prompting.load_prompt``)."""
+    return path.read_text(encoding="utf-8").rstrip("\n") if path else ""
+
+
 def hier(
-    sizes: list[int], window: int, params: dict[str, Any], prompt: Prompt, guide: Guide
+    chunks: list[Chunk], window: int, params: dict[str, Any], prompt: Prompt, guide: Guide
 ) -> list[Phase]:
-    """Level 0 (concurrent), the merge levels (chained by the prior context), the clean-up."""
+    """Level 0 (concurrent), the merge levels (chained by the prior context), the clean-up.
+
+    A level-0 summary already in the response cache costs nothing.
+    """
     final = int(params.get("max_summary_len", 900))
     ratio = float(params.get("level_ratio", 0.65))
     wpt = float(params.get("words_per_token", 0.65))
@@ -60,10 +70,16 @@ def hier(
         slots = {"init": 1, "merge": 1, "merge_context": 2}[name]
         return template_tokens(prompt(name), *([""] * slots), _words(budget, wpt))
 
-    top = _plan(len(sizes), usable, final, ratio, share, over, int(params.get("max_levels", 8)))
+    top = _plan(len(chunks), usable, final, ratio, share, over, int(params.get("max_levels", 8)))
     budgets = [max(1, round(final * ratio ** (top - level))) for level in range(top + 1)]
     fill0, fill = guide.fill("hier/level0"), guide.fill("hier/merge")
     retry0, retry = guide.retries("hier/level0"), guide.retries("hier/merge")
+    init, words0 = _text(prompt("init")), _words(budgets[0], wpt)
+    sizes = [
+        c.n_tokens
+        for c in chunks
+        if not guide.cached(init.format(c.text.strip(), words0), budgets[0])
+    ]
     n = len(sizes)
     phases = [
         Phase(
@@ -76,7 +92,7 @@ def hier(
             f"{n * (attempts + 1)} with every regeneration (max_attempts={attempts})",
         )
     ]
-    lengths = [fill0 * budgets[0]] * n
+    lengths = [fill0 * budgets[0]] * len(chunks)
     level = 0
     while len(lengths) > 1 and level < 16:
         level += 1
@@ -162,9 +178,13 @@ def _pack(
 
 
 def incremental(
-    sizes: list[int], window: int, params: dict[str, Any], prompt: Prompt, guide: Guide
+    chunks: list[Chunk], window: int, params: dict[str, Any], prompt: Prompt, guide: Guide
 ) -> list[Phase]:
-    """One update per chunk, each after the one before; compressions as measured (else none)."""
+    """One update per chunk, each after the one before; compressions as measured (else none).
+
+    A first update already in the response cache costs nothing.
+    """
+    sizes = [c.n_tokens for c in chunks]
     budget = int(params.get("max_summary_len", 900))
     final_words = _words(budget, float(params.get("words_per_token", 0.65)))
     attempts = int(params.get("max_attempts", 6))
@@ -173,19 +193,24 @@ def incremental(
     if not measured:
         guide.guesses.add("the running summary reaches its word target (0.75 words a token)")
     read, running, prompts, answers = 0, 0.0, 0.0, 0.0
+    first_cached = False
     for position, size in enumerate(sizes):
         read += max(1, size)
         target = max(1, round(final_words * read / total))
         if position == 0:
-            prompts += template_tokens(prompt("init"), "", target, target) + size
+            text = _text(prompt("init")).format(chunks[0].text.strip(), target, target)
+            first_cached = guide.cached(text, budget)
+            prompts += (
+                0 if first_cached else template_tokens(prompt("init"), "", target, target) + size
+            )
         else:
             prompts += template_tokens(prompt("intermediate"), "", "", target, target)
             prompts += size + running
         expected = target / WORDS_PER_TOKEN
         running = guide.fill("incremental/update") * budget if measured else expected
         running = min(float(budget), running)
-        answers += running
-    n = len(sizes)
+        answers += 0 if position == 0 and first_cached else running
+    n = len(sizes) - first_cached
     phases = [
         Phase(
             "model",
@@ -219,16 +244,20 @@ def incremental(
 
 
 def baseline(
-    document: int, window: int, params: dict[str, Any], prompt: Prompt, guide: Guide
+    chunks: list[Chunk], window: int, params: dict[str, Any], prompt: Prompt, guide: Guide
 ) -> list[Phase]:
     """One call: the document cut to what fits the window with the prompt and the budget."""
     budget = int(params.get("max_summary_len", 900))
     words = int(budget * float(params.get("words_per_token", 0.65)))
     overhead = template_tokens(prompt("summarize"), "", words)
     room = int(window * (1 - float(params.get("safety_margin", 0.1)))) - overhead - budget
-    kept = min(document, max(0, room))
+    text = "".join(c.text for c in chunks)
+    tokens = encode(text)
+    kept = text if len(tokens) <= room else decode(tokens[: max(0, room)])
+    if guide.cached(_text(prompt("summarize")).format(kept.strip(), words), budget):
+        return []
     answer = guide.fill("baseline") * budget
-    return [Phase("model", "baseline", 1, overhead + kept, answer, 1)]
+    return [Phase("model", "baseline", 1, overhead + count_tokens(kept), answer, 1)]
 
 
 def _cleanup(prompt: Prompt, summary: float, guide: Guide) -> Phase:

@@ -233,3 +233,33 @@ def test_a_rate_limit_bounds_the_wall_time(stores: dict[str, str], books: Path) 
     assert limited.calls == free.calls
     assert free.wall_s < limited.wall_s
     assert limited.wall_s >= 10.0 * limited.calls
+
+
+def test_what_the_response_cache_answers_costs_nothing(
+    server: FakeOpenAIServer, stores: dict[str, str], given: Path
+) -> None:
+    # The first summary's questions are cached by a job over it alone; the estimate of the job
+    # over both counts only the second summary's, and the real job asks only those.
+    items = [
+        *overrides(server.url, stores),
+        "strategy=none",
+        "data=summaries",
+        f"data.path={given}",
+        "metrics=booookscore",
+        "judge=openai_compatible",
+        f"judge.api_base={server.url}",
+    ]
+    first = sorted(SUMMARY_SENTENCES)[0]
+    assert _measured(server, [*items, "data.limit=1"]) == SUMMARY_SENTENCES[first]
+    predicted = _estimate(items)
+    rest = sum(SUMMARY_SENTENCES.values()) - SUMMARY_SENTENCES[first]
+    assert predicted.calls == rest
+    assert any(f"{SUMMARY_SENTENCES[first]} requests answered" in n for n in predicted.notes)
+    assert _measured(server, items) == rest
+
+
+def test_the_judge_stop_sequences_are_the_metrics() -> None:
+    from metrics.booookscore_judge import STOP
+    from runner.estimate.judged import JUDGE_STOP
+
+    assert JUDGE_STOP == STOP
