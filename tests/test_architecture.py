@@ -157,7 +157,37 @@ RULES = (
     Rule(
         "config, tracking, models and data sit below the job, the sweep and what reads runs back",
         Packages(("runner.config", "runner.tracking", "runner.llm", "runner.data")),
-        Packages(("runner.run", "runner.report", "runner.view", "runner.sweep")),
+        Packages(
+            (
+                "runner.run",
+                "runner.report",
+                "runner.view",
+                "runner.sweep",
+                "runner.human",
+                "runner.annotate",
+                "runner.estimate",
+            )
+        ),
+    ),
+    Rule(
+        "human judgments are data: runner.human reads files and the store, and runs no job, "
+        "calls no model, and draws no report",
+        Packages(("runner.human",)),
+        Packages(
+            ("runner.run", "runner.sweep", "runner.report", "runner.view", "runner.llm")
+            + ("runner.annotate", "runner.estimate", "strategies", "litellm")
+        ),
+    ),
+    Rule(
+        "python -m runner.annotate moves summaries out and judgments in: no job, no model call",
+        Packages(("runner.annotate",)),
+        Packages(("runner.run", "runner.sweep", "runner.llm", "strategies", "litellm")),
+    ),
+    Rule(
+        "an estimate predicts from the config, the documents and the store: it runs no job and "
+        "imports no strategy (their shapes are read from the config's parameters)",
+        Packages(("runner.estimate",)),
+        Packages(("runner.run", "runner.sweep", "runner.report", "runner.view", "strategies")),
     ),
     Rule(
         "a sweep runs jobs and ends its parent run: it does not draw reports or pages",
