@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from typing import Any
 from runner.annotate.sources import SourceError, gather, read_json
 from runner.human.judgments import Judgment, Preference, Verdict, kind_of, to_record
 
+_RUN_ID = re.compile(r"[0-9a-f]{32}")
 LISTED = 15
 """Unmatched tasks listed on screen; the rest are counted."""
 
@@ -72,12 +74,17 @@ def tallies(judgments: list[Judgment]) -> list[str]:
     if pairs and len({frozenset(p.systems) for p in pairs}) == 1:
         counts = preference_counts(pairs, pairs[0].systems)
         for criterion, wins in counts.wins.items():
-            shown = ", ".join(f"{name} {n}" for name, n in wins.items())
+            shown = ", ".join(f"{_short(name)} {n}" for name, n in wins.items())
             lines.append(f"  {criterion}: {shown}")
     verdicts = [j for j in judgments if isinstance(j, Verdict)]
     for source, p in precision(verdicts).items():
-        lines.append(f"  precision of {source}: {p.agreed}/{p.total} agreed")
+        lines.append(f"  precision of {_short(source)}: {p.agreed}/{p.total} agreed")
     return lines
+
+
+def _short(system: str) -> str:
+    """A run id as its first 8 characters (as MLflow's UI shows it); a name as it is."""
+    return system[:8] if _RUN_ID.fullmatch(system) else system
 
 
 def write_jsonl(judgments: list[Judgment], out: Path) -> None:
@@ -102,7 +109,8 @@ def run(args: argparse.Namespace, uri: str) -> int:
 
         human = record_human_run(uri, args.experiment, judgments, args.export)
         print(f"recorded human run {human.run_id} in {uri}")
-        print(f"  {human.assessments} HUMAN assessments on the judged documents' traces")
+        if human.assessments:
+            print(f"  {human.assessments} HUMAN assessments on the judged documents' traces")
         if human.untraced:
             print(f"  {len(human.untraced)} judged documents have no trace to annotate")
     return 0 if judgments or not unmatched else 1
