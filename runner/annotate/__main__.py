@@ -28,6 +28,7 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument("run", nargs="*", help="MLflow run ids: two for preference, one otherwise")
     out.add_argument("--out", required=True, help="folder to write the three files to")
     out.add_argument("--seed", type=int, help="seed of the order and sides (default: drawn)")
+    out.add_argument("--force", action="store_true", help="replace an existing key.json in --out")
     _systems(out)
     out.add_argument(
         "--annotations",

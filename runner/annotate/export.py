@@ -68,6 +68,11 @@ def write(export: tasks.Export, kind: str, out: Path) -> list[Path]:
 
 def run(args: argparse.Namespace, uri: str) -> int:
     """Build and write the export; print what was written (errors propagate as SourceError)."""
+    if (Path(args.out) / KEY_FILE).exists() and not args.force:
+        raise SourceError(
+            f"{Path(args.out) / KEY_FILE} exists: it may be the key of tasks already out for "
+            "annotation; choose another --out, or pass --force to replace it"
+        )
     export = build(args, uri)
     paths = write(export, args.kind, Path(args.out))
     documents = len({entry["doc_id"] for entry in export.key["tasks"].values()})

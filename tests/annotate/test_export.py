@@ -121,6 +121,21 @@ def test_bad_exports_are_one_line_and_exit_2(
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
 
 
+def test_an_existing_key_is_not_replaced_without_force(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    file = tmp_path / "one.json"
+    file.write_text(json.dumps({"d": "text"}))
+    args = ["export", "coherence", "--system", f"a={file}", "--out", str(tmp_path / "o")]
+    assert main([*args, "--seed", "1"]) == 0
+    key = (tmp_path / "o" / "key.json").read_text()
+    assert main([*args, "--seed", "2"]) == 2
+    assert "pass --force" in capsys.readouterr().err
+    assert (tmp_path / "o" / "key.json").read_text() == key
+    assert main([*args, "--seed", "2", "--force"]) == 0
+    assert json.loads((tmp_path / "o" / "key.json").read_text())["seed"] == 2
+
+
 def test_labeling_configs_name_the_contracts_controls() -> None:
     pairwise = labeling_config("preference")
     for name in ("detail", "structure", "logic", "preference", "contradiction",
