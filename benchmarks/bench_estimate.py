@@ -16,7 +16,7 @@ store (documented defaults), the "warm" one over the store as it is. Targets: Bo
 calls and tokens within 10%; hier and incremental calls within 15%, tokens within 25%,
 wall within 30%. Wall = the job's process, start to exit.
 
-    python benchmarks/bench_estimate.py [--latency 0.5] [--repeat 3] [--books 3]
+    python benchmarks/bench_estimate.py [--latency 1.0] [--repeat 3] [--books 3]
 
 ``--quick``: the book's first 8,000 tokens, hier at chunk 1024 and one summary, 50 ms a call,
 one run each; seconds, to check the benchmark runs (its ratios are not the figures).
@@ -130,7 +130,7 @@ def ratio(predicted: float, actual: float) -> float:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--latency", type=float, default=0.5, help="server seconds per call")
+    parser.add_argument("--latency", type=float, default=1.0, help="server seconds per call")
     parser.add_argument("--repeat", type=int, default=3, help="runs per case; medians reported")
     parser.add_argument("--books", type=int, default=3, help="given summaries judged")
     parser.add_argument("--quick", action="store_true", help="a slice of the book, one run")

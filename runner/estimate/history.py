@@ -52,7 +52,8 @@ class History:
     """Purpose -> calls measured."""
     overhead_s: float | None = None
     """A job's seconds besides its calls (imports, set-up, logging), median over the runs read:
-    the run's own time (MLflow's start to end, plus its set-up) less its calls' span."""
+    the run's own time (MLflow's start to end, plus its set-up and the store's start) less its
+    calls' span."""
 
     def calls_of(self, purpose: str) -> int:
         """Calls of ``purpose`` measured (0 when none)."""
@@ -115,7 +116,11 @@ def _lines(folder: Path) -> list[dict[str, Any]]:
 
 
 def _overhead(folder: Path, seconds: float, lines: list[dict[str, Any]]) -> float | None:
-    """The run's seconds besides its calls: start to end, plus set-up, less the calls' span."""
+    """The run's seconds besides its calls.
+
+    Start to end, plus what came before the run's start (set-up, MLflow's store), less the
+    calls' span.
+    """
     starts = [float(x["started_at"]) / 1e9 for x in lines if x.get("started_at")]
     ends = [float(x["started_at"]) / 1e9 + float(x.get("latency_s") or 0) for x in lines]
     if not starts:
@@ -125,7 +130,9 @@ def _overhead(folder: Path, seconds: float, lines: list[dict[str, Any]]) -> floa
         usage = {row[0]: row[1] for row in table["data"]}
     except (OSError, ValueError, KeyError, IndexError, TypeError):
         usage = {}
-    setup = float(usage.get("time/setup_s") or 0.0)
+    setup = float(usage.get("time/setup_s") or 0.0) + float(
+        usage.get("time/tracking_start_s") or 0.0
+    )
     span = max(ends) - min(starts)
     return max(0.0, seconds + setup - span + _first_call_extra(lines))
 
