@@ -224,6 +224,7 @@ def failures(folder: Path) -> list[str]:
 
 def overhead(calls: int, folder: Path, with_ray: bool) -> None:
     from runner.llm.buckets import Allowance
+    from runner.llm.budget import Budget
     from runner.llm.call_log import CallLog
     from runner.llm.gateway import Gateway, ModelSpec
     from runner.llm.rate import FileStore, MemoryStore, RateLimiter
@@ -245,21 +246,27 @@ def overhead(calls: int, folder: Path, with_ray: bool) -> None:
         )
     if with_ray:
         ray_overhead(calls, wide)
-    with FakeOpenAIServer(lambda r: "A short answer.") as server:
-        for rpm in (None, 10**9):
+    with tempfile.TemporaryDirectory() as ledger, FakeOpenAIServer(lambda r: "Short.") as server:
+        gateways = {}
+        for label, rpm, budget in (
+            ("unlimited", None, None),
+            ("rpm, tpm, one job", 10**9, None),
+            ("rpm, tpm, a sweep's file", 10**9, Budget(None, None, f"{ledger}/spend.json")),
+        ):
             spec = ModelSpec(
                 name="fake", model="openai/fake", api_base=server.url, context_window=8192,
                 retry=RetryPolicy(max_attempts=1), rpm=rpm, tpm=rpm,
             )  # fmt: skip
-            gateway = Gateway(spec, CallLog(None), cache=None)
-            gateway.complete("warm up", max_tokens=16)
-            samples = []
-            for i in range(calls):
+            gateways[label] = Gateway(spec, CallLog(None, budget=budget), cache=None)
+            gateways[label].complete("warm up", max_tokens=16)
+        samples: dict[str, list[float]] = {label: [] for label in gateways}
+        for i in range(calls):  # interleaved, so that drifts in the machine's load hit all three
+            for label, gateway in gateways.items():
                 start = time.perf_counter()
-                gateway.complete(f"prompt {rpm} {i}", max_tokens=16)
-                samples.append(time.perf_counter() - start)
-            label = "with model.rpm, tpm" if rpm else "unlimited"
-            print(f"  Gateway.complete, {label:<19} {statistics.median(samples) * 1000:6.2f} ms")
+                gateway.complete(f"prompt {label} {i}", max_tokens=16)
+                samples[label].append(time.perf_counter() - start)
+        for label, times in samples.items():
+            print(f"  Gateway.complete, {label:<24} {statistics.median(times) * 1000:6.2f} ms")
 
 
 def ray_overhead(calls: int, wide: Any) -> None:
