@@ -137,15 +137,29 @@ def _overhead(folder: Path, seconds: float, lines: list[dict[str, Any]]) -> floa
     return max(0.0, seconds + setup - span + _first_call_extra(lines))
 
 
+def _typical(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The real calls that started after the first one ended.
+
+    The first pays litellm's import (~5 s) inside its latency, and the calls sent beside it
+    wait for that import too: they measure the job, not the model.
+    """
+    real = sorted((x for x in lines if not x.get("cached")), key=lambda x: x.get("started_at", 0))
+    if not real:
+        return []
+    first_end = float(real[0].get("started_at") or 0) + float(real[0].get("latency_s") or 0) * 1e9
+    return [x for x in real[1:] if float(x.get("started_at") or 0) >= first_end]
+
+
 def _first_call_extra(lines: list[dict[str, Any]]) -> float:
     """The first real call's seconds beyond a typical call's: litellm's import, paid inside it.
 
     It is the job's cost, not the model's: counted with the overhead, left out of the latency.
     """
     real = sorted((x for x in lines if not x.get("cached")), key=lambda x: x.get("started_at", 0))
-    if len(real) < 2:
+    later = _typical(lines)
+    if not real or not later:
         return 0.0
-    typical = statistics.median(float(x.get("latency_s") or 0) for x in real[1:])
+    typical = statistics.median(float(x.get("latency_s") or 0) for x in later)
     return max(0.0, float(real[0].get("latency_s") or 0) - typical)
 
 
@@ -162,10 +176,7 @@ def history(uri: str, model: str) -> History:
         overhead = _overhead(folder, seconds, every)
         if overhead is not None:
             overheads.append(overhead)
-        real = sorted(
-            (x for x in every if not x.get("cached")), key=lambda x: x.get("started_at", 0)
-        )
-        lines += [x for x in real[1:] if x["request"].get("model") == model]  # first: see above
+        lines += [x for x in _typical(every) if x["request"].get("model") == model]
     if not lines:
         return History(runs=len(folders))
     samples = [

@@ -75,12 +75,10 @@ def hier(
     fill0, fill = guide.fill("hier/level0"), guide.fill("hier/merge")
     retry0, retry = guide.retries("hier/level0"), guide.retries("hier/merge")
     init, words0 = _text(prompt("init")), _words(budgets[0], wpt)
-    sizes = [
-        c.n_tokens
-        for c in chunks
-        if not guide.cached(init.format(c.text.strip(), words0), budgets[0])
-    ]
+    hits = [guide.cached(init.format(c.text.strip(), words0), budgets[0]) for c in chunks]
+    sizes = [c.n_tokens for c, hit in zip(chunks, hits, strict=True) if not hit]
     n = len(sizes)
+    ready = _ready(hits, guide.concurrency, 1 + retry0)
     phases = [
         Phase(
             "model",
@@ -98,8 +96,12 @@ def hier(
         level += 1
         whole = over("merge", final) + sum(x + LABEL_TOKENS for x in lengths)
         budget = final if whole <= usable - final else budgets[min(level, len(budgets) - 1)]
-        prompts = _pack(lengths, usable, budget, share, fill, over)
+        packed = _pack(lengths, usable, budget, share, fill, over)
+        prompts = [p for p, _ in packed]
         count = len(prompts)
+        rounds = count * (1 + retry)
+        if level == 1:  # level 1 merges as level 0's summaries arrive (hier's Inputs)
+            rounds = max(0.0, _chained(packed, ready, 1 + retry) - phases[0].rounds)
         phases.append(
             Phase(
                 "model",
@@ -107,7 +109,7 @@ def hier(
                 count * (1 + retry),
                 sum(prompts) * (1 + retry),
                 count * fill * budget * (1 + retry),
-                count * (1 + retry),
+                rounds,
                 f"{count * (attempts + 1)} with every regeneration",
             )
         )
@@ -148,6 +150,27 @@ def _plan(
     return max_levels
 
 
+def _ready(hits: list[bool], concurrency: int, attempts: float) -> list[float]:
+    """The round at which each level-0 summary is ready (in chunk order; cached ones at 0)."""
+    out, position = [], 0
+    for hit in hits:
+        position += not hit
+        out.append(0.0 if hit else math.ceil(position / concurrency) * attempts)
+    return out
+
+
+def _chained(packed: list[tuple[float, int]], ready: list[float], attempts: float) -> float:
+    """The round at which level 1's last merge ends.
+
+    Each merge waits for its inputs and for the merge before it (its prior context).
+    """
+    end, start = 0.0, 0
+    for _, count in packed:
+        end = max(end, ready[start + count - 1]) + attempts
+        start += count
+    return end
+
+
 def _pack(
     lengths: list[float],
     usable: int,
@@ -155,11 +178,14 @@ def _pack(
     share: float,
     fill: float,
     over: Callable[[str, int], int],
-) -> list[float]:
-    """Prompt tokens of each merge of one level, packed greedily as ``hier_merge.pack`` does."""
+) -> list[tuple[float, int]]:
+    """(prompt tokens, summaries merged) of each merge of one level.
+
+    Packed greedily, as ``hier_merge.pack`` does.
+    """
     room = usable - budget - over("merge_context", budget)
     cap = max(0, math.floor(share * room))
-    prompts: list[float] = []
+    prompts: list[tuple[float, int]] = []
     start = 0
     while start < len(lengths):
         context = min(fill * budget, cap) if prompts else 0.0
@@ -172,7 +198,7 @@ def _pack(
                 break
             total += more
             count += 1
-        prompts.append(total)
+        prompts.append((total, count))
         start += count
     return prompts
 
