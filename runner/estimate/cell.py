@@ -107,9 +107,9 @@ def guides(config: RunConfig) -> dict[str, Guide]:
     out = {}
     found_probes = probes(config)
     for role, spec in config.roles.items():
-        found = history(config.tracking_uri, spec.model)
-        latency = found.latency or default_latency(spec)
         concurrency = max(1, int(spec.concurrency))
+        found = history(config.tracking_uri, spec.model, concurrency)
+        latency = found.latency or default_latency(spec)
         out[role] = Guide(found, latency, concurrency, probe=found_probes[role])
     return out
 

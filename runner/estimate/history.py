@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import heapq
 import json
 import sqlite3
 import statistics
@@ -134,54 +135,59 @@ def _overhead(folder: Path, seconds: float, lines: list[dict[str, Any]]) -> floa
         usage.get("time/tracking_start_s") or 0.0
     )
     span = max(ends) - min(starts)
-    return max(0.0, seconds + setup - span + _first_call_extra(lines))
+    return max(0.0, seconds + setup - span)  # litellm's import comes before a call's clock
 
 
-def _typical(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The real calls that started after the first one ended.
+def _served(lines: list[dict[str, Any]], concurrency: int) -> list[tuple[dict[str, Any], float]]:
+    """Each call with its seconds at the server, its wait for a free slot taken out.
 
-    The first pays litellm's import (~5 s) inside its latency, and the calls sent beside it
-    wait for that import too: they measure the job, not the model.
+    A call's ``latency_s`` runs from asking the endpoint's limit (``model.concurrency`` slots)
+    to the answer, so a saturated endpoint's calls include their wait. The wait is rebuilt
+    by replaying the calls in the order they asked, first come first served, each starting
+    when a slot frees (the earliest answer among those holding one).
     """
-    real = sorted((x for x in lines if not x.get("cached")), key=lambda x: x.get("started_at", 0))
-    if not real:
-        return []
-    first_end = float(real[0].get("started_at") or 0) + float(real[0].get("latency_s") or 0) * 1e9
-    return [x for x in real[1:] if float(x.get("started_at") or 0) >= first_end]
-
-
-def _first_call_extra(lines: list[dict[str, Any]]) -> float:
-    """The first real call's seconds beyond a typical call's: litellm's import, paid inside it.
-
-    It is the job's cost, not the model's: counted with the overhead, left out of the latency.
-    """
-    real = sorted((x for x in lines if not x.get("cached")), key=lambda x: x.get("started_at", 0))
-    later = _typical(lines)
-    if not real or not later:
-        return 0.0
-    typical = statistics.median(float(x.get("latency_s") or 0) for x in later)
-    return max(0.0, float(real[0].get("latency_s") or 0) - typical)
+    out = []
+    for base in {str(x["request"].get("api_base")) for x in lines}:
+        asked = sorted(
+            (x for x in lines if str(x["request"].get("api_base")) == base),
+            key=lambda x: float(x.get("started_at") or 0),
+        )
+        held: list[float] = []  # answer times of the calls holding a slot
+        for line in asked:
+            start = float(line.get("started_at") or 0) / 1e9
+            end = start + float(line.get("latency_s") or 0)
+            while held and held[0] <= start:
+                heapq.heappop(held)
+            begin = heapq.heappop(held) if len(held) >= concurrency else start
+            out.append((line, max(0.0, end - max(start, begin))))
+            heapq.heappush(held, end)
+    return out
 
 
 @functools.cache
-def history(uri: str, model: str) -> History:
-    """The store's measurements of ``model`` (empty when it has none, or is not sqlite)."""
+def history(uri: str, model: str, concurrency: int = 8) -> History:
+    """The store's measurements of ``model`` (empty when it has none, or is not sqlite).
+
+    ``concurrency``: the endpoint's limit, taken as the runs' own for their waits.
+    """
     path = _store_file(uri)
     if path is None:
         return History()
     folders = _artifact_folders(path, model)
-    lines, overheads = [], []
+    served: list[tuple[dict[str, Any], float]] = []
+    overheads = []
     for folder, seconds in folders:
         every = _lines(folder)
         overhead = _overhead(folder, seconds, every)
         if overhead is not None:
             overheads.append(overhead)
-        lines += [x for x in _typical(every) if x["request"].get("model") == model]
+        mine = [x for x in every if x["request"].get("model") == model and not x.get("cached")]
+        served += _served(mine, max(1, concurrency))
+    lines = [line for line, _ in served]
     if not lines:
         return History(runs=len(folders))
     samples = [
-        (float(x["prompt_tokens"]), float(x["completion_tokens"]), float(x["latency_s"]))
-        for x in lines
+        (float(x["prompt_tokens"]), float(x["completion_tokens"]), service) for x, service in served
     ]
     measured = f"measured: {len(lines)} calls of {len(folders)} runs in this store"
     return History(
