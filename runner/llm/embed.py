@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from runner.errors import Cancelled
+from runner.errors import Cancelled, RateLimitedError
 from runner.llm.cache import cache_key
 from runner.llm.provider_errors import translate
 from runner.llm.providers import load_litellm, new_call_id
@@ -76,13 +76,22 @@ def _remote(gateway: Gateway, batch: list[str]) -> tuple[list[list[float]], int,
         kwargs["api_base"] = spec.api_base
     kwargs["api_key"] = gateway.api_key()
     kwargs = {k: v for k, v in kwargs.items() if v is not None}
+    rate = gateway.rate  # embedder.rpm/tpm: shared with the sweep's jobs as the completions'
+    estimate = rate.estimate([{"content": text} for text in batch]) if rate else 0
+    if rate is not None:
+        rate.acquire(estimate, gateway.cancel)
     try:
         response = load_litellm().embedding(**kwargs)
     except Exception as err:
-        raise translate(err, gateway.role, spec.name, spec.api_base, spec.model) from err
+        error = translate(err, gateway.role, spec.name, spec.api_base, spec.model)
+        if rate is not None and isinstance(error, RateLimitedError):
+            rate.rejected(error.retry_after)
+        raise error from err
     rows = sorted(response.data, key=lambda row: _field(row, "index"))
     vectors = [list(map(float, _field(row, "embedding"))) for row in rows]
     tokens = int(getattr(getattr(response, "usage", None), "prompt_tokens", 0) or 0)
+    if rate is not None:
+        rate.settle(estimate, tokens, 0)
     cost = (
         spec.input_cost_per_token * tokens
         if spec.input_cost_per_token is not None

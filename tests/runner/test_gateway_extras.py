@@ -94,3 +94,25 @@ def test_repeat_penalty_enters_the_request_only_when_the_model_sets_one() -> Non
         "repeat_penalty" not in plain.call_log.entries[0]["request"]
     )  # cache keys of other models unchanged
     assert penalized.call_log.entries[0]["request"]["repeat_penalty"] == 1.1
+
+
+def test_embedder_rpm_spaces_the_embedding_requests(tmp_path) -> None:
+    """embedder.rpm is not accepted and then ignored: embedding calls wait for the limiter."""
+    import dataclasses
+    import time
+
+    with FakeOpenAIServer() as server:
+        free = _gateway(server.url, None)
+        free.embed(["Warm-up."])  # litellm's import is not the limiter's wait
+        start = time.perf_counter()
+        for text in ("One.", "Two.", "Three."):
+            free.embed([text])
+        unlimited = time.perf_counter() - start
+        spec = dataclasses.replace(free.spec, rpm=60)  # one request a second
+        limited = Gateway(spec, CallLog(None, keep=True), None, role="embedder")
+        start = time.perf_counter()
+        for text in ("Four.", "Five.", "Six."):
+            limited.embed([text])
+        waited = time.perf_counter() - start
+    assert len(server.requests) == 7
+    assert unlimited < 1.0 and waited >= 1.8, (unlimited, waited)
