@@ -3,7 +3,8 @@
 The ``Gateway`` (``gateway``, ``embed``: every completion and embedding; ``request``: a
 request as plain data; ``completions``: a response or cache entry as a ``Completion``, and
 its cost), litellm loaded once (``providers``), the response cache (``cache``), retries
-(``retry``), per-endpoint limits (``limits``), endpoint and key checks (``endpoints``),
+(``retry``), per-endpoint limits (``limits``: requests in flight; ``rate``, ``buckets``,
+``rate_ray``: provider rpm/tpm shared by a sweep's jobs), endpoint and key checks (``endpoints``),
 provider errors translated to ``runner.errors`` (``provider_errors``), the call log
 (``call_log``) and budget (``budget``), a model's settings as plain data (``spec``), and the
 in-process models (``local/``: the embedded llama.cpp model and MiniLM embedder;
