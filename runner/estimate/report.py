@@ -104,6 +104,7 @@ def _bounds() -> set[str]:
         "exact: documents, chunks (the real tokenizer), hier's tree shape, incremental's "
         "steps, BooookScore's sentences of given summaries; expected: answer lengths, "
         "regenerations, re-asks and compressions (as measured in this store, else none)",
-        "cache: a cell whose identical run is FINISHED costs nothing; other cached answers "
-        "are not looked up (counted as calls: an upper bound there)",
+        "cache: a cell whose identical run is FINISHED costs nothing, and so does each "
+        "predictable request already cached (hier's level 0, incremental's first update, "
+        "baseline, BooookScore over given summaries); the others are counted (an upper bound)",
     }
