@@ -7,11 +7,12 @@ Modules: ``command`` (the entry point's and the sweeper's door: documents, done 
 printed table), ``cell`` (one job), ``shapes`` (hier, incremental, baseline), ``judged``
 (BooookScore's judge, SummIt's loop), ``guide`` (a role's measured or guessed figures),
 ``history`` (the store's calls.jsonl), ``latency`` (seconds per call; defaults per provider
-with their sources), ``prices`` (litellm's price map read as data), ``rates`` (model.rpm and
-tpm), ``cached`` (requests the response cache answers), ``report`` (the table).
+with their sources), ``rates`` (model.rpm and tpm), ``cached`` (requests the response cache
+answers), ``report`` (the table).
 
 May import: the plugin API, ``runner.config``, ``runner.data``, ``runner.llm``'s modules that
-load no litellm (``spec``, ``request``, ``cache``) and ``runner.tracking.sqlite_peek``; never
+load no litellm (``spec``, ``request``, ``cache``, ``prices``: litellm's price map read as
+data) and ``runner.tracking.sqlite_peek`` (the runs of a model in a sqlite store); never
 ``runner.run`` (the entry point hands over what it needs), never litellm or MLflow (~5 s and
 ~2 s to import: the estimate answers in under 3 s), and no strategy or metric code path that
 calls a model (their parameters come from the ``RunConfig``, their prompts from the files).

@@ -23,9 +23,9 @@ from runner.estimate.cached import probes
 from runner.estimate.guide import Guide
 from runner.estimate.history import history
 from runner.estimate.latency import default_latency
-from runner.estimate.prices import price_of
 from runner.estimate.rates import rate_seconds
 from runner.estimate.shapes import Phase
+from runner.llm.prices import price_of
 from runner.llm.spec import ModelSpec
 from runner.types import Chunk, WorkItem
 

@@ -3,28 +3,26 @@
 Every run logs ``calls.jsonl`` (``runner/llm/call_log.py``): one line per call with the
 request (its litellm ``model``, ``max_tokens`` and ``sample``, the regeneration index), the
 purpose ('hier/level0', 'booookscore', ...), the provider's token counts and the latency.
-The newest runs of the model (``RUNS_READ``) are read from a sqlite store with sqlite3 and
-their artifact folders, without MLflow (~2 s to import, most of the estimate's 3 s); a
+The newest runs of the model (``RUNS_READ``) are found in a sqlite store by
+``runner.tracking.sqlite_peek`` and read from their artifact folders, without MLflow (~2 s
+to import, most of the estimate's 3 s); a
 store of another kind has no history here and the defaults apply. The model is matched by
 its litellm string alone, whatever the server: a model's speed belongs to the model.
 """
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import heapq
 import json
-import sqlite3
 import statistics
 from collections import defaultdict
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlparse
 
 from runner.estimate.latency import Latency, fit
+from runner.tracking.sqlite_peek import model_run_folders
 
 RUNS_READ = 5
 """Newest finished runs of a model read for its history."""
@@ -59,44 +57,6 @@ class History:
     def calls_of(self, purpose: str) -> int:
         """Calls of ``purpose`` measured (0 when none)."""
         return self.count.get(purpose, 0)
-
-
-def _store_file(uri: str) -> Path | None:
-    if not uri.startswith("sqlite:///") or "?" in uri:
-        return None
-    path = Path(uri[len("sqlite:///") :])
-    return path if path.is_file() and path.stat().st_size > 0 else None
-
-
-@contextlib.contextmanager
-def _read_only(path: Path) -> Iterator[sqlite3.Connection]:
-    connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=30)
-    try:
-        yield connection
-    finally:
-        connection.close()
-
-
-def _artifact_folders(path: Path, model: str) -> list[tuple[Path, float]]:
-    """(artifact folder, seconds from start to end) of the newest finished runs of ``model``."""
-    query = (
-        "SELECT DISTINCT r.run_uuid, r.artifact_uri, r.start_time, r.end_time FROM runs r"
-        " JOIN params p ON p.run_uuid = r.run_uuid AND p.key LIKE '%.model' AND p.value = ?"
-        " WHERE r.status = 'FINISHED' AND r.lifecycle_stage = 'active'"
-        " ORDER BY r.start_time DESC LIMIT ?"
-    )
-    try:
-        with _read_only(path) as db:
-            rows = db.execute(query, (model, RUNS_READ)).fetchall()
-    except sqlite3.Error:
-        return []
-    folders = []
-    for _, uri, start, end in rows:
-        text = str(uri or "")
-        local = unquote(urlparse(text).path) if text.startswith("file://") else text
-        if local.startswith("/") and start and end:
-            folders.append((Path(local), (float(end) - float(start)) / 1000.0))
-    return folders
 
 
 def _lines(folder: Path) -> list[dict[str, Any]]:
@@ -170,10 +130,9 @@ def history(uri: str, model: str, concurrency: int = 8) -> History:
 
     ``concurrency``: the endpoint's limit, taken as the runs' own for their waits.
     """
-    path = _store_file(uri)
-    if path is None:
+    folders = model_run_folders(uri, model, RUNS_READ)
+    if not folders:
         return History()
-    folders = _artifact_folders(path, model)
     served: list[tuple[dict[str, Any], float]] = []
     overheads = []
     for folder, seconds in folders:

@@ -6,7 +6,8 @@ its cost), litellm loaded once (``providers``), the response cache (``cache``), 
 (``retry``), per-endpoint limits (``limits``: requests in flight; ``rate``, ``buckets``,
 ``rate_ray``: provider rpm/tpm shared by a sweep's jobs), endpoint and key checks (``endpoints``),
 provider errors translated to ``runner.errors`` (``provider_errors``), the call log
-(``call_log``) and budget (``budget``), a model's settings as plain data (``spec``), and the
+(``call_log``) and budget (``budget``), a model's settings as plain data (``spec``), its
+prices read from litellm's price map as data (``prices``, for the estimate), and the
 in-process models (``local/``: the embedded llama.cpp model and MiniLM embedder;
 ``scripted``: a scripted model for tests).
 

@@ -14,6 +14,7 @@ import contextlib
 import sqlite3
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from urllib.parse import unquote, urlparse
 
 FAILED_DOCUMENTS_TAG = "runner.documents_failed"
 """``runner.tracking.reader.FAILED_DOCUMENTS_TAG`` (that module imports MLflow); a test keeps
@@ -167,3 +168,32 @@ def _newest_clean(rows: Iterable[_Row]) -> dict[str, str]:
         if fingerprint and fingerprint not in newest:
             newest[fingerprint] = (run_id, failed)
     return {f: run_id for f, (run_id, failed) in newest.items() if not failed}
+
+
+def model_run_folders(uri: str, model: str, limit: int) -> list[tuple[Path, float]]:
+    """(artifact folder, seconds from start to end) of the newest finished runs of ``model``.
+
+    ``model`` is a litellm model string, matched against any role's ``<role>.model`` param.
+    Empty for a store that is not sqlite (the estimate then uses its defaults).
+    """
+    path = _sqlite_file(uri)
+    if path is None:
+        return []
+    query = (
+        "SELECT DISTINCT r.run_uuid, r.artifact_uri, r.start_time, r.end_time FROM runs r"
+        " JOIN params p ON p.run_uuid = r.run_uuid AND p.key LIKE '%.model' AND p.value = ?"
+        " WHERE r.status = 'FINISHED' AND r.lifecycle_stage = 'active'"
+        " ORDER BY r.start_time DESC LIMIT ?"
+    )
+    try:
+        with _read_only(path) as db:
+            rows = db.execute(query, (model, limit)).fetchall()
+    except sqlite3.Error:
+        return []
+    folders = []
+    for _, artifact_uri, start, end in rows:
+        text = str(artifact_uri or "")
+        local = unquote(urlparse(text).path) if text.startswith("file://") else text
+        if local.startswith("/") and start and end:
+            folders.append((Path(local), (float(end) - float(start)) / 1000.0))
+    return folders
