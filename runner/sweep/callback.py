@@ -156,7 +156,7 @@ class SweepCallback(Callback):
 
     def on_multirun_start(self, config: DictConfig, **kwargs: Any) -> None:
         """Before any job of another sweeper: the parent run, RUNNING, and the jobs' environment."""
-        if resumes(config):
+        if resumes(config) or config.get("estimate"):  # an estimate leaves no run behind
             return
         parent = parent_of(config)
         run_id = parent.open()

@@ -187,6 +187,28 @@ def test_a_sweep_prints_each_cell_and_the_total(tmp_path: Path, books: Path) -> 
     assert not store.exists()
 
 
+def test_under_the_basic_sweeper_an_estimate_opens_no_parent_run(
+    tmp_path: Path, books: Path
+) -> None:
+    store = tmp_path / "mlruns" / "mlflow.db"
+    done = cli(
+        "-m",
+        "hydra/sweeper=basic",
+        "strategy=hier,incremental",
+        "model=claude",
+        "data=dir",
+        f"data.path={books}",
+        "metrics=none",
+        f"tracking.uri=sqlite:///{store}",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        "estimate=true",
+        env={k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")},
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.count("estimate (no run, no model call") == 2, done.stdout
+    assert not store.exists()
+
+
 def test_a_partly_done_sweep_estimates_only_its_unfinished_cells(
     stores: dict[str, str], tmp_path: Path, books: Path
 ) -> None:
