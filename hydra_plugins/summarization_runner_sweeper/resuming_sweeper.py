@@ -30,11 +30,11 @@ from typing import Any, Optional
 from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.config_store import ConfigStore
 from hydra.core.hydra_config import HydraConfig
-from hydra.core.override_parser.overrides_parser import OverridesParser
-from hydra.core.override_parser.types import Override, OverrideType
+from hydra.core.override_parser.types import Override
 from hydra.types import HydraContext, TaskFunction
 from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
+from hydra_plugins.summarization_runner_sweeper.cell_config import sweep_base, values_set
 from runner.sweep.callback import job_run_name, parent_of
 from runner.sweep.outcome import JobOutcome, failure_message, failures
 from runner.sweep.parent import SweepParent
@@ -71,7 +71,7 @@ class ResumingSweeper(BasicSweeper):
         self._parent: SweepParent | None = None
         self._task_function: TaskFunction | None = None
         self._base: tuple[DictConfig | None, dict[str, Any], set[str]] | None = None
-        """``_sweep_base`` of this sweep's config, made for the first cell."""
+        """``cell_config.sweep_base`` of this sweep's config, made for the first cell."""
         self._estimated: dict[tuple[str, ...], Any] = {}
         """``estimate=true``: cell -> its RunConfig (no job runs: the estimate is printed)."""
         self._done: dict[tuple[str, ...], str] = {}
@@ -256,69 +256,10 @@ class ResumingSweeper(BasicSweeper):
         return task
 
     def _values_set(self, cell: list[str]) -> DictConfig | None:
-        """The cell's config made from the sweep's own when only plain values differ (~1 ms).
-
-        That is when the cell differs from the sweep's own composed config only by plain values
-        (``chunk=512``, ``model.temperature=0.2``): those are set on a copy of it, as Hydra sets
-        them after composing. None when a difference is a config group, an addition or
-        deletion, a Hydra setting, or touches a key the command line set too, or when the
-        config reads Hydra's settings: then it is composed.
-        """
+        """The cell's config made from the sweep's own when only plain values differ (~1 ms)."""
         if self._base is None:
-            self._base = _sweep_base(self.config)
-        base, given, groups = self._base
-        if base is None:
-            return None
-        changes = [
-            o
-            for o in OverridesParser.create().parse_overrides(list(cell))
-            if o.is_sweep_override() or given.get(o.get_key_element(), _UNSET) != o.value()
-        ]
-        for change in changes:
-            key = change.key_or_group
-            if (
-                change.is_sweep_override()
-                or change.is_hydra_override()
-                or change.package is not None
-                or change.type is not OverrideType.CHANGE
-                or key in groups
-                or any(_nested(key, other) for other in given)
-            ):
-                return None
-        task = copy.deepcopy(base)
-        try:
-            for change in changes:
-                OmegaConf.update(task, change.key_or_group, change.value(), merge=True)
-        except Exception:  # noqa: BLE001  # e.g. an unknown key: composing says so in Hydra's words
-            return None
-        return task
-
-
-_UNSET = object()
-
-
-def _nested(key: str, other: str) -> bool:
-    other = other.lstrip("+~")
-    return key == other or key.startswith(other + ".") or other.startswith(key + ".")
-
-
-def _sweep_base(config: DictConfig | None) -> tuple[DictConfig | None, dict[str, Any], set[str]]:
-    """The sweep's composed config without ``hydra``, its command-line values, its config groups.
-
-    The config is None when it interpolates Hydra's settings; the values are those its command
-    line set (key -> value).
-    """
-    assert config is not None
-    base = copy.deepcopy(config)
-    with read_write(base), open_dict(base):
-        del base["hydra"]
-    given = {
-        o.get_key_element(): o.value()
-        for o in OverridesParser.create().parse_overrides(list(config.hydra.overrides.task))
-        if not o.is_sweep_override()
-    }
-    groups = {str(k) for k in config.hydra.runtime.choices}
-    return (None if "hydra" in OmegaConf.to_yaml(base) else base), given, groups
+            self._base = sweep_base(self.config)
+        return values_set(self._base, cell)
 
 
 def _refuse(bad: list[tuple[list[str], str]], total: int, keys: tuple[str, ...]) -> None:
