@@ -139,3 +139,15 @@ def test_help_and_cfg_import_neither_litellm_nor_mlflow(flag: str) -> None:
         "    pass"
     )
     assert "hydra" in loaded and not loaded & {"litellm", "mlflow"}
+
+
+def test_no_product_module_is_over_300_lines() -> None:
+    """The house rule of the restructuring (issue 21): a module a reader can hold in mind."""
+    root = Path(__file__).resolve().parent.parent
+    long = {
+        str(file.relative_to(root)): n
+        for package in ("runner", "strategies", "metrics", "hydra_plugins")
+        for file in (root / package).rglob("*.py")
+        if (n := len(file.read_text(encoding="utf-8").splitlines())) > 300
+    }
+    assert long == {}, f"split these modules: {long}"
