@@ -63,9 +63,11 @@ def main(cfg: DictConfig) -> JobOutcome:
         assert isinstance(raw, dict)
         config = build_run_config({str(k): v for k, v in raw.items()}, _overrides())
         if raw.get("estimate"):  # estimate=true: counts and prints; no run, no model call
+            from runner.config.fingerprint import is_experiment_override
             from runner.estimate.command import estimate_job
 
-            estimate_job(config, _cell_name())
+            shown = [o for o in _overrides() if is_experiment_override(o)]  # not estimate=true
+            estimate_job(config, " ".join(shown) or "(defaults)")
             return JobOutcome(_cell_name())
         checked = preflight.check(config)  # before MLflow and litellm: bad input answers in ~1 s
         from runner.run.lifecycle import run_experiment
