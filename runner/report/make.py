@@ -30,7 +30,7 @@ import hydra
 from omegaconf import DictConfig, OmegaConf
 
 from runner.config import hydra_errors as cli_errors
-from runner.errors import RunnerError
+from runner.errors import DataError, RunnerError
 from runner.report.config import SETTINGS, ReportConfig, build_report_config
 from runner.report.read import histories, present_metrics, read_runs
 
@@ -52,8 +52,8 @@ class Report:
     """Which runs were read and how they were laid out."""
     markdown: str
     """The table, its caption and footnote."""
-    table: Table
-    """The numbers."""
+    table: Table | None
+    """The numbers (None when the experiment has only human runs: the meta part alone)."""
     selection: Selection
     """The runs averaged and those left out."""
     out: Path
@@ -69,7 +69,8 @@ class Report:
 
     def text(self) -> str:
         """What the command prints."""
-        lines = [self.header, "", self.markdown.rstrip(), "", *self.notes]
+        table = ["", self.markdown.rstrip()] if self.markdown else []
+        lines = [self.header, *table, "", *self.notes]
         lines += ["", self.meta.rstrip(), ""] if self.meta else []
         lines.append(f"wrote {len(self.files)} files to {self.out}")
         if self.logged_to:
@@ -142,7 +143,13 @@ def make_report(config: ReportConfig) -> Report:
     from runner.report.layout import layout
 
     selection, scores = read_runs(config)
-    metrics = present_metrics(config.metrics, selection.runs, scores)
+    try:
+        metrics = present_metrics(config.metrics, selection.runs, scores)
+    except DataError:
+        only = _meta_only(config, selection)  # e.g. preferences imported over named systems
+        if only is None:
+            raise
+        return only
     notes = [
         f"skipped metric {m}: no selected run has it" for m in config.metrics if m not in metrics
     ]
@@ -183,6 +190,24 @@ def make_report(config: ReportConfig) -> Report:
         selection.sweep_id,
         meta.markdown if meta else "",
     )
+
+
+def _meta_only(config: ReportConfig, selection: Selection) -> Report | None:
+    """The meta-evaluation alone, when no run has a metric of the table but human runs exist.
+
+    Pairwise preferences or Appendix J verdicts over named systems make a human run with no
+    metric; the report then writes its meta tables instead of stopping on the empty table.
+    """
+    from runner.report.meta_make import write_meta
+
+    out = config.out or _default_out(config.experiment, selection.sweep_id)
+    out.mkdir(parents=True, exist_ok=True)
+    meta = write_meta(config, out)
+    if meta is None:
+        return None
+    note = f"no selected run has any of metric_keys={list(config.metrics)}: no main table"
+    header = f"# {config.experiment}: meta-evaluation of human judgments"
+    return Report(header, "", None, selection, out, tuple(meta.files), (note,), None, meta.markdown)
 
 
 def _one_line(err: BaseException) -> str:

@@ -24,6 +24,7 @@ from scipy import stats as scipy_stats
 from runner.errors import DataError
 from runner.human.authors import read_author_annotations, read_summaries, read_validation_sample
 from runner.human.judgments import (
+    CRITERIA,
     CoherenceAnnotation,
     Judgment,
     Preference,
@@ -356,6 +357,25 @@ def test_meta_switch(tmp_path: Path) -> None:
     )
     assert make_report(off).meta == ""
     assert not (tmp_path / "b" / "meta.md").exists()
+
+
+def test_preferences_over_named_systems_alone_give_the_meta_tables(tmp_path: Path) -> None:
+    """An experiment holding only a human run of preferences (no metric): no main table, but
+    the meta part is written, not an error about missing metric keys."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    prefs = [
+        Preference(
+            f"book{i}", ("hier", "inc"), "a1", {c: "inc" if i < 3 else "hier" for c in CRITERIA}
+        )
+        for i in range(4)
+    ]
+    record_human_run(uri, "prefs", prefs, "export.json")
+    config = ReportConfig(uri=uri, experiment="prefs", out=tmp_path / "out", resamples=100)
+    report = make_report(config)
+    assert report.table is None and "Pairwise preferences" in report.meta
+    assert "| hier | inc | detail | 4 | 25.0" in report.meta
+    assert (tmp_path / "out" / "meta_preferences.csv").exists()
+    assert "no main table" in report.text()
 
 
 # --- the released BooookScore human data ------------------------------------------------
