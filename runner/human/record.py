@@ -51,8 +51,11 @@ from runner.tracking.reader import RunRecord
 from runner.tracking.writer import Tracker
 
 JUDGMENTS_FILE = "human/judgments.jsonl"
-COPIED_PARAMS = ("strategy", "model", "model.model", "chunk", "data")
-"""The judged run's params a human run repeats, so both sit in the same row of a report."""
+NOT_COPIED = ("judge", "metrics", "roles")
+"""Params of the judged run a human run does not repeat (``judge.*`` included): the human run
+has its own judge (``human``). Every other param is repeated, so the human run differs from
+the run it judged only by its judge and sits beside it in a report (a param it lacked, such
+as ``data.path`` or ``strategy.max_summary_len``, would open rows of its own)."""
 _RUN_ID = re.compile(r"[0-9a-f]{32}")
 
 
@@ -100,7 +103,7 @@ def record_human_run(
     if len(systems) == 1 and len(runs) == 1:  # every judged summary comes from this run
         (run_id, (record, _)), *_ = runs.items()
         tags["human.judged_run"] = run_id
-        params.update({k: record.params[k] for k in COPIED_PARAMS if k in record.params})
+        params.update({k: v for k, v in record.params.items() if k.split(".")[0] not in NOT_COPIED})
     tracker.start(f"human {Path(source_file).stem}"[:250], tags)
     try:
         tracker.log_params(params)

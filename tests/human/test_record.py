@@ -124,3 +124,44 @@ def test_the_judges_verdicts_never_fail_a_run(store: str, caplog: pytest.LogCapt
 
 def _experiments(store: str) -> list[str]:
     return [e.experiment_id for e in MlflowClient(store).search_experiments()]
+
+
+def test_a_human_run_sits_beside_the_run_it_judged_in_the_report(tmp_path: Path) -> None:
+    """Two judged runs over different folders, people's annotations of one of them: the human
+    run repeats that run's params (data.path included), so its row is that folder's, not a
+    row of its own."""
+    from runner.report.config import ReportConfig
+    from runner.report.make import make_report
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    summary = "Anna meets Vronsky. She leaves. The end."
+    ids = {}
+    for folder in ("/books/a", "/books/b"):
+        tracker = Tracker(uri, "aligned")
+        ids[folder] = tracker.start(folder, {})
+        tracker.log_params(
+            {
+                "strategy": "hier",
+                "data": "dir",
+                "data.path": folder,
+                "judge": "gpt4",
+                "judge.model": "openai/gpt-4",
+                "metrics": "booookscore",
+            }
+        )
+        tracker.log_json({"anna": summary}, "summaries.json")
+        tracker.log_json({"anna": {"booookscore/score": 100.0}}, "scores.json")
+        tracker.log_metrics({"booookscore/score": 100.0})
+        tracker.finish("FINISHED")
+    judged = ids["/books/a"]
+    annotation = CoherenceAnnotation("anna", judged, "a1", summary, singles=(Span("She leaves."),))
+    record_human_run(uri, "aligned", [annotation], "people.json")
+    report = make_report(
+        ReportConfig(uri=uri, experiment="aligned", out=tmp_path / "out", resamples=50)
+    )
+    assert report.table is not None
+    layout = report.table.layout
+    keys = [*layout.rows, *layout.columns]
+    assert sorted(keys) == ["data.path", "judge"], keys
+    cells = {dict(zip(keys, (*r, *c), strict=True))["data.path"] for r, c, _ in report.table.cells}
+    assert cells == {"/books/a", "/books/b"}  # no row for a human run without a folder
