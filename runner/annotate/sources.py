@@ -10,16 +10,13 @@ line naming the run or file and what to do.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-_PROGRESS = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
+from runner.tracking.store import quiet_downloads
 
 
 class SourceError(ValueError):
@@ -73,20 +70,6 @@ def summaries_file(name: str, path: Path) -> System:
     return System(name, data)
 
 
-@contextlib.contextmanager
-def _quiet() -> Iterator[None]:
-    """No MLflow download progress bars (read from the environment at each download)."""
-    before = os.environ.get(_PROGRESS)
-    os.environ[_PROGRESS] = "false"
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(_PROGRESS, None)
-        else:
-            os.environ[_PROGRESS] = before
-
-
 def from_run(uri: str, run_id: str) -> System:
     """A run's ``summaries.json`` (and ``annotations.json`` when it has one)."""
     from runner.tracking.reader import client
@@ -106,7 +89,7 @@ def from_run(uri: str, run_id: str) -> System:
             f"run {run_id} has no summaries.json artifact (did it finish?); pick a run that "
             "summarized documents"
         )
-    with tempfile.TemporaryDirectory(prefix="annotate-") as tmp, _quiet():
+    with tempfile.TemporaryDirectory(prefix="annotate-") as tmp, quiet_downloads():
         summaries = read_json(
             Path(mlflow.download_artifacts(run_id, "summaries.json", tmp)), "summaries"
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import os
 import random
 import time
 from collections.abc import Callable, Iterator
@@ -77,3 +78,25 @@ def retrying(call: Callable[[], T], attempts: int = 8, also: tuple[str, ...] = (
                 raise
             time.sleep(random.uniform(0.05, 0.2) * 2**attempt)
     raise AssertionError("unreachable")
+
+
+ARTIFACT_PROGRESS = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
+"""MLflow's switch for its download progress bars, read from the environment at each download."""
+
+
+@contextlib.contextmanager
+def quiet_downloads() -> Iterator[None]:
+    """No download progress bars while inside.
+
+    MLflow draws a progress bar on stderr per download: a dozen lines at the end of every
+    run, and noise under a command's own output (the viewer, ``runner.annotate``).
+    """
+    before = os.environ.get(ARTIFACT_PROGRESS)
+    os.environ[ARTIFACT_PROGRESS] = "false"
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(ARTIFACT_PROGRESS, None)
+        else:
+            os.environ[ARTIFACT_PROGRESS] = before

@@ -7,11 +7,8 @@ command) and imports no MLflow itself.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
 import tempfile
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -19,6 +16,7 @@ from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 from runner.trace_view import VIEWS_FILE
+from runner.tracking.store import quiet_downloads as quiet_downloads  # re-exported: page.py
 
 ARTIFACT = "viewer.html"
 """The page's artifact name on the run (and the command's default output file)."""
@@ -29,7 +27,6 @@ _JSON_FILES = (
     "notes.json",
     VIEWS_FILE,
 )
-_PROGRESS = "MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR"
 
 
 class Client(Protocol):
@@ -64,24 +61,6 @@ class RunFiles:
     views: dict[str, Any] = field(default_factory=dict)
     """doc_id -> how its strategy draws its trace (``runner.trace_view.draw``); empty for a
     run stored before views were recorded (its steps are listed plainly)."""
-
-
-@contextlib.contextmanager
-def quiet_downloads() -> Iterator[None]:
-    """No download progress bars while inside.
-
-    MLflow draws a progress bar on stderr per download: a dozen lines at the end of every
-    run. Its switch is an environment variable read at each download.
-    """
-    before = os.environ.get(_PROGRESS)
-    os.environ[_PROGRESS] = "false"
-    try:
-        yield
-    finally:
-        if before is None:
-            os.environ.pop(_PROGRESS, None)
-        else:
-            os.environ[_PROGRESS] = before
 
 
 def read_files(client: Client, run_id: str, artifact_uri: str | None = None) -> RunFiles:
