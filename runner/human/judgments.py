@@ -20,19 +20,12 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from metrics.booookscore_parse import LABELS
 from runner.errors import DataError
 
-ERROR_TYPES: tuple[str, ...] = (
-    "entity omission",
-    "event omission",
-    "causal omission",
-    "salience",
-    "discontinuity",
-    "duplication",
-    "inconsistency",
-    "language",
-)
-"""The eight coherence error types of the BooookScore taxonomy, in the paper's order."""
+ERROR_TYPES: tuple[str, ...] = LABELS
+"""The eight coherence error types of the BooookScore taxonomy, in the paper's order (the
+judge's parser's own list, so people's labels and the judge's are the same strings)."""
 CRITERIA: tuple[str, ...] = ("detail", "structure", "logic", "preference")
 """Pairwise criteria answered ``Summary 1 | Summary 2 | Draw`` (Table 4; ``preference`` is
 the overall one)."""
