@@ -165,10 +165,12 @@ def test_estimate_makes_no_run_no_request_and_needs_no_key(tmp_path: Path, books
     assert requests == [] and not store.exists()
 
 
-def test_a_sweep_prints_each_cell_and_the_total(tmp_path: Path, books: Path) -> None:
+def _estimate_sweep(tmp_path: Path, books: Path, *extra: str) -> tuple[Any, Path]:
+    """``-m strategy=hier,incremental ... estimate=true`` without API keys; (result, store)."""
     store = tmp_path / "mlruns" / "mlflow.db"
     done = cli(
         "-m",
+        *extra,
         "strategy=hier,incremental",
         "model=claude",
         "data=dir",
@@ -180,6 +182,11 @@ def test_a_sweep_prints_each_cell_and_the_total(tmp_path: Path, books: Path) -> 
         env={k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")},
     )
     assert done.returncode == 0, done.stderr[-2000:]
+    return done, store
+
+
+def test_a_sweep_prints_each_cell_and_the_total(tmp_path: Path, books: Path) -> None:
+    done, store = _estimate_sweep(tmp_path, books)
     lines = done.stdout.splitlines()
     assert any(line.startswith("strategy=hier ") for line in lines), done.stdout
     assert any(line.startswith("strategy=incremental ") for line in lines), done.stdout
@@ -190,21 +197,7 @@ def test_a_sweep_prints_each_cell_and_the_total(tmp_path: Path, books: Path) -> 
 def test_under_the_basic_sweeper_an_estimate_opens_no_parent_run(
     tmp_path: Path, books: Path
 ) -> None:
-    store = tmp_path / "mlruns" / "mlflow.db"
-    done = cli(
-        "-m",
-        "hydra/sweeper=basic",
-        "strategy=hier,incremental",
-        "model=claude",
-        "data=dir",
-        f"data.path={books}",
-        "metrics=none",
-        f"tracking.uri=sqlite:///{store}",
-        f"hydra.sweep.dir={tmp_path / 'sweep'}",
-        "estimate=true",
-        env={k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")},
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
+    done, store = _estimate_sweep(tmp_path, books, "hydra/sweeper=basic")
     assert done.stdout.count("estimate (no run, no model call") == 2, done.stdout
     assert not store.exists()
 
