@@ -84,6 +84,18 @@ class RunConfig:
         """The strategy's module (``summarize`` and ``ROLES``)."""
         return load(self.plugins["strategy"])
 
+    @property
+    def call_seed(self) -> int | None:
+        """The seed every role's calls carry: ``seed + repeat`` (each repeat its own samples)."""
+        return None if self.seed is None else self.seed + self.repeat
+
+    def temperature_of(self, role: str) -> float | None:
+        """The run-level ``temperature`` override of ``role``.
+
+        The summarizer's only; None means the role's own ``<role>.temperature``.
+        """
+        return self.temperature if role == "model" else None
+
     def metric_module(self, label: str) -> ModuleType:
         """The module of the metric configured as ``metrics.<label>`` (``setup`` and ``ROLES``)."""
         return load(self.plugins[f"metrics.{label}"])

@@ -3,9 +3,10 @@
 A request is predictable when it depends on the documents and the config alone: hier's
 level-0 summaries, incremental's first update, baseline's one call, and BooookScore's
 questions about a summary given by ``data=summaries``. Each is built as the gateway builds
-it (``runner.llm.request.build_request`` and ``cache_fields``, the role's temperature, seed
-and repeat as ``runner/run/prepare.py`` sets them) and looked up in the cache folder, so a
-job killed half-way, or rerun with a changed metric, is estimated at what is left to pay.
+it (``runner.llm.request.build_request`` and ``cache_fields``; the role's temperature, seed
+and repeat from ``RunConfig``, as the job's gateways get them) and looked up in the cache
+folder, so a job killed half-way, or rerun with a changed metric, is estimated at what is
+left to pay.
 Requests that depend on earlier answers (merges, later updates) are not looked up; an
 identical rerun is caught whole (a FINISHED run with the same fingerprint). The embedded
 model's requests are not looked up (their key names the model file).
@@ -40,15 +41,14 @@ class Probe:
         spec = self.config.roles[self.role]
         if self.cache is None or spec.in_process:
             return False
-        given = self.config.temperature if self.role == "model" else None
-        seed = None if self.config.seed is None else self.config.seed + self.config.repeat
+        given = self.config.temperature_of(self.role)
         request = build_request(
             spec,
             messages,
             temperature=given if given is not None else spec.temperature,
             max_tokens=max_tokens,
             stop=stop,
-            seed=seed,
+            seed=self.config.call_seed,
             sample=0,
             response_format=None,
         )
