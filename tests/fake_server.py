@@ -264,7 +264,11 @@ class FakeOpenAIServer:
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
                 length = int(self.headers.get("Content-Length", 0))
-                request = json.loads(self.rfile.read(length) or b"{}")
+                raw = self.rfile.read(length)
+                if len(raw) < length:  # the client died mid-send: no request, as for a provider
+                    self.close_connection = True
+                    return
+                request = json.loads(raw or b"{}")
                 with server._lock:
                     server.authorizations.append(self.headers.get("Authorization", ""))
                 key, fault = server._fault(request)
