@@ -74,7 +74,11 @@ def main(cfg: DictConfig) -> JobOutcome:
 
         result = run_experiment(config, checked)
     except RunnerError as err:
-        if cfg.get("verbose"):
+        try:  # hydra.verbose=true asks for detail too (Hydra's own switch, as the issue spells it)
+            hydra_verbose = bool(HydraConfig.get().verbose)
+        except ValueError:  # not running under Hydra
+            hydra_verbose = False
+        if cfg.get("verbose") or hydra_verbose:
             traceback.print_exc()
         print(f"error: {err}", file=sys.stderr)
         if current_sweep() is None:
