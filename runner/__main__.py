@@ -18,16 +18,18 @@ import os
 import signal
 import sys
 import traceback
-from typing import Any
+from typing import Any, NoReturn
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from runner.config.hydra_errors import reported
+from runner.config.hydra_errors import one_line, reported
 from runner.errors import RunnerError, Terminated
+from runner.sweep.launcher import launcher_key_hint
 from runner.sweep.outcome import JobOutcome
 from runner.sweep.parent import current_sweep
+from runner.sweep.stop import in_sweeping_process, stop_sweep
 
 
 def _overrides() -> tuple[str, ...]:
@@ -37,8 +39,29 @@ def _overrides() -> tuple[str, ...]:
         return ()
 
 
+_stopping = False
+"""Set by the first Ctrl-C or SIGTERM of a sweep's job."""
+
+
 def _terminate(signum: int, frame: Any) -> None:
-    raise Terminated(f"signal {signum}")
+    _stop(Terminated(f"signal {signum}"))
+
+
+def _interrupt(signum: int, frame: Any) -> None:
+    _stop(KeyboardInterrupt())
+
+
+def _stop(err: BaseException) -> None:
+    """Raise ``err`` in the job; in a sweep's job, only once.
+
+    A Ctrl-C reaches a joblib worker's job with the sweep's SIGTERM close behind
+    (``runner/sweep/stop.py``): the second must not cut short the job's marking its run KILLED.
+    """
+    global _stopping
+    if _stopping and current_sweep() is not None:
+        return
+    _stopping = True
+    raise err
 
 
 @hydra.main(config_path="pkg://runner.conf", config_name="config", version_base="1.3")
@@ -53,11 +76,10 @@ def main(cfg: DictConfig) -> JobOutcome:
     from runner.run import preflight
 
     signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGINT, _interrupt)
     # Ctrl-C and SIGTERM end the job KILLED; a parent that blocked or ignored them (Python's
     # multiprocessing resource tracker blocks both while it starts) must not make it unstoppable.
     signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT, signal.SIGTERM})
-    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
-        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         assert isinstance(raw, dict)
@@ -85,10 +107,7 @@ def main(cfg: DictConfig) -> JobOutcome:
             sys.exit(2)
         return JobOutcome(_cell_name(), str(err))
     except (KeyboardInterrupt, Terminated) as err:
-        print(f"stopped ({type(err).__name__}); the run is marked KILLED", file=sys.stderr)
-        _kill_sweep(cfg)
-        sys.stderr.flush()
-        os._exit(143 if isinstance(err, Terminated) else 130)  # don't wait for calls in flight
+        _stopped(err)
     from runner.run.console import format_summary
 
     print(format_summary(result))
@@ -100,14 +119,21 @@ def _cell_name() -> str:
     return " ".join(_overrides()) or "(defaults)"
 
 
-def _kill_sweep(cfg: DictConfig) -> None:
-    """An interrupted sweep ends KILLED too (its remaining cells never start)."""
-    sweep = current_sweep()
-    if sweep is not None:
-        from runner.tracking.store import default_tracking_uri
-        from runner.tracking.writer import Tracker
+def _stopped(err: BaseException) -> NoReturn:
+    """The job's run is KILLED (``run_experiment`` saw the signal); exit 130 or 143 at once.
 
-        Tracker.for_run(cfg.tracking.uri or default_tracking_uri(), sweep.run_id).finish("KILLED")
+    Calls in flight are not waited for. A single run says so; in a sweep the sweeping process
+    alone says it, once, and ends the other jobs and the parent (``runner/sweep/stop.py``):
+    here when the basic launcher ran the job in that process, else in the sweeping process.
+    """
+    signum = signal.SIGTERM if isinstance(err, Terminated) else signal.SIGINT
+    if current_sweep() is None:
+        print(f"stopped ({type(err).__name__}); the run is marked KILLED", file=sys.stderr)
+    elif in_sweeping_process():
+        stop_sweep(signum)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(128 + signum)
 
 
 MULTIRUN_FLAGS = ("-m", "--multirun")
@@ -174,7 +200,7 @@ def cli() -> None:
     if any(a in ("-h", "--help") for a in sys.argv[1:]):
         _help_without_internal_groups()
         return
-    reported(main)
+    reported(main, lambda err: launcher_key_hint(err) or one_line(err))
 
 
 if __name__ == "__main__":

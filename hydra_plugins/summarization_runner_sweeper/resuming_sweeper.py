@@ -36,8 +36,10 @@ from omegaconf import DictConfig, OmegaConf, open_dict, read_write
 
 from hydra_plugins.summarization_runner_sweeper.cell_config import sweep_base, values_set
 from runner.sweep.callback import job_run_name, parent_of
+from runner.sweep.launcher import refuse_bad_launcher
 from runner.sweep.outcome import JobOutcome, failure_message, failures
 from runner.sweep.parent import SweepParent
+from runner.sweep.stop import stoppable
 from runner.tracking.sqlite_peek import done_cells
 
 
@@ -84,13 +86,14 @@ class ResumingSweeper(BasicSweeper):
         ``JobOutcome``, whichever launcher ran it).
         """
         assert self.config is not None
+        refuse_bad_launcher(self.config.hydra.launcher)
         self._parent = parent = parent_of(self.config)
         if parent.find():
             keys = ", ".join(parent.keys)
             print(
                 f"sweep: MLflow parent run {parent.run_id} ({len(parent.keys)} swept keys: {keys})"
             )
-        with parent.told_to_jobs():
+        with parent.told_to_jobs(), stoppable(parent):
             try:
                 returns = super().sweep(arguments)
             except Exception as err:

@@ -29,8 +29,10 @@ from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
 from runner.config.fingerprint import is_experiment_override
+from runner.sweep.launcher import refuse_bad_launcher
 from runner.sweep.outcome import failure_message, failures
 from runner.sweep.parent import SweepParent
+from runner.sweep.stop import rearm, stoppable
 
 _SWEPT = re.compile(r"^[+~]*([\w.\-/@]+)=(.*)$")
 RESUMING_SWEEPER = "hydra_plugins.summarization_runner_sweeper.resuming_sweeper.ResumingSweeper"
@@ -158,10 +160,12 @@ class SweepCallback(Callback):
         """Before any job of another sweeper: the parent run, RUNNING, and the jobs' environment."""
         if resumes(config) or config.get("estimate"):  # an estimate leaves no run behind
             return
+        refuse_bad_launcher(config.hydra.launcher)
         parent = parent_of(config)
         run_id = parent.open()
         self._parent, self._returns = parent, []
         self._told.enter_context(parent.told_to_jobs())
+        self._told.enter_context(stoppable(parent))
         keys = parent.keys
         print(f"sweep: MLflow parent run {run_id} ({len(keys)} swept keys: {', '.join(keys)})")
 
@@ -180,8 +184,10 @@ class SweepCallback(Callback):
     def on_job_end(self, config: DictConfig, job_return: JobReturn, **kwargs: Any) -> None:
         """Keep the job's outcome when it ran in this process (another sweeper's basic launcher).
 
-        A worker's outcome stays in the worker, and its run's status speaks for it.
+        A worker's outcome stays in the worker, and its run's status speaks for it. A stop
+        between two jobs of this process is the sweep's again (``stop.rearm``).
         """
+        rearm()
         if self._parent is not None and job_return.status == JobStatus.COMPLETED:
             self._returns.append(job_return.return_value)
 

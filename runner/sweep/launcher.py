@@ -1,0 +1,73 @@
+"""Launcher settings that cannot work, each said in one line before a sweep creates anything.
+
+``hydra.launcher.n_jobs=0`` reached joblib, which stopped the sweep with its traceback and a
+FAILED parent run; ``hydra.launcher.n_jobs=2`` without ``hydra/launcher=joblib`` got Hydra's
+"not a config key", which does not say that the key belongs to another launcher. Both now end
+with ``error: ...`` and exit status 2, nothing recorded.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from importlib import resources
+from typing import Any
+
+import yaml
+from hydra.core.config_store import ConfigStore
+
+_OVERRIDE = re.compile(r"Could not override '(hydra\.launcher\.([\w-]+)[\w.-]*)'")
+GROUP = "hydra/launcher"
+
+
+def refuse_bad_launcher(launcher: Any) -> None:
+    """Exit 2 with one line when the sweep's launcher settings would run no job."""
+    n_jobs = launcher.get("n_jobs") if launcher is not None else None
+    if isinstance(n_jobs, int) and not isinstance(n_jobs, bool) and n_jobs == 0:
+        print(
+            "error: hydra.launcher.n_jobs=0 runs no job; set how many jobs run at once "
+            "(hydra.launcher.n_jobs=2), or -1 for one per CPU; nothing was run",
+            file=sys.stderr,
+        )
+        raise SystemExit(2)
+
+
+def launcher_key_hint(err: BaseException) -> str | None:
+    """The line for a ``hydra.launcher.<key>`` that the chosen launcher does not have.
+
+    It names the launcher options that have the key; None for any other error, or a key no
+    launcher has (Hydra's own line then says to check its spelling).
+    """
+    found = _OVERRIDE.search(str(err))
+    if not found:
+        return None
+    key, name = found.groups()
+    owners = [option for option, keys in launcher_keys().items() if name in keys]
+    if not owners:
+        return None
+    choose = " or ".join(f"{GROUP}={o}" for o in owners)
+    return (
+        f"{key} is a setting of the {' or '.join(owners)} launcher, not of the one this "
+        f"command uses; add {choose} to the command"
+    )
+
+
+def launcher_keys() -> dict[str, set[str]]:
+    """Each launcher option Hydra knows -> its top-level keys.
+
+    The options are those Hydra's plugins put in its ConfigStore (basic, joblib) and the YAML
+    files of ``conf/hydra/launcher/`` (ray).
+    """
+    found: dict[str, set[str]] = {}
+    store = ConfigStore.instance()
+    for entry in store.list(GROUP):
+        if entry.endswith(".yaml"):
+            node = store.load(f"{GROUP}/{entry}").node
+            found[entry.removesuffix(".yaml")] = {str(k) for k in node}
+    folder = resources.files("runner.conf").joinpath(GROUP)
+    if folder.is_dir():
+        for file in folder.iterdir():
+            if file.name.endswith(".yaml"):
+                loaded = yaml.safe_load(file.read_text(encoding="utf-8")) or {}
+                found[file.name.removesuffix(".yaml")] = {str(k) for k in loaded}
+    return found
