@@ -7,7 +7,8 @@ text against ``candidates``). A task's kind is recognised from its result contro
 span annotation; ``agreement``: validation); an annotation with no result at all (a summary
 with no error marked) falls back to the task's data fields. Each completed annotation of a
 task is one judgment, its annotator Label Studio's ``completed_by``. Tasks that cannot be
-attributed come back as one line each, never guessed; a file that is wrong raises.
+attributed come back as one line each, never guessed; a file that is wrong raises, as does a
+control or value key the task kind's labeling config does not name (``ls_controls``).
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from runner.human.judgments import (
     Span,
     Verdict,
 )
+from runner.human.ls_controls import check_results
 
 KINDS = ("preference", "coherence", "validation")
 """Task kinds, named as in the key file's ``kind``."""
@@ -126,8 +128,9 @@ def read_labelstudio(
                     "completed_by", problem, "delete one in Label Studio, export again"
                 )
             seen.add(annotator)
-            parse = _PARSERS[task_kind]
-            judgments.append(parse(task, _results(task, annotation), doc_id, systems, annotator))
+            results = _results(task, annotation)
+            check_results(task_kind, results, task.error)
+            judgments.append(_PARSERS[task_kind](task, results, doc_id, systems, annotator))
     return judgments, unmatched
 
 

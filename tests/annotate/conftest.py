@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from runner.tracking.writer import Tracker
@@ -29,5 +31,20 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
         tracker.log_json(summaries, "summaries.json")
         if name == "hier":
             tracker.log_json(NOTES, "annotations.json")
+        tracker.finish("FINISHED")
+    return ids
+
+
+@pytest.fixture
+def fresh_store(tmp_path: Path) -> dict[str, str]:
+    """A store of its own (hier and inc runs, as ``store``) for a test that counts human runs."""
+    root = tmp_path / "fresh"
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    root.mkdir()
+    ids = {"uri": uri}
+    for name, summaries in (("hier", HIER), ("inc", INC)):
+        tracker = Tracker(uri, "summarization", root / "artifacts")
+        ids[name] = tracker.start(name, {})
+        tracker.log_json(summaries, "summaries.json")
         tracker.finish("FINISHED")
     return ids
