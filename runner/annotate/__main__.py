@@ -52,6 +52,11 @@ def parser() -> argparse.ArgumentParser:
         "--no-record", action="store_true", help="do not write the human run to MLflow"
     )
     back.add_argument(
+        "--force",
+        action="store_true",
+        help="record the judgments even when the store holds them already (counted twice)",
+    )
+    back.add_argument(
         "--experiment",
         help="experiment of the human run (default: the judged runs', else summarization)",
     )

@@ -6,7 +6,8 @@ authors' exports, matched by summary text). The one-screen summary counts the ju
 kind and annotator and lists every task left unattributed, which is never guessed. The
 judgments become a human run in MLflow (``runner.human.record.record_human_run``: in the
 experiment of the runs judged, with HUMAN assessments on their traces) unless ``--no-record``,
-and a JSON-lines file of ``to_record`` lines with ``--out``.
+or unless the store holds them already (``--force`` records them again), and a JSON-lines file
+of ``to_record`` lines with ``--out``.
 """
 
 from __future__ import annotations
@@ -16,10 +17,13 @@ import json
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from runner.annotate.sources import SourceError, gather, read_json
 from runner.human.judgments import Judgment, Preference, Verdict, kind_of, to_record
+
+if TYPE_CHECKING:
+    from runner.tracking.reader import RunRecord
 
 _RUN_ID = re.compile(r"[0-9a-f]{32}")
 LISTED = 15
@@ -94,10 +98,24 @@ def write_jsonl(judgments: list[Judgment], out: Path) -> None:
     out.write_text(text, encoding="utf-8")
 
 
+def already_line(run: RunRecord, count: int) -> str:
+    """The one line saying the store holds these judgments already (and how to add them)."""
+    from runner.human.identity import when
+
+    source = run.tags.get("human.source", "?")
+    return (
+        f"already recorded: human run {run.run_id} (started {when(run)}, from {source}) holds "
+        f"these {count} judgments; nothing recorded (--force records them again)"
+    )
+
+
 def run(args: argparse.Namespace, uri: str) -> int:
     """Read, print the summary, write ``--out``, record the human run.
 
-    0, or 1 when tasks were read but none could be attributed.
+    0, or 1 when tasks were read but none could be attributed. Judgments the store already
+    holds (the same ones, by the same annotators) are not recorded again without ``--force``:
+    the store already is as asked, so that is 0 too (a rerun script carries on), and the
+    line says so.
     """
     judgments, unmatched = read(args, uri)
     print("\n".join(summary(judgments, unmatched, args.export)))
@@ -107,7 +125,10 @@ def run(args: argparse.Namespace, uri: str) -> int:
     if judgments and not args.no_record:
         from runner.human.record import record_human_run
 
-        human = record_human_run(uri, args.experiment, judgments, args.export)
+        human = record_human_run(uri, args.experiment, judgments, args.export, force=args.force)
+        if human.already is not None:
+            print(already_line(human.already, len(judgments)))
+            return 0
         print(f"recorded human run {human.run_id} in {uri}")
         if human.assessments:
             print(f"  {human.assessments} HUMAN assessments on the judged documents' traces")

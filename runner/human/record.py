@@ -2,9 +2,10 @@
 
 The human run (issue 23, contract 2) sits in the experiment of the runs judged, so the runs
 table compares "BooookScore (human)" with the judge's: tags ``runner.kind=human``,
-``human.kinds``, ``human.source``, ``human.annotators`` (and ``human.judged_run`` when every
-judged summary comes from one run, whose ``strategy``, ``model``, ``model.model``, ``chunk``
-and ``data`` params it copies); params ``judge=human``, ``judge.model=human``; the judgments
+``human.kinds``, ``human.source``, ``human.annotators``, ``human.identity`` (the judgments'
+content, ``runner.human.identity``) and ``human.judged_run`` (when every judged summary comes
+from one run, whose ``strategy``, ``model``, ``model.model``, ``chunk`` and ``data`` params
+it copies); params ``judge=human``, ``judge.model=human``; the judgments
 as ``human/judgments.jsonl``; for coherence annotations the metric's own names
 (``booookscore/score``, ``sentences``, ``confused_sentences``, ``type/<label>``) as run
 metrics and per document in ``scores.json`` and ``scores_table.json``.
@@ -28,6 +29,7 @@ from pathlib import Path
 
 from metrics.booookscore import type_key
 from runner.human.booookscore import booookscore
+from runner.human.identity import IDENTITY_TAG, content_identity, recorded_run
 from runner.human.judgments import (
     ERROR_TYPES,
     CoherenceAnnotation,
@@ -68,6 +70,8 @@ class HumanRun:
     """HUMAN assessments written on document traces."""
     untraced: tuple[str, ...]
     """``<run>/<doc_id>`` of judged documents whose run has no trace of them (none written)."""
+    already: RunRecord | None = None
+    """Set when the store already held these judgments: that run (``run_id``), nothing written."""
 
 
 def record_human_run(
@@ -77,14 +81,22 @@ def record_human_run(
     source_file: Path | str,
     *,
     artifact_root: Path | None = None,
+    force: bool = False,
 ) -> HumanRun:
     """Write the human run of ``judgments`` (read from ``source_file``) and their assessments.
 
     ``experiment`` None: the experiment of the judged runs (``summarization`` when only named
     systems are judged). A judged system that looks like a run id must be a run of this store.
+    A FINISHED human run with the same judgments (``content_identity``) anywhere in the store
+    is returned as ``already`` and nothing is written, unless ``force``: recording twice
+    would count every judgment twice.
     """
     if not judgments:
         raise HumanDataError(f"{source_file}: no judgments to record; check the file and its key")
+    identity = content_identity(judgments)
+    earlier = None if force else recorded_run(tracking_uri, identity)
+    if earlier is not None:
+        return HumanRun(earlier.run_id, 0, (), earlier)
     systems = judged_systems(judgments)
     runs = _judged_runs(tracking_uri, systems, source_file)
     scores = per_summary([j for j in judgments if isinstance(j, CoherenceAnnotation)])
@@ -97,6 +109,7 @@ def record_human_run(
         "human.kinds": ",".join(sorted({kind_of(j) for j in judgments})),
         "human.source": str(source_file),
         "human.annotators": ",".join(annotators),
+        IDENTITY_TAG: identity,
         "mlflow.note.content": f"People's judgments ({len(judgments)}) read from {source_file}",
     }
     params = {"judge": "human", "judge.model": "human"}

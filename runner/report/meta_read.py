@@ -11,7 +11,8 @@ artifact; contract 3) are read through ``runner.tracking.reader``'s client.
 A person's span may cover several sentences: it flags every Punkt sentence
 (``runner.text.sentence_spans``) it overlaps, with its labels (a relation's labels go to
 both of its spans). A span not found in the summary is never guessed into a sentence: it
-is counted in a note.
+is counted in a note. An annotator's judgment of one item held by several human runs (the
+same export recorded twice) is counted once, with a note (``counted_once``).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner.human.identity import judgment_key
 from runner.human.judgments import (
     CoherenceAnnotation,
     Judgment,
@@ -80,13 +82,19 @@ def human_runs(records: Iterable[RunRecord]) -> list[RunRecord]:
 def read_meta(uri: str, records: Sequence[RunRecord]) -> MetaInputs:
     """The human runs among ``records`` (one experiment's runs) and what they judged."""
     humans = human_runs(records)
-    judgments: list[Judgment] = []
+    per_run: list[list[Judgment]] = []
     notes: list[str] = []
     for run in humans:
         found = read_judgments(uri, run.run_id)
         if found is None:
             notes.append(f"human run {run.run_id[:8]} has no {JUDGMENTS_FILE}: left out")
-        judgments += found or []
+        per_run.append(found or [])
+    judgments, dropped = counted_once(per_run)
+    if dropped:
+        notes.append(
+            f"{dropped} duplicate human judgments dropped: an annotator's judgment of one item "
+            "held by several human runs is counted once (the newest run's)"
+        )
     by_id = {r.run_id: r for r in records}
     named = {s for j in judgments for s in systems_of(j)}
     judged = {s: by_id[s] for s in sorted(named) if s in by_id}
@@ -97,6 +105,22 @@ def read_meta(uri: str, records: Sequence[RunRecord]) -> MetaInputs:
         if isinstance(content, dict):
             answers[run_id] = content
     return MetaInputs(tuple(humans), tuple(judgments), judged, scores, answers, tuple(notes))
+
+
+def counted_once(per_run: Sequence[Sequence[Judgment]]) -> tuple[list[Judgment], int]:
+    """The judgments of the human runs (newest first), each ``judgment_key`` from one run only.
+
+    A key held by a newer run drops the older runs' judgments of it (an import repeated with
+    ``--force``, or a larger export over a smaller one); one run's own judgments are never
+    dropped. Returns the judgments kept and how many were dropped.
+    """
+    owner: dict[str, int] = {}
+    kept: list[Judgment] = []
+    for index, found in enumerate(per_run):
+        for judgment in found:
+            if owner.setdefault(judgment_key(judgment), index) == index:
+                kept.append(judgment)
+    return kept, sum(map(len, per_run)) - len(kept)
 
 
 def systems_of(judgment: Judgment) -> tuple[str, ...]:

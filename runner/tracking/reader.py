@@ -192,6 +192,21 @@ def finished_run(uri: str, experiment: str, fingerprint: str) -> str | None:
     return newest.run_id if newest and not newest.tags.get(FAILED_DOCUMENTS_TAG) else None
 
 
+def find_tagged(uri: str, tag: str, value: str, *, status: str = "FINISHED") -> list[RunRecord]:
+    """The runs of every active experiment whose tag ``tag`` is ``value``, newest first.
+
+    For a content identity (a human run's ``human.identity``): a run that holds the same
+    thing is found wherever it was recorded.
+    """
+    client = MlflowClient(tracking_uri=uri)
+    ids = [exp.experiment_id for exp in client.search_experiments()]
+    if not ids:
+        return []
+    query = f"tags.`{_literal(tag)}` = '{_literal(value)}' AND " + run_filter(status=status)
+    runs = client.search_runs(ids, query, max_results=PAGE_SIZE, order_by=_NEWEST_FIRST)
+    return [RunRecord.from_run(run) for run in runs]
+
+
 def runs_frame(uri: str, experiment: str = "summarization", **filters: Any) -> pandas.DataFrame:
     """One row per run, in ``find_runs`` order.
 
