@@ -15,6 +15,8 @@ remedy, so the hierarchy is shallow and each message is written for a researcher
     │   └── TransientLLMError    5xx and friends; retried by the gateway
     │       └── InvalidAnswerError   200 with an empty answer or cut-off JSON
     ├── MetricError          a metric could not be computed at all
+    ├── PluginFailure        a strategy's or metric's code raised while the job ran it
+    │   └── PluginContractBreach  it returned what its contract forbids
     └── Cancelled            the job stopped (another document failed, or Ctrl-C)
 
 litellm's exceptions are translated once, in the gateway, with ``raise ... from err``.
@@ -86,6 +88,22 @@ class RateLimitedError(TransientLLMError):
 
 class MetricError(RunnerError):
     """A metric could not be computed at all (as opposed to NaN for one document)."""
+
+
+class PluginFailure(RunnerError):
+    """A strategy's or metric's own code raised while the job ran it.
+
+    The message names the plugin, the file and line where it raised, and the exception; the
+    exception itself is the ``__cause__`` (its traceback is kept as the run's ``error.txt``).
+    """
+
+
+class PluginContractBreach(PluginFailure):
+    """A strategy or metric returned what its contract forbids.
+
+    A ``str`` for a result, a word for a number, a headline value it never gives. Every
+    document would break it the same way, so it stops the job even with ``on_error=continue``.
+    """
 
 
 class Cancelled(RunnerError):

@@ -11,6 +11,10 @@ that forgot one is refused with one line rather than read with a silent default 
 - metric: ``ROLES``, ``PROMPT_DIRS`` and ``setup(<roles>, *, <params>)``;
 - data loader: ``KEYS`` (the ``data.*`` keys it reads) and ``load(*, <keys>)`` returning
   a list of ``runner.api.Document``.
+
+Only what a module declares is checked here. What its code returns when the job calls it
+(a ``StrategyResult``, a ``Metric``, a ``MetricResult`` of numbers, the headline values) and
+the exceptions it raises are the job's checks (``runner/run/plugin_calls.py``).
 """
 
 from __future__ import annotations

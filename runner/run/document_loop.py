@@ -19,13 +19,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from runner.chunking import split_into_chunks
-from runner.errors import AuthError, BudgetExceeded, Cancelled
+from runner.errors import AuthError, BudgetExceeded, Cancelled, PluginContractBreach
 from runner.llm.call_log import for_document
+from runner.run import plugin_calls
 from runner.run.prepare import Job
 from runner.run.progress import Progress
 from runner.types import DocumentOutcome, StrategyResult, TraceStep, WorkItem
 
-STOPS_THE_JOB = (BudgetExceeded, AuthError, Cancelled)
+STOPS_THE_JOB = (BudgetExceeded, AuthError, Cancelled, PluginContractBreach)
 """Failures that would repeat for every document: never recorded per document."""
 
 
@@ -84,8 +85,9 @@ def process(
         result = summarize(item, job)
         scores = {}
         for name, metric in job.metrics.items():
+            module = job.config.metric_module(name)
             with locks[name]:
-                scores[name] = metric.score(item.source, result.summary)
+                scores[name] = plugin_calls.score(name, metric, module, item.source, result.summary)
     return DocumentOutcome(item.doc_id, result, scores)
 
 
@@ -97,6 +99,5 @@ def summarize(item: WorkItem, job: Job) -> StrategyResult:
     assert item.source is not None
     chunks = split_into_chunks(item.source.text, job.config.chunk)
     roles = {role: job.roles[role] for role in job.strategy.ROLES}
-    result = job.strategy.summarize(chunks, **roles, **job.config.strategy_params)
-    assert isinstance(result, StrategyResult)
-    return result
+    params = job.config.strategy_params
+    return plugin_calls.summarize(job.strategy, job.config.strategy, chunks, roles, params)

@@ -4,8 +4,9 @@ Everything that can be checked before work starts (config, roles, keys, servers,
 vs context, metric setup, documents) is checked in ``runner/run/prepare.py`` before the MLflow
 run exists. Once it exists, the run ends FINISHED (with ``on_error=continue``, possibly with
 failed documents recorded and tagged), FAILED with the first cause (a reached
-budget included, tagged ``runner.stopped=budget``), or KILLED when the user interrupts
-(Ctrl-C, SIGTERM): never RUNNING forever, so a report never counts a half-finished job.
+budget included, tagged ``runner.stopped=budget``; its traceback logged as ``error.txt``,
+so a plugin's bug is one line on the screen and whole in the run), or KILLED when the user
+interrupts (Ctrl-C, SIGTERM): never RUNNING forever, so a report never counts a half-finished job.
 A process killed outright (SIGKILL, OOM) cannot end its run: the next run of the same cell
 marks it KILLED (``Tracker.close_stale``), and its calls are already in the response cache.
 
@@ -20,6 +21,7 @@ import sys
 import tempfile
 import threading
 import time
+import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -162,6 +164,8 @@ def run_experiment(config: RunConfig, checked: Checked | None = None) -> RunResu
             tracker.log_file(calls_file)
             if isinstance(err, BudgetExceeded):
                 tracker.set_tags({"runner.stopped": "budget"})
+            if end_status(err) == "FAILED":
+                log_error(tracker, err)
             tracker.finish(end_status(err), reason=f"{type(err).__name__}: {err}")
             raise
         finally:
@@ -183,6 +187,22 @@ def run_experiment(config: RunConfig, checked: Checked | None = None) -> RunResu
         experiment_id=tracker.experiment_id,
         viewer=viewer,
     )
+
+
+ERROR_FILE = "error.txt"
+"""The artifact holding the full traceback of a FAILED run (the screen shows one line)."""
+
+
+def log_error(tracker: Tracker, err: BaseException) -> None:
+    """The traceback behind a failure (a plugin's own frames included) as ``error.txt``.
+
+    Best effort: the run must still end FAILED when the store refuses the artifact.
+    """
+    text = "".join(traceback.format_exception(err))
+    try:
+        tracker.log_text(text, ERROR_FILE)
+    except Exception as failed:  # noqa: BLE001 - the failure's reason is still its tag
+        print(f"note: could not log {ERROR_FILE}: {failed}", file=sys.stderr)
 
 
 def local_artifact_dir(tracker: Tracker) -> str:

@@ -24,6 +24,7 @@ from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway
 from runner.llm.limits import EndpointLimits
 from runner.llm.local import perf as local_perf
+from runner.run import plugin_calls
 from runner.run.preflight import Checked, check_chunk
 from runner.types import WorkItem
 
@@ -67,7 +68,7 @@ def prepare(config: RunConfig, calls: CallLog, cancel: threading.Event, checked:
     if model is not None and checked.window is None:  # the window came from litellm
         check_chunk(config.chunk, model.context_window, model.name)
     metrics = {
-        name: _set_up(config.metric_module(name), roles, params)
+        name: _set_up(name, config.metric_module(name), roles, params)
         for name, params in config.metrics.items()
     }
     return Job(
@@ -108,7 +109,8 @@ def build_roles(config: RunConfig, calls: CallLog, cancel: threading.Event) -> d
     return roles
 
 
-def _set_up(module: ModuleType, roles: dict[str, Any], params: dict[str, Any]) -> Metric:
-    """The metric of one ``metrics.<label>`` block, given the roles it declares."""
-    metric: Metric = module.setup(**{r: roles[r] for r in module.ROLES}, **params)
-    return metric
+def _set_up(
+    label: str, module: ModuleType, roles: dict[str, Any], params: dict[str, Any]
+) -> Metric:
+    """The metric of one ``metrics.<label>`` block, given the roles it declares (checked)."""
+    return plugin_calls.set_up(label, module, {r: roles[r] for r in module.ROLES}, params)

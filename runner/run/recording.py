@@ -15,6 +15,7 @@ from typing import Any
 
 from runner.llm.call_log import CallTotals
 from runner.llm.local import perf as local_perf
+from runner.run import plugin_calls
 from runner.run.prepare import Job
 from runner.run.record_setup import log_setup as log_setup  # re-exported: the lifecycle
 from runner.run.usage import USAGE_FILE, kept_keys, split, usage_table
@@ -47,8 +48,11 @@ def run_warnings(job: Job, outcomes: list[DocumentOutcome]) -> list[str]:
     """Each metric's own warnings, and a note when a judging role is the embedded model."""
     found = []
     for name, metric in job.metrics.items():
-        found += metric.warnings({o.doc_id: o.scores[name] for o in outcomes})
-        for role in job.config.metric_module(name).ROLES:
+        module = job.config.metric_module(name)
+        found += plugin_calls.warnings(
+            name, metric, module, {o.doc_id: o.scores[name] for o in outcomes}
+        )
+        for role in module.ROLES:
             gateway = job.roles[role]
             if gateway.spec.is_local:
                 found.append(
@@ -198,10 +202,14 @@ def log_series(tracker: Tracker, outcomes: list[DocumentOutcome]) -> None:
 
 
 def system_values(job: Job, outcomes: list[DocumentOutcome]) -> dict[str, float]:
-    """Each metric's own reduction, and the mean of each strategy counter."""
+    """Each metric's own reduction, and the mean of each strategy counter.
+
+    A reduction is checked (``runner/run/plugin_calls.py``): numbers, the headline among them.
+    """
     out: dict[str, float] = {}
     for name, metric in job.metrics.items():
-        reduced = metric.reduce({o.doc_id: o.scores[name] for o in outcomes})
+        per_document = {o.doc_id: o.scores[name] for o in outcomes}
+        reduced = plugin_calls.reduce(name, metric, job.config.metric_module(name), per_document)
         out.update({f"{name}/{k}": v for k, v in reduced.items()})
     counters = [o.result.counters for o in outcomes]
     for key in sorted({k for c in counters for k in c}):
