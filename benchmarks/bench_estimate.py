@@ -14,7 +14,9 @@ estimate after the first uses the store's measured seconds and tokens per call
 (``runner/estimate/history.py``): the "cold" column is the same estimate over an empty
 store (documented defaults), the "warm" one over the store as it is. Targets: BooookScore
 calls and tokens within 10%; hier and incremental calls within 15%, tokens within 25%,
-wall within 30%. Wall = the job's process, start to exit.
+wall within 30% (the warm point estimate). The cold estimate's printed range (its guesses at
+their bounds) is shown beside, and whether it holds the actual figure. Wall = the job's
+process, start to exit.
 
     python benchmarks/bench_estimate.py [--latency 1.0] [--repeat 3] [--books 3]
 
@@ -183,11 +185,18 @@ def measure(
 
 
 def figures(cell: Any) -> dict[str, float]:
-    """calls, tokens and wall of an estimate."""
+    """calls, tokens and wall of an estimate: its point values and its range's ends."""
+    low, high = cell.range.low, cell.range.high
     return {
         "calls": cell.calls,
         "tokens": cell.prompt_tokens + cell.completion_tokens,
         "wall": cell.wall_s,
+        "calls_low": low.calls,
+        "calls_high": high.calls,
+        "tokens_low": low.prompt_tokens + low.completion_tokens,
+        "tokens_high": high.prompt_tokens + high.completion_tokens,
+        "wall_low": low.wall_s,
+        "wall_high": high.wall_s,
     }
 
 
@@ -204,7 +213,7 @@ def report(rows: list[tuple[Any, ...]], args: argparse.Namespace) -> None:
     )
     print(
         f"{'case':<18} {'figure':<6} {'cold':>9} {'warm':>9} {'actual':>9} {'cold/act':>8} "
-        f"{'warm/act':>8}  target"
+        f"{'warm/act':>8} {'cold range':>19} {'holds':>5}  target"
     )
     failed = []
     for name, cold, warm, actual, took, tol, wall_tol in rows:
@@ -215,9 +224,12 @@ def report(rows: list[tuple[Any, ...]], args: argparse.Namespace) -> None:
             if not ok:
                 failed.append(f"{name} {key}")
             target = f"±{limit:.0%} {'met' if ok else 'NOT met'}" if limit else "-"
+            low, high = cold[f"{key}_low"], cold[f"{key}_high"]
+            span = f"{low:,.0f}-{high:,.0f}"
+            holds = "yes" if low <= actual[key] <= high else "no"
             print(
                 f"{name:<18} {key:<6} {cold[key]:>9,.0f} {warm[key]:>9,.0f} {actual[key]:>9,.0f} "
-                f"{r_cold:>8.2f} {r_warm:>8.2f}  {target}"
+                f"{r_cold:>8.2f} {r_warm:>8.2f} {span:>19} {holds:>5}  {target}"
             )
         print(f"{name:<18} estimate took {took:.2f} s in-process")
     print("targets (warm estimate):", "all met" if not failed else "NOT met: " + ", ".join(failed))

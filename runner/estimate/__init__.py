@@ -8,7 +8,8 @@ printed table), ``cell`` (one job), ``shapes`` (hier, incremental, baseline), ``
 (BooookScore's judge, SummIt's loop), ``guide`` (a role's measured or guessed figures),
 ``history`` (the store's calls.jsonl), ``latency`` (seconds per call; defaults per provider
 with their sources), ``rates`` (model.rpm and tpm), ``cached`` (requests the response cache
-answers), ``report`` (the table).
+answers), ``ranges`` (the cell again at its guesses' bounds: ranges, and what each guess
+drives), ``span`` (those ranges as values), ``report`` (the table).
 
 May import: the plugin API, ``runner.config``, ``runner.data``, ``runner.llm``'s modules that
 load no litellm (``spec``, ``request``, ``cache``, ``prices``: litellm's price map read as

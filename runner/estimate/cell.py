@@ -6,13 +6,16 @@ strategy's and metrics' calls counted (``shapes``, ``judged``). Wall time: each 
 critical path at the roles' seconds per call, documents side by side up to the widest
 role's concurrency, never under what the endpoint's concurrency and provider limits
 (``model.rpm``, ``tpm``, ``input_tpm``, ``output_tpm``) let through.
+
+Every figure that is not exact is taken through the cell's ``Scenario`` (``guide.py``), so
+``ranges.py`` can make the same cell again at its guesses' bounds.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.chunking import split_into_chunks
@@ -20,11 +23,12 @@ from runner.config.fingerprint import prompt_files
 from runner.config.run_config import RunConfig
 from runner.estimate import judged, shapes
 from runner.estimate.cached import probes
-from runner.estimate.guide import Guide
+from runner.estimate.guide import Guide, Scenario
 from runner.estimate.history import history
 from runner.estimate.latency import default_latency
 from runner.estimate.rates import rate_seconds
 from runner.estimate.shapes import Phase
+from runner.estimate.span import Driver, Figures, Span
 from runner.llm.prices import price_of
 from runner.llm.spec import ModelSpec
 from runner.types import Chunk, WorkItem
@@ -33,6 +37,8 @@ STARTUP_S = 10.0
 """A job's own seconds besides its calls until the store has runs to measure it: a cached
 rerun's ~4 s plus litellm's import (~5 s) on the 2-core machine (DESIGN.md, "Start-up
 cost"), and logging the run. Under load it was 20 s (benchmarks/bench_estimate.py)."""
+STARTUP_BOUNDS = (4.0, 20.0)
+"""A cached rerun's ~4 s on a quiet machine, to the 20 s measured under load."""
 PROCESS_S = 5.0
 """A job's seconds outside its MLflow run, added to a measured overhead: the interpreter,
 Hydra, config and documents (~2 s: estimate=true's own time) and MLflow's import (~3 s),
@@ -68,6 +74,26 @@ class CellEstimate:
     notes: tuple[str, ...] = ()
     done_run: str | None = None
     """The FINISHED run with the same fingerprint: the cell costs nothing (resumed or cached)."""
+    guesses: tuple[tuple[str, str], ...] = ()
+    """(key, what it rests on) of each quantity that is not exact (``Scenario.used``)."""
+    span: Span | None = None
+    """The least and most of each figure over the guesses' bounds (None: not computed)."""
+    drivers: tuple[Driver, ...] = field(default=())
+    """Each guess with the span it drives alone (``ranges.py``)."""
+    role_spans: tuple[Span, ...] = ()
+    """Each role's span, in the order of ``roles`` (empty: not computed)."""
+
+    @property
+    def figures(self) -> Figures:
+        """This estimate's totals (the point values)."""
+        return Figures(
+            self.calls, self.prompt_tokens, self.completion_tokens, self.cost_usd, self.wall_s
+        )
+
+    @property
+    def range(self) -> Span:
+        """The span of each figure: the point itself when no range was computed."""
+        return self.span if self.span is not None else Span.exact(self.figures)
 
     @property
     def calls(self) -> float:
@@ -102,15 +128,16 @@ def chunks_of(text: str, chunk: int) -> list[Chunk]:
     return _CHUNKS[key]
 
 
-def guides(config: RunConfig) -> dict[str, Guide]:
+def guides(config: RunConfig, scenario: Scenario | None = None) -> dict[str, Guide]:
     """Each role's history, latency, concurrency and response-cache probe."""
     out = {}
     found_probes = probes(config)
+    shared = scenario if scenario is not None else Scenario()
     for role, spec in config.roles.items():
         concurrency = max(1, int(spec.concurrency))
         found = history(config.tracking_uri, spec.model, concurrency)
         latency = found.latency or default_latency(spec)
-        out[role] = Guide(found, latency, concurrency, probe=found_probes[role])
+        out[role] = Guide(found, latency, concurrency, role, shared, probe=found_probes[role])
     return out
 
 
@@ -148,9 +175,11 @@ def _strategy(
         return shape(chunks, window, params, _prompt_lookup(config, name, prompts), model), ""
     if name == "summit":
         draft_name = str(params.get("draft", "hier"))
-        fits = sum(sizes) + int(params.get("max_summary_len", 900)) * 2 + 1500 < window
+        budget = int(params.get("max_summary_len", 900))
+        fits = sum(sizes) + budget * 2 + 1500 < window
         if fits and params.get("draft_for", "long") == "long":
-            draft = [Phase("model", "summit/summarize", 1, sum(sizes) + 300, 0.6 * 900, 1)]
+            answer = model.fill("summit/summarize") * budget
+            draft = [Phase("model", "summit/summarize", 1, sum(sizes) + 300, answer, 1)]
             source = float(sum(sizes))
         else:
             draft_shape: Callable[..., list[Phase]] = getattr(shapes, draft_name)
@@ -158,7 +187,7 @@ def _strategy(
             draft = draft_shape(chunks, window, params, lookup, model)
             source = float(min(sum(sizes), window // 2))
         phases = judged.summit(source, draft, params, model, guide["evaluator"])
-        return phases, "summit: its evaluate/refine loop counted at max_iterations (upper bound)"
+        return phases, ""
     return [], f"strategy {name}: its calls are not estimated (only {', '.join(STRATEGIES)})"
 
 
@@ -188,9 +217,15 @@ def _metrics(
     return phases, notes
 
 
-def estimate_cell(config: RunConfig, items: list[WorkItem], name: str) -> CellEstimate:
-    """Calls, tokens, cost and wall time of the job ``config`` over ``items``."""
-    guide = guides(config)
+def estimate_cell(
+    config: RunConfig, items: list[WorkItem], name: str, scenario: Scenario | None = None
+) -> CellEstimate:
+    """Calls, tokens, cost and wall time of the job ``config`` over ``items``.
+
+    ``scenario``: the side taken of each guessed quantity (its point value by default).
+    """
+    scenario = scenario if scenario is not None else Scenario()
+    guide = guides(config, scenario)
     prices = {role: price_of(spec) for role, spec in config.roles.items()}
     window = prices["model"].window if "model" in prices else 0
     per_role: dict[str, list[float]] = {role: [0.0, 0.0, 0.0] for role in config.roles}
@@ -227,15 +262,18 @@ def estimate_cell(config: RunConfig, items: list[WorkItem], name: str) -> CellEs
     )
     wall = max([longest, *[_through(config, role, seconds, per_role) for role in seconds]])
     for role in config.roles:
-        notes.update(f"guess ({role}): {g}" for g in guide[role].guesses)
         if guide[role].hits[0]:
             notes.add(f"cache ({role}): {guide[role].hits[0]} requests answered, not counted")
     measured = [g.history.overhead_s for g in guide.values() if g.history.overhead_s is not None]
-    overhead = max(measured) + PROCESS_S if measured else STARTUP_S
-    if not measured:
-        notes.add(f"guess: a job's own seconds (imports, set-up, logging) ~{STARTUP_S:.0f} s")
+    if measured:
+        overhead = max(measured) + PROCESS_S
+    else:
+        low, high = STARTUP_BOUNDS
+        text = f"guess ~{STARTUP_S:.0f} s (bounds: {low:.0f}-{high:.0f} s)"
+        overhead = scenario.pick("job's own seconds", STARTUP_S, low, high, text)
     kept = tuple(sorted(n for n in notes if n))
-    return CellEstimate(name, len(items), roles, wall + overhead, kept)
+    used = tuple(sorted(scenario.used.items()))
+    return CellEstimate(name, len(items), roles, wall + overhead, kept, guesses=used)
 
 
 def _per_call(guide: Guide, phase: Phase) -> float:

@@ -16,7 +16,8 @@ from runner.config.fingerprint import fingerprint, prompt_files
 from runner.config.run_config import RunConfig
 from runner.data.sources import read_items
 from runner.errors import ConfigError, DataError
-from runner.estimate.cell import CellEstimate, estimate_cell
+from runner.estimate.cell import CellEstimate
+from runner.estimate.ranges import ranged
 from runner.estimate.report import table
 from runner.tracking.sqlite_peek import done_cell
 from runner.types import WorkItem
@@ -71,11 +72,11 @@ def _sqlite_store(uri: str) -> bool:
 
 
 def estimate(config: RunConfig, name: str, items: list[WorkItem] | None = None) -> CellEstimate:
-    """One cell's estimate; a done cell is listed at no cost."""
+    """One cell's estimate with its ranges (``ranges.py``); a done cell is listed at no cost."""
     found = done_run(config)
     if found:
         return CellEstimate(name, 0, (), 0.0, done_run=found)
-    return estimate_cell(config, items if items is not None else documents(config), name)
+    return ranged(config, items if items is not None else documents(config), name)
 
 
 def estimate_job(config: RunConfig, name: str) -> None:

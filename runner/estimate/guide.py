@@ -1,13 +1,19 @@
 """What the estimate cannot know exactly, per role: answer lengths, retries, seconds per call.
 
 Measured in this store when it has runs of the model (``runner/estimate/history.py``), else
-a documented guess; every figure that is a guess says so in the estimate's notes.
+a documented guess. Every such figure is taken through a ``Scenario`` with its point value
+and the two ends of its plausible range (the cheap end and the dear end: a guess's bounds,
+or the spread measured in this store), so the estimate can be made again at either end and
+print a range that each guess is named as driving (``runner/estimate/ranges.py``).
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Literal
 
 from runner.estimate.cached import Probe
 from runner.estimate.history import History
@@ -24,6 +30,32 @@ JUDGE_ANSWER_TOKENS = 30.0
 """Guess: a BooookScore verdict ('Questions: ... Types: ...') is about 30 tokens."""
 SENTENCE_TOKENS = 25.0
 """Guess: a summary sentence is about 25 tokens (for summaries not made yet)."""
+SENTENCE_BOUNDS = (8.0, 60.0)
+"""A summary sentence's plausible lengths (its dear and cheap ends: shorter sentences, more
+judge asks): 'The mill burned in the spring.' is 8 tokens; a long compound sentence of a
+book summary ~60."""
+
+Side = Literal["cheap", "point", "dear"]
+"""Which value of a guessed quantity an estimate takes: the end of its range that costs
+least, its point value, or the end that costs most."""
+
+
+@dataclass
+class Scenario:
+    """The side taken for each guessed quantity, and the quantities an estimate used.
+
+    ``sides``: key -> side; the key ``"*"`` sets every quantity not named; point otherwise.
+    """
+
+    sides: Mapping[str, Side] = field(default_factory=dict)
+    used: dict[str, str] = field(default_factory=dict)
+    """Key -> what the figure rests on (its point and bounds), filled as figures are taken."""
+
+    def pick(self, key: str, point: float, cheap: float, dear: float, text: str) -> float:
+        """The quantity ``key`` on this scenario's side (recorded as used)."""
+        self.used[key] = text
+        side = self.sides.get(key, self.sides.get("*", "point"))
+        return {"cheap": cheap, "point": point, "dear": dear}[side]
 
 
 @dataclass(frozen=True)
@@ -36,8 +68,10 @@ class Guide:
     """Seconds per call (measured or default)."""
     concurrency: int = 8
     """Calls in flight at once to this endpoint (``model.concurrency``)."""
-    guesses: set[str] = field(default_factory=set)
-    """The guesses this role's estimate relied on, for the notes (filled as they are used)."""
+    role: str = "model"
+    """The role this guide is for (names its quantities: 'judge: booookscore answers')."""
+    scenario: Scenario = field(default_factory=Scenario)
+    """The side taken of each quantity that is not exact, shared by a cell's roles."""
     probe: Probe | None = None
     """Asks the response cache about this role's predictable requests."""
     hits: list[int] = field(default_factory=lambda: [0])
@@ -51,20 +85,44 @@ class Guide:
         self.hits[0] += found
         return found
 
-    def fill(self, purpose: str, default: float = DEFAULT_FILL) -> float:
-        """Share of ``max_tokens`` an answer of ``purpose`` uses."""
-        if purpose in self.history.fill:
-            return self.history.fill[purpose]
-        self.guesses.add(f"{purpose} answers at {default:.0%} of their budget")
-        return default
+    def pick(self, what: str, point: float, cheap: float, dear: float, text: str) -> float:
+        """A quantity of this role on the scenario's side (``Scenario.pick``)."""
+        return self.scenario.pick(f"{self.role}: {what}", point, cheap, dear, text)
 
-    def completion(self, purpose: str, default: float, what: str) -> float:
-        """Mean completion tokens of a call of ``purpose``."""
+    def fill(self, purpose: str, default: float = DEFAULT_FILL) -> float:
+        """Share of ``max_tokens`` an answer of ``purpose`` uses.
+
+        Measured: the mean, between the least and most measured. Guessed: ``default``,
+        between an answer of almost nothing and one that uses the whole budget.
+        """
+        what = f"{purpose} answers"
+        if purpose in self.history.fill:
+            mean = self.history.fill[purpose]
+            low, high = self.history.fill_range.get(purpose, (mean, mean))
+            text = f"measured {mean:.0%} of their budget ({low:.0%}-{high:.0%})"
+            return self.pick(what, mean, low, high, text)
+        text = f"guess {default:.0%} of their budget (bounds: none of it to all of it)"
+        return self.pick(what, default, 0.0, 1.0, text)
+
+    def completion(
+        self, purpose: str, default: float, what: str, cap: float | None = None
+    ) -> float:
+        """Mean completion tokens of a call of ``purpose``.
+
+        Measured: the mean, between the least and most measured. Guessed (``what`` says
+        the guess): ``default``, between one token and ``cap`` (the call's max_tokens);
+        without ``what`` the default is not a guess of its own (it follows another figure).
+        """
         if purpose in self.history.completion:
-            return self.history.completion[purpose]
-        if what:
-            self.guesses.add(what)
-        return default
+            mean = self.history.completion[purpose]
+            low, high = self.history.completion_range.get(purpose, (mean, mean))
+            text = f"measured {mean:.0f} tokens ({low:.0f}-{high:.0f})"
+            return self.pick(f"{purpose} answers", mean, low, high, text)
+        if not what:
+            return default
+        top = default if cap is None else float(cap)
+        text = f"guess: {what} (bounds: 1-{top:.0f} tokens)"
+        return self.pick(f"{purpose} answers", default, min(1.0, default), top, text)
 
     def retries(self, purpose: str) -> float:
         """Further attempts per first attempt (0 until measured: the upper bound is noted)."""
@@ -75,10 +133,12 @@ class Guide:
         return purpose in self.history.completion
 
 
+@functools.lru_cache(maxsize=4096)
 def template_tokens(path: Path | None, *values: object) -> int:
     """Tokens of the prompt file at ``path`` with its ``{}`` slots filled by ``values``.
 
-    Slots beyond ``values`` are left empty; 0 without a file.
+    Slots beyond ``values`` are left empty; 0 without a file. Cached: an estimate's ranges
+    make each cell again at its guesses' bounds, with the same prompts.
     """
     if path is None:
         return 0

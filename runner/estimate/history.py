@@ -43,8 +43,12 @@ class History:
     fill: dict[str, float] = field(default_factory=dict)
     """Purpose -> completion tokens / max_tokens of its first attempts (how much of a budget
     an answer uses)."""
+    fill_range: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Purpose -> the least and most ``fill`` measured (the range an estimate prints)."""
     completion: dict[str, float] = field(default_factory=dict)
     """Purpose -> mean completion tokens per call."""
+    completion_range: dict[str, tuple[float, float]] = field(default_factory=dict)
+    """Purpose -> the fewest and most completion tokens measured in one call."""
     retries: dict[str, float] = field(default_factory=dict)
     """Purpose -> further attempts (regenerations, re-asks) per first attempt."""
     count: dict[str, int] = field(default_factory=dict)
@@ -159,7 +163,7 @@ def history(uri: str, model: str, concurrency: int = 8) -> History:
 
 
 def _per_purpose(lines: list[dict[str, Any]]) -> dict[str, Any]:
-    """fill, completion, retries and count per purpose (see ``History``)."""
+    """fill, completion (with their ranges), retries and count per purpose (``History``)."""
     fills: dict[str, list[float]] = defaultdict(list)
     completions: dict[str, list[float]] = defaultdict(list)
     firsts: dict[str, int] = defaultdict(int)
@@ -178,7 +182,9 @@ def _per_purpose(lines: list[dict[str, Any]]) -> dict[str, Any]:
             fills[purpose].append(min(1.0, completion / cap))
     return {
         "fill": {p: sum(v) / len(v) for p, v in fills.items() if v},
+        "fill_range": {p: (min(v), max(v)) for p, v in fills.items() if v},
         "completion": {p: sum(v) / len(v) for p, v in completions.items() if v},
+        "completion_range": {p: (min(v), max(v)) for p, v in completions.items() if v},
         "retries": {p: later[p] / firsts[p] for p in firsts if firsts[p]},
         "count": {p: len(v) for p, v in completions.items()},
     }

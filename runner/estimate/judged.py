@@ -3,9 +3,10 @@
 BooookScore asks one call per distinct sentence (``batch_size`` sentences per call when
 batched; ``metrics/booookscore_judge.py``): exact for summaries given by ``data=summaries``
 (split with the project's sentence splitter, as the metric does), expected from the
-summary's estimated length otherwise. SummIt (``strategies/summit*.py``) is counted at its
-iteration cap, an upper bound: it stops early on ``<STOP>``, Keep-only feedback or an
-unchanged revision.
+summary's estimated length otherwise, at a guessed sentence length between two bounds.
+SummIt (``strategies/summit*.py``) is counted at its iteration cap, the dear end of its range
+(it stops early on ``<STOP>``, Keep-only feedback or an unchanged revision: one round at the
+cheap end).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.estimate.guide import JUDGE_ANSWER_TOKENS, SENTENCE_TOKENS, Guide
+from runner.estimate.guide import JUDGE_ANSWER_TOKENS, SENTENCE_BOUNDS, SENTENCE_TOKENS, Guide
 from runner.estimate.shapes import Phase
 from runner.text import count_tokens, split_sentences
 from runner.types import Message
@@ -54,21 +55,26 @@ def booookscore(
     slots = Slots.read(prompt)
     batch = max(1, int(params.get("batch_size", 1)))
     attempts = int(params.get("max_attempts", 3))
+    cap = int(params.get("max_tokens", 256))
     answer = guide.completion(
-        "booookscore", JUDGE_ANSWER_TOKENS, f"a verdict is ~{JUDGE_ANSWER_TOKENS:.0f} tokens"
+        "booookscore",
+        JUDGE_ANSWER_TOKENS,
+        f"a verdict is ~{JUDGE_ANSWER_TOKENS:.0f} tokens",
+        cap=cap * batch,
     )
     if summary is not None:
         sentences = list(dict.fromkeys(split_sentences(summary)))
         groups = [sentences[i : i + batch] for i in range(0, len(sentences), batch)]
-        cap = int(params.get("max_tokens", 256))
         groups = [g for g in groups if not _cached(slots, summary, g, batch, cap, guide)]
         shared = count_tokens(f"{slots.head}{summary}")
         asks = [_ask(slots, group, batch) for group in groups]
         units, prompts = float(len(groups)), float(sum(shared + a for a in asks))
         answers = sum(answer * len(group) for group in groups)
     else:
-        guide.guesses.add(f"a summary sentence is ~{SENTENCE_TOKENS:.0f} tokens")
-        count = max(1.0, round(expected / SENTENCE_TOKENS))
+        dear, cheap = SENTENCE_BOUNDS
+        text = f"guess ~{SENTENCE_TOKENS:.0f} tokens (bounds: {dear:.0f}-{cheap:.0f}), one ask each"
+        sentence = guide.pick("summary sentences", SENTENCE_TOKENS, cheap, dear, text)
+        count = max(1.0, round(expected / sentence))
         units = float(math.ceil(count / batch))
         per = count_tokens(f"{slots.middle}{slots.tail}") + expected / count * min(batch, count)
         prompts = units * (count_tokens(slots.head) + expected + per)
@@ -118,13 +124,16 @@ def summit(
 
     ``source``: tokens of what both roles see of the document (the text, or what of it fits).
     """
-    iterations = int(params.get("max_iterations", 5))
+    most = int(params.get("max_iterations", 5))
+    text = f"counted at max_iterations={most} (bounds: 1-{most}; it stops early on <STOP>)"
+    iterations = round(model.pick("summit rounds", most, 1, most, text))
     budget = int(params.get("max_summary_len", 900))
     summary = model.fill("summit/refine") * budget
+    eval_cap = float(params.get("eval_max_tokens", 512))
     feedback = evaluator.completion(
-        "summit/evaluate", float(params.get("eval_max_tokens", 512)) * 0.6, "feedback at 60%"
+        "summit/evaluate", eval_cap * 0.6, "feedback at 60% of eval_max_tokens", cap=eval_cap
     )
-    cap = f"at most; stops early on <STOP> or Keep-only feedback (max_iterations={iterations})"
+    cap = f"at most; stops early on <STOP> or Keep-only feedback (max_iterations={most})"
     return [
         *draft,
         Phase(

@@ -1,12 +1,26 @@
-"""The estimate as printed: one line per cell, its roles beneath, the total, then the notes."""
+"""The estimate as printed: one line per cell, its roles beneath, the total, then the notes.
+
+A figure that rests on a guess prints as a range, 'low–high' (``ranges.py``); an exact one
+as one number. After the sources, one line per guess names the part of the range it drives.
+"""
 
 from __future__ import annotations
 
 from runner.estimate.cell import CellEstimate
 from runner.estimate.rates import rate_seconds
+from runner.estimate.span import KEYS, Driver, Figures, Span
 
-HEADER = f"{'cell':<40} {'docs':>4} {'calls':>7} {'prompt tok':>11} {'compl. tok':>10} "
-HEADER += f"{'USD':>9} {'wall':>9}"
+DASH = "–"
+WIDTHS = {"calls": 11, "prompt_tokens": 13, "completion_tokens": 13, "cost_usd": 13, "wall_s": 13}
+HEADER = f"{'cell':<40} {'docs':>4} {'calls':>11} {'prompt tok':>13} {'compl. tok':>13} "
+HEADER += f"{'USD':>13} {'wall':>13}"
+NAMES = {
+    "calls": "calls",
+    "prompt_tokens": "prompt tok",
+    "completion_tokens": "compl. tok",
+    "cost_usd": "USD",
+    "wall_s": "wall",
+}
 
 
 def duration(seconds: float) -> str:
@@ -18,36 +32,49 @@ def duration(seconds: float) -> str:
     return f"{seconds / 3600:.1f} h"
 
 
-def _line(name: str, docs: str, calls: float, prompt: float, completion: float, usd: float) -> str:
+def _one(key: str, value: float, short: bool) -> str:
+    if key == "wall_s":
+        return duration(value)
+    if key == "cost_usd":
+        return f"{value:,.2f}"
+    if short and value >= 1e6:
+        return f"{value / 1e6:.2f}M"
+    if short and value >= 1e4:
+        return f"{value / 1e3:.0f}k"
+    return f"{value:,.0f}"
+
+
+def figure(key: str, span: Span) -> str:
+    """One figure: a number when exact, else 'low–high' (large token counts shortened)."""
+    low, high = span.low.get(key), span.high.get(key)
+    if not span.moves(key) or _one(key, low, True) == _one(key, high, True):
+        return _one(key, low, False)
+    return f"{_one(key, low, True)}{DASH}{_one(key, high, True)}"
+
+
+def _line(name: str, docs: str, span: Span, keys: tuple[str, ...] = KEYS) -> str:
     label = name if len(name) <= 40 else name[:37] + "..."
-    return (
-        f"{label:<40} {docs:>4} {calls:>7,.0f} {prompt:>11,.0f} {completion:>10,.0f} {usd:>9,.2f}"
-    )
+    cells = " ".join(f"{figure(k, span):>{WIDTHS[k]}}" for k in keys)
+    return f"{label:<40} {docs:>4} {cells}"
 
 
 def cell_lines(cell: CellEstimate) -> list[str]:
     """The cell's line and one per role."""
     if cell.done_run:
         return [f"{cell.name:<40} done: run {cell.done_run} is FINISHED, costs nothing"]
-    out = [
-        _line(
-            cell.name,
-            str(cell.documents),
-            cell.calls,
-            cell.prompt_tokens,
-            cell.completion_tokens,
-            cell.cost_usd,
-        )
-        + f" {duration(cell.wall_s):>9}"
-    ]
-    for r in cell.roles:
-        role = f"  {r.role}={r.model}"
-        out.append(_line(role, "", r.calls, r.prompt_tokens, r.completion_tokens, r.cost_usd))
+    out = [_line(cell.name, str(cell.documents), cell.range)]
+    spans = cell.role_spans or tuple(Span.exact(_role(r)) for r in cell.roles)
+    for r, span in zip(cell.roles, spans, strict=True):
+        out.append(_line(f"  {r.role}={r.model}", "", span, KEYS[:-1]))
     return out
 
 
+def _role(r: object) -> Figures:
+    return Figures(*(float(getattr(r, k)) for k in KEYS[:-1]))
+
+
 def table(cells: list[CellEstimate], skipped: str, parallel: int = 1) -> str:
-    """The whole estimate: cells, total, sources and notes.
+    """The whole estimate: cells, total, sources, what each guess drives, and notes.
 
     ``parallel``: jobs the launcher runs at once (the total wall time divides by it).
     """
@@ -55,18 +82,9 @@ def table(cells: list[CellEstimate], skipped: str, parallel: int = 1) -> str:
     for cell in cells:
         lines += cell_lines(cell)
     todo = [c for c in cells if not c.done_run]
-    wall = max(sum(c.wall_s for c in todo) / max(1, parallel), _limited(todo))
-    lines.append(
-        _line(
-            f"total ({len(todo)} of {len(cells)} cells to run)",
-            str(sum(c.documents for c in todo)),
-            sum(c.calls for c in todo),
-            sum(c.prompt_tokens for c in todo),
-            sum(c.completion_tokens for c in todo),
-            sum(c.cost_usd for c in todo),
-        )
-        + f" {duration(wall):>9}"
-    )
+    total = _total(todo, parallel)
+    count = f"total ({len(todo)} of {len(cells)} cells to run)"
+    lines.append(_line(count, str(sum(c.documents for c in todo)), total))
     lines.append(
         ("wall: jobs one after another" if parallel <= 1 else f"wall: {parallel} jobs at once")
         + ", at least what the endpoints' shared rate limits (model.rpm, tpm) allow"
@@ -79,21 +97,64 @@ def table(cells: list[CellEstimate], skipped: str, parallel: int = 1) -> str:
         }
     )
     lines += ["sources:", *[f"  {s}" for s in sources]]
+    lines += _driver_lines(todo)
     notes = sorted({n for c in todo for n in c.notes} | _bounds())
     lines += ["notes:", *[f"  {n}" for n in notes]]
     return "\n".join(lines)
 
 
-def _limited(cells: list[CellEstimate]) -> float:
+def _total(todo: list[CellEstimate], parallel: int) -> Span:
+    """The cells' sum; wall at ``parallel`` jobs at once, never under the shared limits."""
+    summed = sum((c.range for c in todo), Span.exact(Figures()))
+    ends = []
+    for end, limited in (
+        (summed.low, _limited(todo, "low")),
+        (summed.high, _limited(todo, "high")),
+    ):
+        wall = max(end.wall_s / max(1, parallel), limited)
+        ends.append(
+            Figures(end.calls, end.prompt_tokens, end.completion_tokens, end.cost_usd, wall)
+        )
+    return Span(ends[0], ends[1])
+
+
+def _driver_lines(todo: list[CellEstimate]) -> list[str]:
+    """One line per guess: what it rests on and the part of the range it drives alone."""
+    texts: dict[str, str] = {}
+    for cell in todo:
+        for d in cell.drivers:
+            texts.setdefault(d.key, d.text)
+    if not texts:
+        return []
+    out = [
+        "ranges (low: every guess at its cheap bound, high: at its dear bound; each guess "
+        "alone, the others at their point values, drives):"
+    ]
+    for key, text in sorted(texts.items()):
+        span = sum((_alone(c, key) for c in todo), Span.exact(Figures()))
+        moved = [f"{NAMES[k]} {figure(k, span)}" for k in KEYS if span.moves(k)]
+        out.append(f"  {key}: {text}: " + (", ".join(moved) or "moves no printed figure"))
+    return out
+
+
+def _alone(cell: CellEstimate, key: str) -> Span:
+    """The span ``key`` drives in ``cell``; the cell's point figures when it does not use it."""
+    found: list[Driver] = [d for d in cell.drivers if d.key == key]
+    return found[0].span if found else Span.exact(cell.figures)
+
+
+def _limited(cells: list[CellEstimate], end: str) -> float:
     """The least seconds the sweep's calls need at each endpoint's shared provider limits."""
     sums: dict[tuple[str, str], list[float]] = {}
     specs = {}
     for cell in cells:
-        for r in cell.roles:
+        spans = cell.role_spans or tuple(Span.exact(_role(r)) for r in cell.roles)
+        for r, span in zip(cell.roles, spans, strict=True):
+            at = span.low if end == "low" else span.high
             figures = sums.setdefault(r.spec.endpoint, [0.0, 0.0, 0.0])
-            figures[0] += r.calls
-            figures[1] += r.prompt_tokens
-            figures[2] += r.completion_tokens
+            figures[0] += at.calls
+            figures[1] += at.prompt_tokens
+            figures[2] += at.completion_tokens
             specs[r.spec.endpoint] = r.spec
     return max([0.0, *[rate_seconds(specs[e], *figures) for e, figures in sums.items()]])
 
@@ -101,9 +162,11 @@ def _limited(cells: list[CellEstimate]) -> float:
 def _bounds() -> set[str]:
     """What every estimate leaves out, said once."""
     return {
-        "exact: documents, chunks (the real tokenizer), hier's tree shape, incremental's "
-        "steps, BooookScore's sentences of given summaries; expected: answer lengths, "
-        "regenerations, re-asks and compressions (as measured in this store, else none)",
+        "exact (one number): documents, chunks (the real tokenizer), hier's levels, "
+        "incremental's steps, BooookScore's sentences of given summaries; a range: what rests "
+        "on answer lengths, a summary's sentences, SummIt's rounds, a job's own seconds",
+        "not in the ranges: regenerations, re-asks and compressions beyond those measured in "
+        "this store (none until measured): each can repeat a call up to its max_attempts",
         "cache: a cell whose identical run is FINISHED costs nothing, and so does each "
         "predictable request already cached (hier's level 0, incremental's first update, "
         "baseline, BooookScore over given summaries); the others are counted (an upper bound)",

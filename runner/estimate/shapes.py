@@ -216,8 +216,7 @@ def incremental(
     attempts = int(params.get("max_attempts", 6))
     total = sum(max(1, s) for s in sizes)
     measured = guide.measured("incremental/update")
-    if not measured:
-        guide.guesses.add("the running summary reaches its word target (0.75 words a token)")
+    guess = "guess: its word target at 0.75 words a token (bounds: none of the budget to all)"
     read, running, prompts, answers = 0, 0.0, 0.0, 0.0
     first_cached = False
     for position, size in enumerate(sizes):
@@ -233,7 +232,10 @@ def incremental(
             prompts += template_tokens(prompt("intermediate"), "", "", target, target)
             prompts += size + running
         expected = target / WORDS_PER_TOKEN
-        running = guide.fill("incremental/update") * budget if measured else expected
+        if measured:
+            running = guide.fill("incremental/update") * budget
+        else:
+            running = guide.pick("incremental/update answers", expected, 0.0, budget, guess)
         running = min(float(budget), running)
         answers += 0 if position == 0 and first_cached else running
     n = len(sizes) - first_cached
