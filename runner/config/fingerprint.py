@@ -88,8 +88,12 @@ def file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def fingerprint(config: RunConfig, prompts: dict[str, Path]) -> str:
-    """16 hex characters naming the experiment (see the module docstring)."""
+def experiment_config(config: RunConfig) -> dict[str, Any]:
+    """The part of the resolved config the fingerprint hashes (see the module docstring).
+
+    Public so that a run can record its parts' digests (``runner.run.record_setup``) and a
+    report can name which part differs between two versions of one cell.
+    """
     core = {
         k: v
         for k, v in config.resolved.items()
@@ -98,6 +102,12 @@ def fingerprint(config: RunConfig, prompts: dict[str, Path]) -> str:
     for role in config.roles:
         block = dict(config.resolved.get(role) or {})
         core[role] = {k: v for k, v in block.items() if k not in NOT_IN_FINGERPRINT}
+    return core
+
+
+def fingerprint(config: RunConfig, prompts: dict[str, Path]) -> str:
+    """16 hex characters naming the experiment (see the module docstring)."""
+    core = experiment_config(config)
     digests = {label: file_digest(path) for label, path in sorted(prompts.items())}
     identity: dict[str, Any] = {"config": core, "prompts": digests}
     plugins = identities(config.plugins)

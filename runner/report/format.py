@@ -72,10 +72,15 @@ def caption(table: Table) -> str:
 
 
 def footnote_lines(excluded: Sequence[Excluded]) -> list[str]:
-    """One line per run left out: name, short id, status and reason."""
+    """One line per run left out: name, short id, status and reason.
+
+    A failure's reason is cut to its first line (a tag can hold a traceback); an older
+    version's is shown whole, since it names everything that changed.
+    """
     lines = []
     for run in excluded:
-        reason = (run.reason.strip().splitlines() or [""])[0][:_REASON_CHARS]
+        reason = (run.reason.strip().splitlines() or [""])[0]
+        reason = reason if run.changed else reason[:_REASON_CHARS]
         lines.append(
             f"{run.run_name} ({run.run_id[:8]}): {run.status}" + (f": {reason}" if reason else "")
         )

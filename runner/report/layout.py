@@ -50,7 +50,7 @@ def varying_keys(runs: Sequence[RunRecord]) -> list[str]:
     return [k for k in keys if len({param(r, k) for r in runs}) > 1]
 
 
-def _is_setting(key: str) -> bool:
+def is_setting(key: str) -> bool:
     """True for params that say how a job ran, not what it computed (as in the fingerprint).
 
     The config's key lists are imported here, not with this module: ``runner.config.run_config``
@@ -95,7 +95,7 @@ def layout(
     both = set(rows or ()) & set(columns or ())
     if both:
         raise ConfigError(f"'{sorted(both)[0]}' is in both rows and columns; keep it in one")
-    varying = [k for k in varying_keys(runs) if not _is_setting(k)]
+    varying = [k for k in varying_keys(runs) if not is_setting(k)]
     if columns is None:
         columns = ["strategy"] if "strategy" in varying and "strategy" not in (rows or ()) else []
     if rows is None:

@@ -4,8 +4,8 @@
     python -m runner.report tracking.experiment=NAME sweep=PARENT_RUN_ID out=DIR
     python -m runner.report 'metric_keys=[booookscore/score,cost_usd]' 'rows=[model]'
 
-It reads the runs back through ``runner.tracking.reader`` (FINISHED only, newest per fingerprint;
-``runner.report.runs``), estimates every cell with a bootstrap CI over documents
+It reads the runs back through ``runner.tracking.reader`` (FINISHED only, newest per fingerprint
+and per cell; ``runner.report.runs``), estimates every cell with a bootstrap CI over documents
 (``runner.report.table``), writes Markdown, LaTeX and CSV (``runner.report.format``) and the
 figures (``runner.report.plots``) to ``out``, logs them to the sweep's parent run under
 ``report/``, and prints the Markdown. ``make_report`` does all of it from a ``ReportConfig``
@@ -100,6 +100,13 @@ def _header(config: ReportConfig, selection: Selection, grid: Layout) -> str:
     if grid.pooled:
         keys += f"; pooled over: {', '.join(grid.pooled)}"
     counts = f"{len(selection.runs)} runs averaged, {len(selection.excluded)} not"
+    older = selection.older_versions
+    if older:
+        changed = sorted({what for e in older for what in e.changed})
+        counts += (
+            f" ({len(older)} superseded by a newer version of their cell; "
+            f"changed: {', '.join(changed)})"
+        )
     passed = "".join(f"{line}\n" for line in selection.passed_over)
     return f"# Report: {selection.scope}\n{passed}Store: {config.uri}. {counts}.\n{keys}."
 

@@ -9,6 +9,9 @@ are averaged (a run that skipped failed documents under ``on_error=continue`` is
 averaged: its cell would silently cover other documents than its neighbours), and of several
 FINISHED runs with one fingerprint only the newest: the older ones are the same experiment
 run again (a rerun after a code or cache fix), so counting both would double its documents.
+Of several fingerprints with the same params (a plugin file, a prompt or a plugin's version
+edited between runs) only the newest is averaged, the older ones listed with what changed
+(``runner.report.versions``).
 Everything left out is returned with its reason, because a table that silently drops a
 failed cell reads as a complete one.
 
@@ -25,6 +28,7 @@ from dataclasses import dataclass, replace
 
 from runner.errors import ConfigError, DataError
 from runner.report.layout import MISSING, Layout, layout, param, varying_keys
+from runner.report.versions import newest_versions
 from runner.tracking.reader import FAILED_DOCUMENTS_TAG, RunRecord
 
 __all__ = [  # the layout's names are imported back for the importers of this module
@@ -62,6 +66,8 @@ class Excluded:
     'superseded'."""
     reason: str
     """The run's ``failure`` tag, or which newer run supersedes it ('' when untagged)."""
+    changed: tuple[str, ...] = ()
+    """For an older version of a cell: what changed in the newer one (plugin file, prompt...)."""
 
 
 @dataclass(frozen=True)
@@ -73,11 +79,16 @@ class Selection:
     sweep_id: str | None
     """The sweep's parent run id, or None when all runs of the experiment were read."""
     runs: tuple[RunRecord, ...]
-    """FINISHED runs, newest per fingerprint, newest first: the ones averaged."""
+    """FINISHED runs, newest per fingerprint and per cell, newest first: the ones averaged."""
     excluded: tuple[Excluded, ...]
     """Everything else, newest first."""
     passed_over: tuple[str, ...] = ()
     """One line per sweep newer than the one read that had no run to average, saying why."""
+
+    @property
+    def older_versions(self) -> tuple[Excluded, ...]:
+        """The runs left out because a newer version of their cell was averaged."""
+        return tuple(e for e in self.excluded if e.changed)
 
 
 def select_runs(records: Sequence[RunRecord], experiment: str, sweep: str | None) -> Selection:
@@ -209,11 +220,12 @@ def _find_parent(
 
 
 def _finished(scope: str, sweep_id: str | None, runs: Iterable[RunRecord]) -> Selection:
-    """Keep FINISHED runs, newest per fingerprint; list the rest with their reason."""
+    """Keep FINISHED runs, newest per fingerprint and per cell; list the rest with their reason."""
     kept: list[RunRecord] = []
     excluded: list[Excluded] = []
     newest: dict[str, RunRecord] = {}
-    for run in sorted(runs, key=lambda r: (r.start_time, r.run_id), reverse=True):
+    ordered = sorted(runs, key=lambda r: (r.start_time, r.run_id), reverse=True)
+    for run in ordered:
         if run.tags.get(SWEEP_TAG) == SWEEP_KIND:
             continue  # a parent holds no results of its own
         if run.status != "FINISHED":
@@ -230,6 +242,12 @@ def _finished(scope: str, sweep_id: str | None, runs: Iterable[RunRecord]) -> Se
             if run.fingerprint:
                 newest[run.fingerprint] = run
             kept.append(run)
+    kept, older = newest_versions(kept)
+    excluded += [
+        Excluded(s.run.run_id, s.run.run_name, "superseded", s.reason, s.changed) for s in older
+    ]
+    position = {run.run_id: i for i, run in enumerate(ordered)}
+    excluded.sort(key=lambda e: position[e.run_id])  # newest first, as the footnote lists them
     return Selection(scope, sweep_id, tuple(kept), tuple(excluded))
 
 

@@ -8,6 +8,7 @@ run's params (the roles, the strategy's settings, every swept key), its provenan
 from __future__ import annotations
 
 import hashlib
+import json
 import platform
 import subprocess
 from importlib import metadata
@@ -16,9 +17,9 @@ from typing import Any
 
 import yaml
 
-from runner.config.fingerprint import is_experiment_override
+from runner.config.fingerprint import experiment_config, file_digest, is_experiment_override
 from runner.config.run_config import PROJECT_ROOT
-from runner.plugins.identity import described
+from runner.plugins.identity import described, identities
 from runner.run.prepare import Job
 from runner.tracking.writer import Tracker
 
@@ -92,11 +93,69 @@ def log_setup(tracker: Tracker, job: Job) -> None:
         tags["mlflow.source.git.commit"] = commit
     tags.update({f"version.{name}": _version(name) for name in VERSIONED})
     tags.update({f"plugin.{key}": text for key, text in described(config.plugins).items()})
+    inputs = fingerprint_inputs(job)
+    if inputs:  # '' only when even the short form exceeds a tag: the report says "changed"
+        tags[INPUTS_TAG] = inputs
     tracker.set_tags(tags)
     tracker.log_text(yaml.safe_dump(config.resolved, sort_keys=False), "config.yaml")
     log_dataset(tracker, job)
     for artifact, path in job.prompts.items():
         tracker.log_file(path, artifact.rsplit("/", 1)[0])
+
+
+INPUTS_TAG = "fingerprint.inputs"
+"""Tag: what the fingerprint hashes, as digests, so that a report can name what changed
+between two versions of one cell (``runner.report.versions``)."""
+TAG_LIMIT = 5000  # MLflow's smallest limit on a tag value across its stores
+
+
+def fingerprint_inputs(job: Job) -> str:
+    """JSON of the fingerprint's inputs as short digests: config parts, prompts, plugins.
+
+    ``config``: a digest per ``<key>`` or ``<key>.<subkey>`` of the hashed config (so a
+    changed ``data.limit`` is named); ``prompts``: per prompt artifact; ``plugins``: each
+    non-built-in plugin's target, distribution, version, source digest and file. What is too
+    large for one tag is coarsened (a digest per top-level config key, then one of all
+    prompts), else left out ('').
+    """
+    core = experiment_config(job.config)
+    inputs: dict[str, Any] = {
+        "config": _part_digests(core, deep=True),
+        "prompts": {label: file_digest(path)[:12] for label, path in sorted(job.prompts.items())},
+        "plugins": {
+            key: {**found, "sha256": (found["sha256"] or "")[:12], "file": _file(job, key)}
+            for key, found in identities(job.config.plugins).items()
+        },
+    }
+    text = json.dumps(inputs, sort_keys=True)
+    if len(text) > TAG_LIMIT:
+        inputs["config"] = _part_digests(core, deep=False)
+        text = json.dumps(inputs, sort_keys=True)
+    if len(text) > TAG_LIMIT:  # hundreds of prompt files: one digest of them all
+        inputs["prompts"] = {"(all prompt files)": _digest(inputs["prompts"])}
+        text = json.dumps(inputs, sort_keys=True)
+    return text if len(text) <= TAG_LIMIT else ""
+
+
+def _part_digests(core: dict[str, Any], *, deep: bool) -> dict[str, str]:
+    """Key -> 8 hex of its value's JSON; with ``deep``, a dict's keys one level down too."""
+    out = {}
+    for key, value in core.items():
+        if deep and isinstance(value, dict) and value:
+            out.update({f"{key}.{k}": _digest(v) for k, v in value.items()})
+        else:
+            out[key] = _digest(value)
+    return out
+
+
+def _digest(value: Any) -> str:
+    blob = json.dumps(value, sort_keys=True, default=str)
+    return hashlib.sha256(blob.encode()).hexdigest()[:8]
+
+
+def _file(job: Job, key: str) -> str | None:
+    file = job.config.plugins[key].file
+    return str(file) if file else None
 
 
 def _swept(overrides: tuple[str, ...]) -> dict[str, str]:

@@ -38,7 +38,8 @@ ENTITY, SALIENCE = "booookscore/type/entity_omission", "booookscore/type/salienc
 MODEL_IDS = {"gpt4": "openai/gpt-4o", "claude": "anthropic/claude-3-opus"}
 
 # Per-document values of each (strategy, model) configuration: {metric: {doc: value}}.
-# hier/gpt4 has a repeat run (other fingerprint) adding documents d5, d6: they pool.
+# hier/gpt4 has a repeat run (param repeat=1, other fingerprint) adding documents d5, d6: they
+# pool. (Same params with another fingerprint would be a newer version of the cell instead.)
 VALUES: dict[tuple[str, str], dict[str, dict[str, float]]] = {
     ("hier", "gpt4"): {
         SCORE: {"d1": 81.5, "d2": 90.0, "d3": 72.25, "d4": 100.0},
@@ -178,7 +179,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
         120,
         "FINISHED",
         tags={**child, "fingerprint": "e" * 16},
-        params=child_params("hier", "gpt4"),
+        params=child_params("hier", "gpt4") | {"repeat": "1"},
         values=REPEAT,
     )
     s.run(
