@@ -45,10 +45,16 @@ def _one(key: str, value: float, short: bool) -> str:
 
 
 def figure(key: str, span: Span) -> str:
-    """One figure: a number when exact, else 'low–high' (large token counts shortened)."""
+    """One figure: a number when exact, else 'low–high'.
+
+    Large token counts are shortened ('115k'); a range narrower than its shortened form
+    prints as '~115k'.
+    """
     low, high = span.low.get(key), span.high.get(key)
-    if not span.moves(key) or _one(key, low, True) == _one(key, high, True):
+    if not span.moves(key):
         return _one(key, low, False)
+    if _one(key, low, True) == _one(key, high, True):
+        return f"~{_one(key, low, True)}"
     return f"{_one(key, low, True)}{DASH}{_one(key, high, True)}"
 
 

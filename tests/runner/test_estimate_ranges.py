@@ -140,3 +140,16 @@ def test_a_guessed_fill_spans_nothing_to_the_whole_budget_and_a_measured_one_its
     assert _guide(warm, {"*": "dear"}).fill("hier/merge") == 0.7
     used = _guide(warm, {}).scenario
     assert used.pick("x", 1, 0, 2, "t") == 1 and used.used == {"x": "t"}
+
+
+def test_a_stores_runs_give_the_spread_of_what_answers_used() -> None:
+    from runner.estimate.history import _per_purpose
+
+    def line(completion: int, sample: int = 0) -> dict[str, Any]:
+        request = {"max_tokens": 100, "sample": sample}
+        return {"purpose": "hier/level0", "request": request, "completion_tokens": completion}
+
+    found = _per_purpose([line(30), line(50), line(70), line(95, sample=1)])
+    assert found["fill"]["hier/level0"] == pytest.approx(0.5)  # first attempts only
+    assert found["fill_range"]["hier/level0"] == pytest.approx((0.3, 0.7))
+    assert found["completion_range"]["hier/level0"] == (30, 95)
