@@ -24,7 +24,8 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from runner.config.hydra_errors import one_line, reported
+from runner.config.folders import RUN_FOLDERS, refuse_unwritable
+from runner.config.hydra_errors import RETIRED_OPTIONS, one_line, reported
 from runner.errors import RunnerError, Terminated
 from runner.sweep.launcher import launcher_key_hint
 from runner.sweep.outcome import JobOutcome
@@ -154,8 +155,6 @@ def flags_first(argv: list[str]) -> list[str]:
 INTERNAL_GROUPS = ("model_strategy",)
 """Config groups composed for the user, never chosen by them (``conf/model_strategy/``: the
 embedded model's per-strategy settings): ``--help`` does not list them among the choices."""
-RETIRED_OPTIONS = {"strategy": ("precomputed",)}
-"""Options kept only so an old spelling gets a clear error: not offered by ``--help``."""
 
 
 def _help_without_internal_groups() -> None:
@@ -200,6 +199,7 @@ def cli() -> None:
     if any(a in ("-h", "--help") for a in sys.argv[1:]):
         _help_without_internal_groups()
         return
+    refuse_unwritable(sys.argv[1:], RUN_FOLDERS)  # before Hydra makes outputs/ here
     reported(main, lambda err: launcher_key_hint(err) or one_line(err))
 
 

@@ -21,7 +21,9 @@ keeps in the store (``Tracker.show_columns``: the headline metrics as columns).
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import socket
 import sqlite3
 import sys
 from pathlib import Path
@@ -117,12 +119,58 @@ def experiment_links(uri: str, port: int) -> list[str]:
     ]
 
 
+def port_taken(host: str, port: int) -> bool:
+    """Whether another process listens on ``host:port`` (the UI could not start there).
+
+    Bound as MLflow's server binds (``SO_REUSEADDR``), so a port a closed server left in
+    TIME_WAIT counts as free, as it is for the server.
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as err:
+            return err.errno == errno.EADDRINUSE
+    return False
+
+
+def problem(argv: list[str]) -> str | None:
+    """Why ``mlflow ui`` should not start: no store to show, or its port is taken; else None.
+
+    Both once printed links and exited 0: an empty store was created in a folder without
+    one, or the links pointed at whatever server held the port.
+    """
+    if "--help" in argv:
+        return None
+    uri = option(argv, ("--backend-store-uri",)) or default_store()
+    from runner.tracking.store import missing_store
+
+    missing = missing_store(uri, "--backend-store-uri")
+    if missing:
+        return missing
+    host = option(argv, ("--host", "-h")) or "127.0.0.1"
+    port = int(option(argv, ("--port", "-p")) or DEFAULT_PORT)
+    if port_taken(host, port):
+        free = next((p for p in range(port + 1, port + 50) if not port_taken(host, p)), port + 1)
+        return (
+            f"port {port} on {host} is in use by another server; "
+            f"choose another: python -m runner.ui --port {free}"
+        )
+    return None
+
+
 def main() -> None:
     """Print where each experiment's runs are, then replace this process with ``mlflow ui``.
 
-    The environment set by ``import runner`` carries over.
+    The environment set by ``import runner`` carries over. No store or a busy port: one
+    line, exit status 2, no links.
     """
     argv = command(sys.argv[1:])
+    found = problem(argv)
+    if found:
+        print(f"error: {found}", file=sys.stderr)
+        sys.exit(2)
     uri = option(argv, ("--backend-store-uri",)) or default_store()
     links = experiment_links(uri, int(option(argv, ("--port", "-p")) or DEFAULT_PORT))
     if links:

@@ -10,6 +10,7 @@ traceback, as Hydra gives it.
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 import sys
@@ -17,12 +18,15 @@ from collections.abc import Callable
 from typing import TypeVar
 
 import yaml
-from hydra.errors import HydraException
+from hydra.errors import HydraException, OverrideParseException
 from omegaconf.errors import OmegaConfBaseException
 
 _MISSING_OPTION = re.compile(r"Could not find '([^']+)/([^']+)'")
 _OPTIONS = re.compile(r"Available options in '[^']+':\n((?:\t.*\n?)+)")
 _OVERRIDE = re.compile(r"Could not override '([^']+)'")
+
+RETIRED_OPTIONS = {"strategy": ("precomputed",)}
+"""Options kept only so an old spelling gets a clear error: never offered (``--help``, errors)."""
 
 
 def yaml_line(err: yaml.YAMLError) -> str:
@@ -44,13 +48,16 @@ def one_line(err: BaseException) -> str:
     seen = err.__cause__ or err.__context__
     if isinstance(seen, yaml.YAMLError):
         return yaml_line(seen)
+    if isinstance(err, OverrideParseException):
+        return unparsable(err.override, str(err))
     text = str(err)
     missing = _MISSING_OPTION.search(text)
     if missing:
         group, option = missing.groups()
         options = _OPTIONS.search(text)
-        listed = ", ".join(o.strip() for o in options.group(1).splitlines()) if options else ""
-        return f"{group}={option} is unknown; choose one of: {listed}"
+        found = [o.strip() for o in options.group(1).splitlines()] if options else []
+        offered = [o for o in found if o not in RETIRED_OPTIONS.get(group, ())]
+        return f"{group}={option} is unknown; {did_you_mean(option, offered)}"
     override = _OVERRIDE.search(text)
     if override:
         key = override.group(1)
@@ -58,6 +65,27 @@ def one_line(err: BaseException) -> str:
             f"{key} is not a config key; check its spelling (python -m runner --cfg job lists them)"
         )
     return " ".join(text.split())
+
+
+def did_you_mean(name: str, offered: list[str]) -> str:
+    """'did you mean hier? choose one of: ...': the nearest names first, when any is near."""
+    near = difflib.get_close_matches(name, offered, n=3, cutoff=0.6)
+    guess = f"did you mean {' or '.join(near)}? " if near else ""
+    return f"{guess}choose one of: {', '.join(offered)}"
+
+
+def unparsable(override: str, message: str) -> str:
+    """An override Hydra's grammar cannot read (``data.path=~/books``), and how to write it."""
+    key, _, value = override.partition("=")
+    quoted = f"'{key}=\"{value}\"'"
+    if "~" in value:
+        home = f"{key}=$HOME{value[1:]} or " if value.startswith("~/") else ""
+        return (
+            f"{override}: Hydra's override syntax does not take a bare ~; "
+            f"write {home}quote it for Hydra: {quoted}"
+        )
+    first = message.splitlines()[0] if message else "a syntax error"
+    return f"cannot read the override {override} ({first}); quote its value for Hydra: {quoted}"
 
 
 T = TypeVar("T")

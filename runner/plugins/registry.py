@@ -15,6 +15,7 @@ asks for it (``load``), so ``--help``, the report and the viewer import no plugi
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.util
 import sys
@@ -110,8 +111,10 @@ def find(kind: str, name: object) -> Plugin:
     if "." in text and all(part.isidentifier() for part in text.split(".")):
         distribution, version = module_distribution(text)
         return Plugin(kind, text, text, distribution, version)
+    near = difflib.get_close_matches(text, sorted(entries), n=3, cutoff=0.6)
+    guess = f"did you mean {' or '.join(near)}? " if near else ""
     raise PluginError(
-        f"{kind}={text} is unknown; available: {', '.join(sorted(entries))} "
+        f"{kind}={text} is unknown; {guess}available: {', '.join(sorted(entries))} "
         f"(or an import path such as my_pkg.{text}, or {text}.py in this folder)"
     )
 

@@ -17,14 +17,18 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, NoReturn
 from urllib.parse import urlparse
 
+from runner.chunking import split_into_chunks
 from runner.config.fingerprint import prompt_files
+from runner.config.folders import suggested_store
 from runner.config.run_config import RunConfig
 from runner.data.sources import read_items
 from runner.errors import ConfigError, DataError
 from runner.llm.endpoints import check_reachable, require_key
 from runner.llm.spec import ModelSpec
+from runner.text import count_tokens
 from runner.types import WorkItem
 
 
@@ -54,6 +58,7 @@ def check(config: RunConfig) -> Checked:
     items = read_items(data.source, data.values(), data.limit)
     if not items:
         raise DataError("no documents to summarize; choose data=sample or data=dir data.path=...")
+    prompts_fit(config, items)
     return Checked(items, prompt_files(config), window)
 
 
@@ -118,5 +123,63 @@ def _tracking(uri: str) -> None:
     except (OSError, sqlite3.Error) as err:
         raise ConfigError(
             f"tracking.uri={uri}: cannot use {path} ({getattr(err, 'strerror', None) or err}); "
-            "choose a writable folder, e.g. tracking.uri=sqlite:///$PWD/mlruns/mlflow.db"
+            f"choose a writable folder, e.g. tracking.uri={suggested_store()}"
         ) from err
+
+
+class _FirstCall(BaseException):
+    """A stand-in model was asked for an answer: the strategy's own checks have passed.
+
+    A ``BaseException``, so no ``except Exception`` in a strategy takes it for a failed call.
+    """
+
+
+@dataclass(frozen=True)
+class _StandIn:
+    """A role's model as a strategy sees it before its first call: name, window, tokens."""
+
+    name: str
+    context_window: int
+    concurrency: int = 1
+
+    def complete(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise _FirstCall
+
+    def embed(self, *args: Any, **kwargs: Any) -> NoReturn:
+        raise _FirstCall
+
+    def count_tokens(self, text: str) -> int:
+        return count_tokens(text)
+
+
+def prompts_fit(config: RunConfig, items: list[WorkItem]) -> None:
+    """Each document's chunks, inside the strategy's own prompts, fit its models' windows.
+
+    ``chunk`` under the window is not enough: a strategy puts each chunk in a prompt, beside
+    what it carries (incremental: the running summary and the answer's budget), and checks
+    that before its first call. Here it runs on each document with stand-in models that
+    know their window (when it is known without litellm) and stop it at its first call, so
+    its ``ConfigError`` comes before any run exists instead of ending a run FAILED. The core
+    names no strategy: the bound is the strategy's own. Any other error is left for the job,
+    which meets it with the real models and names the plugin.
+    """
+    module = config.strategy_module
+    stand_ins: dict[str, _StandIn] = {}
+    for role in getattr(module, "ROLES", ()):
+        spec = config.roles.get(role)
+        window = spec.known_window if spec is not None else None
+        if spec is None or not window:
+            return  # a window only litellm knows: the strategy checks it in the run
+        stand_ins[role] = _StandIn(spec.name, window)
+    for item in items:
+        if item.summary is not None or item.source is None:
+            continue
+        chunks = split_into_chunks(item.source.text, config.chunk)
+        try:
+            module.summarize(chunks, **stand_ins, **config.strategy_params)
+        except _FirstCall:
+            continue
+        except ConfigError:
+            raise
+        except Exception:  # noqa: BLE001 - the job meets it again, where the plugin is named
+            return

@@ -44,6 +44,22 @@ def sqlite_path(uri: str) -> Path | None:
     return Path(uri[len(_SQLITE) :]) if uri.startswith(_SQLITE) else None
 
 
+def missing_store(uri: str, key: str = "tracking.uri") -> str | None:
+    """The one line for a command that only reads, pointed at a sqlite store that is not there.
+
+    Opening it through MLflow would create an empty store (``mlruns/mlflow.db``) in a folder
+    that had none, and then answer that it holds no run: a read-only command (the viewer,
+    the report, the UI) says where it looked instead. ``key`` is the option that moves it.
+    """
+    path = sqlite_path(uri.split("?", 1)[0])
+    if path is None or path.is_file():
+        return None
+    return (
+        f"no store at {path}: no run was logged here; start this from the folder you ran "
+        f"python -m runner in, or give {key}=sqlite:///<that folder>/mlruns/mlflow.db"
+    )
+
+
 @contextlib.contextmanager
 def store_lock(uri: str) -> Iterator[None]:
     """Serialize a new sqlite store's creation across processes.

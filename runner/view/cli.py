@@ -50,10 +50,15 @@ def main(render_run: Render, argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(f"error: {err}\n{USAGE}", file=sys.stderr)
         return 2
-    from runner.tracking import reader as results
-    from runner.tracking.store import default_tracking_uri
+    from runner.tracking.store import default_tracking_uri, missing_store
 
     uri = options.get("tracking.uri") or default_tracking_uri()
+    missing = missing_store(uri)
+    if missing:  # reading through MLflow would create an empty store here
+        print(f"error: {missing}", file=sys.stderr)
+        return 2
+    from runner.tracking import reader as results
+
     experiment = options.get("tracking.experiment") or "summarization"
     client = results.client(uri)  # the read side's client: mlflow stays behind its door
     if run_id == "latest":
