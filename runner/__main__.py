@@ -137,6 +137,13 @@ def _stopped(err: BaseException) -> NoReturn:
     os._exit(128 + signum)
 
 
+def _one_line(err: BaseException) -> str:
+    """A config error as one line; a launcher's key without its launcher names the launcher."""
+    from hydra.core.config_store import ConfigStore
+
+    return launcher_key_hint(err, ConfigStore.instance()) or one_line(err)
+
+
 MULTIRUN_FLAGS = ("-m", "--multirun")
 
 
@@ -200,7 +207,7 @@ def cli() -> None:
         _help_without_internal_groups()
         return
     refuse_unwritable(sys.argv[1:], RUN_FOLDERS)  # before Hydra makes outputs/ here
-    reported(main, lambda err: launcher_key_hint(err) or one_line(err))
+    reported(main, _one_line)
 
 
 if __name__ == "__main__":

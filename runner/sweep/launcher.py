@@ -14,7 +14,6 @@ from importlib import resources
 from typing import Any
 
 import yaml
-from hydra.core.config_store import ConfigStore
 
 _OVERRIDE = re.compile(r"Could not override '(hydra\.launcher\.([\w-]+)[\w.-]*)'")
 GROUP = "hydra/launcher"
@@ -32,17 +31,19 @@ def refuse_bad_launcher(launcher: Any) -> None:
         raise SystemExit(2)
 
 
-def launcher_key_hint(err: BaseException) -> str | None:
+def launcher_key_hint(err: BaseException, store: Any) -> str | None:
     """The line for a ``hydra.launcher.<key>`` that the chosen launcher does not have.
 
     It names the launcher options that have the key; None for any other error, or a key no
-    launcher has (Hydra's own line then says to check its spelling).
+    launcher has (Hydra's own line then says to check its spelling). ``store``: Hydra's
+    ``ConfigStore``, where its plugins put their launchers' configs (only the entry point and
+    the sweep callback import Hydra).
     """
     found = _OVERRIDE.search(str(err))
     if not found:
         return None
     key, name = found.groups()
-    owners = [option for option, keys in launcher_keys().items() if name in keys]
+    owners = [option for option, keys in launcher_keys(store).items() if name in keys]
     if not owners:
         return None
     choose = " or ".join(f"{GROUP}={o}" for o in owners)
@@ -52,14 +53,13 @@ def launcher_key_hint(err: BaseException) -> str | None:
     )
 
 
-def launcher_keys() -> dict[str, set[str]]:
+def launcher_keys(store: Any) -> dict[str, set[str]]:
     """Each launcher option Hydra knows -> its top-level keys.
 
     The options are those Hydra's plugins put in its ConfigStore (basic, joblib) and the YAML
     files of ``conf/hydra/launcher/`` (ray).
     """
     found: dict[str, set[str]] = {}
-    store = ConfigStore.instance()
     for entry in store.list(GROUP):
         if entry.endswith(".yaml"):
             node = store.load(f"{GROUP}/{entry}").node
