@@ -2,7 +2,9 @@
 
 ``lifecycle`` runs the job: ``preflight`` checks before anything heavy (and reads the
 documents), ``prepare`` builds roles and metrics on what it found, ``document_loop`` works on
-documents in parallel (with ``progress``), ``record_setup`` (before the work), ``recording``
+documents in parallel (with ``progress``) and calls the strategy and metrics through
+``plugin_calls`` (what they return checked; a breach or an exception of theirs is one line
+naming the plugin, ``plugin_errors``), ``record_setup`` (before the work), ``recording``
 (after it) and ``usage`` decide what the run records through ``runner.tracking``, ``console``
 prints the summary.
 
