@@ -148,6 +148,8 @@ def test_the_mlflow_ui_command_starts_offline_without_retries(tmp_path: Path) ->
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     store = f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}"
+    (tmp_path / "mlruns").mkdir()
+    (tmp_path / "mlruns" / "mlflow.db").touch()  # runner.ui serves a store, never creates one
     process = subprocess.Popen(
         [
             sys.executable,
