@@ -242,7 +242,10 @@ def _finished(scope: str, sweep_id: str | None, runs: Iterable[RunRecord]) -> Se
             if run.fingerprint:
                 newest[run.fingerprint] = run
             kept.append(run)
-    kept, older = newest_versions(kept)
+    unfinished = [
+        r for r in ordered if r.status != "FINISHED" and r.tags.get(SWEEP_TAG) != SWEEP_KIND
+    ]
+    kept, older = newest_versions(kept, unfinished)
     excluded += [
         Excluded(s.run.run_id, s.run.run_name, "superseded", s.reason, s.changed) for s in older
     ]

@@ -57,6 +57,8 @@ class Superseded:
     def reason(self) -> str:
         """The footnote's reason."""
         newer = f"{self.newer.run_name} ({self.newer.run_id[:8]})"
+        if self.newer.status != "FINISHED":  # the cell stays empty until the newest finishes
+            newer += f", {self.newer.status}: rerun it for this cell's number"
         if self.judged is None:
             head = f"older version of the cell of the newer {newer}"
         else:
@@ -70,12 +72,25 @@ def cell_key(run: RunRecord) -> CellKey:
     return tuple(sorted((k, v) for k, v in run.params.items() if not is_setting(k)))
 
 
-def newest_versions(runs: Sequence[RunRecord]) -> tuple[list[RunRecord], list[Superseded]]:
+def newest_versions(
+    runs: Sequence[RunRecord], attempts: Sequence[RunRecord] = ()
+) -> tuple[list[RunRecord], list[Superseded]]:
     """Split ``runs`` (newest first, one per fingerprint) into those kept and the older versions.
 
+    ``attempts`` (newest first) are the runs that did not finish (FAILED, KILLED, RUNNING): a
+    newer version among them still supersedes an older FINISHED one, so an edit whose run
+    failed leaves its cell empty rather than showing the previous version's number as today's.
     Runs without a fingerprint are kept, except a human run that judged a superseded run.
     """
+    finished_at: dict[CellKey, int] = {}
+    for run in runs:
+        if run.fingerprint:
+            finished_at.setdefault(cell_key(run), run.start_time)
     newest: dict[CellKey, RunRecord] = {}
+    for attempt in attempts:  # counts only when newer than the cell's newest finished run
+        key = cell_key(attempt)
+        if attempt.fingerprint and attempt.start_time > finished_at.get(key, -1):
+            newest.setdefault(key, attempt)
     kept: list[RunRecord] = []
     older: list[Superseded] = []
     for run in runs:
