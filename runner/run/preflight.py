@@ -171,6 +171,8 @@ def prompts_fit(config: RunConfig, items: list[WorkItem]) -> None:
         if spec is None or not window:
             return  # a window only litellm knows: the strategy checks it in the run
         stand_ins[role] = _StandIn(spec.name, window)
+    if not stand_ins:  # no model to overflow; and running it here would summarize twice
+        return
     for item in items:
         if item.summary is not None or item.source is None:
             continue
