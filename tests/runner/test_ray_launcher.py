@@ -22,6 +22,7 @@ import pytest
 
 from tests.conftest import missing
 from tests.fake_server import FakeOpenAIServer
+from tests.processes import session_processes
 from tests.runner.test_app import all_runs, overrides
 from tests.strategies.conftest import responder
 
@@ -53,24 +54,11 @@ def _ray_cli() -> list[str]:
     )
 
 
-def _session(sid: int) -> list[int]:
-    """The live processes of session ``sid`` (Linux /proc)."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            state, _ppid, _pgrp, session = stat.read_text().rsplit(")", 1)[1].split()[:4]
-        except (OSError, IndexError, ValueError):
-            continue
-        if int(session) == sid and state != "Z":
-            found.append(int(stat.parent.name))
-    return found
-
-
 def _stop(sid: int) -> None:
     """``ray stop --force`` for this head only: SIGKILL the session that ``ray start`` opened
     (its daemons, and the workers they spawn, each in a process group of its own)."""
     deadline = time.monotonic() + 30
-    while (pids := _session(sid)) and time.monotonic() < deadline:
+    while (pids := session_processes(sid)) and time.monotonic() < deadline:
         for pid in pids:
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)

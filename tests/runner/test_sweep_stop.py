@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from tests.fake_server import FakeOpenAIServer
+from tests.processes import session_processes
 from tests.runner import test_ray_launcher
 from tests.runner.test_app import all_runs, overrides
 from tests.strategies.conftest import responder
@@ -32,19 +33,6 @@ CELLS = ("chunk=512,768,1024,2048",)
 SLOW_S = 4.0
 """The server's answer time while the sweep is to be stopped: every job is mid-call."""
 JOBLIB = ("hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
-
-
-def _session(sid: int) -> list[int]:
-    """The live processes of session ``sid`` (Linux /proc): what the sweep left running."""
-    found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            state, _ppid, _pgrp, session = stat.read_text().rsplit(")", 1)[1].split()[:4]
-        except (OSError, IndexError, ValueError):
-            continue
-        if int(session) == sid and state not in ("Z", "X"):
-            found.append(int(stat.parent.name))
-    return found
 
 
 def _launch(
@@ -116,13 +104,13 @@ def stop_and_resume(
             send(proc.pid)
             code = proc.wait(timeout=20)
             took = time.monotonic() - stopped_at
-            left = _session(proc.pid)
+            left = session_processes(proc.pid)
             deadline = time.monotonic() + 5
             while left and time.monotonic() < deadline:  # loky's tracker: gone with its pipe
                 time.sleep(0.1)
-                left = _session(proc.pid)
+                left = session_processes(proc.pid)
         finally:
-            for pid in _session(proc.pid):
+            for pid in session_processes(proc.pid):
                 os.kill(pid, signal.SIGKILL)
         calls = len(server.requests)
         time.sleep(1.0)
