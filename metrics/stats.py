@@ -62,7 +62,8 @@ def score(document: Document | None, summary: str) -> MetricResult:
     if document is not None:
         source = set(trigrams(words(document.text)))
         values["novel_trigrams_pct"] = _pct(sum(1 for g in grams if g not in source), len(grams))
-    else:
+    else:  # a headline value is always given: NaN, which no table averages, when undecidable
+        values["novel_trigrams_pct"] = math.nan
         notes.append("stats: novel_trigrams_pct skipped: no source document (data=none)")
     return MetricResult(values=values, notes=tuple(notes))
 
