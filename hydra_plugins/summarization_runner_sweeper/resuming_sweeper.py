@@ -144,6 +144,10 @@ class ResumingSweeper(BasicSweeper):
             self._print_estimate(cells)
             return []
         if not todo:
+            if self._parent.run_id and self._parent.status != "FINISHED":
+                # Killed after its last cell finished, before the parent was ended: end it now
+                # with the status its children earn, or it stays RUNNING for good.
+                self._parent.open()
             return []
         run_id = self._parent.open()
         print(f"sweep: MLflow parent run {run_id} ({len(todo)} of {len(cells)} cells to run)")

@@ -76,6 +76,8 @@ class SweepParent:
     """Hydra's sweep folder (the spending ledger lives there)."""
     run_id: str = ""
     """The parent's id once found or opened; empty before."""
+    status: str = ""
+    """The found parent's status ('' before ``find`` or when there is none)."""
     opened: bool = field(default=False)
     """True once this process created the parent or set it RUNNING again: it then ends it."""
 
@@ -86,7 +88,7 @@ class SweepParent:
         sqlite file.
         """
         found = sweep_parent(self.uri, self.experiment, self.key)
-        self.run_id = found[0] if found else ""
+        self.run_id, self.status = found if found else ("", "")
         return self.run_id
 
     def open(self) -> str:

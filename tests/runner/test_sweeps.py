@@ -230,6 +230,16 @@ def test_an_identical_rerun_launches_no_job_and_a_killed_or_deleted_cell_runs_ag
             "Launching" not in out + stderr
         )  # Hydra's launcher never started: no job, no import of MLflow
 
+        # Killed after its last cell finished but before its parent was ended: the parent
+        # stays RUNNING; a rerun has no cell to run and ends it as its children earn.
+        client.update_run(parent.info.run_id, status="RUNNING")
+        rerun = _cli([*args, *overrides(server.url, stores)])
+        out, stderr = rerun.communicate(timeout=600)
+        assert rerun.returncode == 0, stderr[-3000:]
+        assert len(server.requests) == first_calls, "the rerun called the model"
+        assert len(all_runs(uri, parents=True)) == 4, "the rerun made a run"
+        assert client.get_run(parent.info.run_id).info.status == "FINISHED"
+
         client.set_terminated(
             children[0].info.run_id, "KILLED"
         )  # as close_stale leaves a dead job's run
