@@ -277,7 +277,10 @@ def test_cli_multirun_creates_one_run_per_job(
 @pytest.mark.parametrize(
     "args,message",
     [
-        (["strategy=nope"], "error: strategy=nope is unknown; choose one of: baseline"),
+        (
+            ["strategy=nope"],
+            "error: strategy=nope is unknown; did you mean none? choose one of: baseline",
+        ),
         (["chunk=0"], "error: chunk=0 must be a positive whole number of tokens"),
         (["no_such_key=1"], "error: no_such_key is not a config key"),
     ],
