@@ -62,6 +62,11 @@ class RoleFigures:
     spec: ModelSpec
     """The role's model (its endpoint and rate limits bound a sweep's total)."""
 
+    @property
+    def figures(self) -> Figures:
+        """This role's calls, tokens and USD (its wall time is the cell's)."""
+        return Figures(self.calls, self.prompt_tokens, self.completion_tokens, self.cost_usd)
+
 
 @dataclass(frozen=True)
 class CellEstimate:

@@ -41,8 +41,5 @@ def ranged(config: RunConfig, items: list[WorkItem], name: str) -> CellEstimate:
 
 
 def _role(cell: CellEstimate, role: str) -> Figures:
-    """One role's calls, tokens and USD in ``cell`` (zero when it makes no call there)."""
-    for r in cell.roles:
-        if r.role == role:
-            return Figures(r.calls, r.prompt_tokens, r.completion_tokens, r.cost_usd)
-    return Figures()
+    """One role's figures in ``cell`` (zero when it makes no call there)."""
+    return next((r.figures for r in cell.roles if r.role == role), Figures())

@@ -69,14 +69,10 @@ def cell_lines(cell: CellEstimate) -> list[str]:
     if cell.done_run:
         return [f"{cell.name:<40} done: run {cell.done_run} is FINISHED, costs nothing"]
     out = [_line(cell.name, str(cell.documents), cell.range)]
-    spans = cell.role_spans or tuple(Span.exact(_role(r)) for r in cell.roles)
+    spans = cell.role_spans or tuple(Span.exact(r.figures) for r in cell.roles)
     for r, span in zip(cell.roles, spans, strict=True):
         out.append(_line(f"  {r.role}={r.model}", "", span, KEYS[:-1]))
     return out
-
-
-def _role(r: object) -> Figures:
-    return Figures(*(float(getattr(r, k)) for k in KEYS[:-1]))
 
 
 def table(cells: list[CellEstimate], skipped: str, parallel: int = 1) -> str:
@@ -154,7 +150,7 @@ def _limited(cells: list[CellEstimate], end: str) -> float:
     sums: dict[tuple[str, str], list[float]] = {}
     specs = {}
     for cell in cells:
-        spans = cell.role_spans or tuple(Span.exact(_role(r)) for r in cell.roles)
+        spans = cell.role_spans or tuple(Span.exact(r.figures) for r in cell.roles)
         for r, span in zip(cell.roles, spans, strict=True):
             at = span.low if end == "low" else span.high
             figures = sums.setdefault(r.spec.endpoint, [0.0, 0.0, 0.0])
