@@ -10,7 +10,6 @@ traceback, as Hydra gives it.
 
 from __future__ import annotations
 
-import difflib
 import os
 import re
 import sys
@@ -20,6 +19,8 @@ from typing import TypeVar
 import yaml
 from hydra.errors import HydraException, OverrideParseException
 from omegaconf.errors import OmegaConfBaseException
+
+from runner.plugins.errors import nearest
 
 _MISSING_OPTION = re.compile(r"Could not find '([^']+)/([^']+)'")
 _OPTIONS = re.compile(r"Available options in '[^']+':\n((?:\t.*\n?)+)")
@@ -69,9 +70,7 @@ def one_line(err: BaseException) -> str:
 
 def did_you_mean(name: str, offered: list[str]) -> str:
     """'did you mean hier? choose one of: ...': the nearest names first, when any is near."""
-    near = difflib.get_close_matches(name, offered, n=3, cutoff=0.6)
-    guess = f"did you mean {' or '.join(near)}? " if near else ""
-    return f"{guess}choose one of: {', '.join(offered)}"
+    return f"{nearest(name, offered)}choose one of: {', '.join(offered)}"
 
 
 def unparsable(override: str, message: str) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+
 from runner.errors import ConfigError
 
 
@@ -16,3 +18,9 @@ def first_line(err: BaseException) -> str:
     """The first line of an exception's message (a plugin's traceback stays out of the way)."""
     text = str(err).strip()
     return text.splitlines()[0] if text else "(no message)"
+
+
+def nearest(name: str, offered: list[str]) -> str:
+    """'did you mean hier? ' for the names near ``name`` (up to three); '' when none is near."""
+    near = difflib.get_close_matches(name, offered, n=3, cutoff=0.6)
+    return f"did you mean {' or '.join(near)}? " if near else ""

@@ -15,7 +15,6 @@ asks for it (``load``), so ``--help``, the report and the viewer import no plugi
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.util
 import sys
@@ -25,7 +24,7 @@ from pathlib import Path
 from types import ModuleType
 
 from runner.plugins.contract import check_contract
-from runner.plugins.errors import PluginError, first_line
+from runner.plugins.errors import PluginError, first_line, nearest
 from runner.plugins.sources import (
     GROUPS,
     THIS_DISTRIBUTION,
@@ -111,10 +110,9 @@ def find(kind: str, name: object) -> Plugin:
     if "." in text and all(part.isidentifier() for part in text.split(".")):
         distribution, version = module_distribution(text)
         return Plugin(kind, text, text, distribution, version)
-    near = difflib.get_close_matches(text, sorted(entries), n=3, cutoff=0.6)
-    guess = f"did you mean {' or '.join(near)}? " if near else ""
+    names = sorted(entries)
     raise PluginError(
-        f"{kind}={text} is unknown; {guess}available: {', '.join(sorted(entries))} "
+        f"{kind}={text} is unknown; {nearest(text, names)}available: {', '.join(names)} "
         f"(or an import path such as my_pkg.{text}, or {text}.py in this folder)"
     )
 
