@@ -11,7 +11,7 @@ here: judge every claim against the SOURCE ITSELF.
    A source too long for one call (``judge.context_window`` minus the prompt, ``max_tokens``
    and ``room_tokens``) is cut with ``runner.chunking`` into chunks of at most
    ``chunk_tokens`` and each claim sees the chunks Okapi BM25 ranks best for it that fit
-   (``metrics.bm25``); their indices, best first, are the claim's ``evidence_chunks``
+   (``metrics.article_qa.bm25``); their indices, best first, are the claim's ``evidence_chunks``
    (null when the whole source was shown).
 3. ``alignment = yes / judged claims``; a "no" and an "idk" both count against it, as in
    DeepEval. Claims still unreadable after ``max_attempts`` are counted in
@@ -39,8 +39,8 @@ from metrics.article_qa import (
     nan_result_values,
     source_budget,
 )
+from metrics.article_qa.bm25 import BM25, excerpt, pick_chunks
 from metrics.base import Metric
-from metrics.bm25 import BM25, excerpt, pick_chunks
 from metrics.judging import Usage, as_list, key_of, run_units
 from runner.chunking import split_into_chunks
 from runner.text import words

@@ -43,8 +43,8 @@ from metrics.article_qa import (
     nan_result_values,
     source_budget,
 )
+from metrics.article_qa.answers import check_answer, check_questions, check_score, is_idk
 from metrics.base import Metric
-from metrics.coverage_answers import check_answer, check_questions, check_score, is_idk
 from metrics.judging import Usage, run_units
 from runner.chunking import split_into_chunks
 from runner.types import LLM, Chunk, Document, MetricResult

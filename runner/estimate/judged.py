@@ -1,7 +1,7 @@
 """Calls of the loops that judge a summary: BooookScore's judge, SummIt's evaluate/refine.
 
 BooookScore asks one call per distinct sentence (``batch_size`` sentences per call when
-batched; ``metrics/booookscore_judge.py``): exact for summaries given by ``data=summaries``
+batched; ``metrics/booookscore/judge.py``): exact for summaries given by ``data=summaries``
 (split with the project's sentence splitter, as the metric does), expected from the
 summary's estimated length otherwise, at a guessed sentence length between two bounds.
 SummIt (``strategies/summit*.py``) is counted at its iteration cap, the dear end of its range

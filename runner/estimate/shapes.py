@@ -1,6 +1,6 @@
 """The calls a strategy makes for one document, from its chunks and parameters.
 
-Each function mirrors its strategy's structure (``strategies/hier.py`` and ``hier_merge.py``,
+Each function mirrors its strategy's structure (``strategies/hier/__init__.py`` and ``hier_merge.py``,
 ``incremental.py``, ``baseline.py``, ``summit*.py``) without running any of its code: the
 chunk sizes and prompt files are known exactly, the answers' lengths come from the role's
 ``Guide`` (measured, or a guess the notes name). A ``Phase`` is a group of alike calls; its

@@ -1,7 +1,7 @@
 """Human BooookScore: the paper's score computed from people's coherence annotations.
 
 BooookScore of a summary is 100 x (1 - flagged / sentences): sentences by
-``runner.text.split_sentences`` (NLTK Punkt, as metrics/booookscore.py splits), flagged by
+``runner.text.split_sentences`` (NLTK Punkt, as metrics/booookscore/__init__.py splits), flagged by
 the paper's footnote 12 (each single span and each relation is one flagged sentence; see
 ``CoherenceAnnotation.flagged``). A system's score is the mean over its summaries, so it
 stands beside the judge's ``booookscore/score``.

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from metrics.booookscore_parse import LABELS
+from metrics.booookscore.parse import LABELS
 from runner.errors import DataError
 
 ERROR_TYPES: tuple[str, ...] = LABELS

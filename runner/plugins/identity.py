@@ -53,11 +53,14 @@ def described(plugins: Mapping[str, Plugin]) -> dict[str, str]:
 def prompt_folders(module: ModuleType) -> dict[str, Path]:
     """Artifact label -> folder of each prompt folder a strategy or metric declares.
 
-    A module's folders live under ``prompts/`` beside it; the label starts with its
-    package (``strategies/prompts/hier`` for the built-in hier, as it always was).
+    A module's folders live under ``prompts/`` beside it, or under the ``PROMPT_ROOT`` it
+    declares (a plugin that is a package, such as the built-in ``strategies/summit/``, keeps
+    its prompts beside the package); the label starts with the package that holds the
+    plugin (``strategies/prompts/hier`` for the built-in hier, as it always was).
     """
     if not module.PROMPT_DIRS:  # nothing to find (a module made in memory has no file)
         return {}
-    root = Path(str(module.__file__)).parent / "prompts"
+    declared = getattr(module, "PROMPT_ROOT", None)
+    root = Path(declared) if declared else Path(str(module.__file__)).parent / "prompts"
     package = module.__name__.rpartition(".")[0] or module.__name__
     return {f"{package}/prompts/{folder}": root / folder for folder in module.PROMPT_DIRS}

@@ -5,7 +5,7 @@ are the ``to_record`` lines of its artifact ``human/judgments.jsonl`` (issue 23,
 A judgment names its system by MLflow run id or by a named system (``hier``...); the runs
 named by id are the judged runs, whose per-document values (``scores.json``) and
 BooookScore judge answers (``annotations.json``: ``{doc_id: {sentence: {"questions",
-"types"}}}``, written by ``runner.run.recording`` from ``metrics/booookscore.py``'s
+"types"}}}``, written by ``runner.run.recording`` from ``metrics/booookscore/__init__.py``'s
 artifact; contract 3) are read through ``runner.tracking.reader``'s client.
 
 A person's span may cover several sentences: it flags every Punkt sentence

@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
 from metrics.booookscore import type_key
-from metrics.booookscore_parse import LABELS
+from metrics.booookscore.parse import LABELS
 from runner.report.layout import Layout, param
 from runner.report.table import Key, Table, natural
 from runner.tracking.reader import RunRecord
@@ -40,7 +40,7 @@ SUMMIT_SERIES = "strategy/score"
 SCORE_RANGE = (0.0, 100.0)
 """BooookScore's possible values: the share of sentences without an error, x100."""
 SUMMIT_RANGE = (1.0, 5.0)
-"""SummIt's evaluator scale (``strategies/summit_feedback.py``); the axis always shows it."""
+"""SummIt's evaluator scale (``strategies/summit/feedback.py``); the axis always shows it."""
 NO_FLAG = "no sentence flagged"
 """Written in an error-type panel whose every rate is zero."""
 History = Sequence[tuple[int, float]]

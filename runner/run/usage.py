@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from metrics.booookscore import type_key
-from metrics.booookscore_parse import LABELS
+from metrics.booookscore.parse import LABELS
 from runner.tracking.usage import USAGE_FILE as USAGE_FILE  # where the table is written
 
 TOTALS = (

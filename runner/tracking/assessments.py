@@ -47,7 +47,7 @@ BOOOOKSCORE = "booookscore"
 ERROR_TAG = "assessments.error"
 """Run tag holding why the judge's verdicts were not (all) logged."""
 JUDGE_ARTIFACT = "annotations.json"
-"""BooookScore's per-sentence artifact (``metrics/booookscore.py``)."""
+"""BooookScore's per-sentence artifact (``metrics/booookscore/__init__.py``)."""
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,7 @@ def labels() -> tuple[str, ...]:
     imports every metric (its registry), which ``python -m runner.view`` starting, or a
     page of a run that never judged, need not pay for.
     """
-    from metrics.booookscore_parse import LABELS
+    from metrics.booookscore.parse import LABELS
 
     return LABELS
 

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from metrics import alignment
-from metrics.bm25 import BM25, JOIN_COST, SEPARATOR, pick_chunks
+from metrics.article_qa.bm25 import BM25, JOIN_COST, SEPARATOR, pick_chunks
 from runner.chunking import split_into_chunks
 from runner.errors import ConfigError
 from runner.text import count_tokens

@@ -12,8 +12,8 @@ import pytest
 
 from metrics import booookscore
 from metrics.booookscore import score
-from metrics.booookscore_parse import LABELS
-from metrics.booookscore_prompt import SENTENCE_PROMPT, parse_template
+from metrics.booookscore.parse import LABELS
+from metrics.booookscore.prompt import SENTENCE_PROMPT, parse_template
 from runner.errors import AuthError, ConfigError, ContextWindowError
 from runner.llm.gateway import Gateway
 from runner.types import Message

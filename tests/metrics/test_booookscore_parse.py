@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from metrics.booookscore_parse import LABELS, normalize_label, parse_answer, parse_batch_answer
+from metrics.booookscore.parse import LABELS, normalize_label, parse_answer, parse_batch_answer
 
 CLEAN = [
     ("Questions: no confusion\nTypes: no confusion", None),

@@ -7,8 +7,8 @@ import re
 
 import pytest
 
-from metrics.booookscore_parse import LABELS, parse_answer, parse_batch_answer
-from metrics.booookscore_prompt import BATCH_PROMPT, SENTENCE_PROMPT, load_template
+from metrics.booookscore.parse import LABELS, parse_answer, parse_batch_answer
+from metrics.booookscore.prompt import BATCH_PROMPT, SENTENCE_PROMPT, load_template
 from tests.conftest import missing_shared
 from tests.metrics.conftest import REPO
 

@@ -312,6 +312,6 @@ def test_summit_axes_show_whole_iterations_and_the_1_to_5_scale(
     xs = visible(list(axes.get_xticks()), axes.get_xlim())
     assert xs == [float(i) for i in range(1, len(series) + 1)]  # iteration i at step i - 1
     low, high = axes.get_ylim()
-    assert low <= 1.0 and high >= 5.0  # SummIt's evaluator scale (strategies/summit_feedback.py)
+    assert low <= 1.0 and high >= 5.0  # SummIt's evaluator scale (strategies/summit/feedback.py)
     ys = visible(list(axes.get_yticks()), (low, high))
     assert ys == [1.0, 2.0, 3.0, 4.0, 5.0]

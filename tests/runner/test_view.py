@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-from metrics.booookscore_parse import LABELS
+from metrics.booookscore.parse import LABELS
 from runner.config.run_config import build_run_config
 from runner.run.lifecycle import run_experiment
 from runner.text import split_sentences

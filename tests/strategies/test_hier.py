@@ -24,7 +24,7 @@ from runner.types import Chunk, Message
 from strategies import hier, incremental
 from strategies.budgets import level_budgets, word_limit
 from strategies.generation import load_prompt_set
-from strategies.hier_merge import Inputs, Setup, merge_level
+from strategies.hier.merge import Inputs, Setup, merge_level
 from strategies.prompting import fill, load_prompt
 from tests.conftest import missing_shared
 from tests.fake_server import FakeOpenAIServer

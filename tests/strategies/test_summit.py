@@ -17,7 +17,7 @@ from runner.text import count_tokens
 from runner.tracking.usage import read_usage
 from runner.types import Chunk, Message
 from strategies import summit
-from strategies.summit_feedback import Operation, parse_feedback
+from strategies.summit.feedback import Operation, parse_feedback
 from tests.fake_server import FakeOpenAIServer
 from tests.runner.test_app import all_runs
 from tests.runner.test_config import composed
@@ -364,7 +364,7 @@ def test_prompts_keep_the_papers_words() -> None:
     if not SEED.exists():
         missing_shared("SummIt seed verbatim-prompt")
     seed = " ".join(SEED.read_text(encoding="utf-8").split())
-    folder = Path(summit.__file__).parent / "prompts" / "summit"
+    folder = summit.PROMPT_ROOT / "summit"
     verbatim = {
         "summarizer_system.txt": None,
         "evaluator_system.txt": ("{operations}",),

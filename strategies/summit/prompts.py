@@ -27,7 +27,7 @@ from pathlib import Path
 from runner.errors import ConfigError
 from runner.types import Message
 from strategies.prompting import load_prompt
-from strategies.summit_feedback import OPERATIONS, Operation
+from strategies.summit.feedback import OPERATIONS, Operation
 
 FOLDER = "summit"
 SETTINGS = ("quality", "topic", "knowledge")

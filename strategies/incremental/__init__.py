@@ -21,7 +21,8 @@ from runner.types import LLM, Chunk, Completion, StrategyResult, TraceStep
 from strategies import postprocess as post
 from strategies.budgets import count_words, effective_window, is_valid, word_limit
 from strategies.generation import Attempts, compress, load_prompt_set, tally
-from strategies.incremental_view import trace_view as trace_view  # the viewer's drawing
+from strategies.incremental.view import trace_view as trace_view  # the viewer's drawing
+from strategies.prompting import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
 from strategies.prompting import fill
 
 PROMPT_NAMES = ("init", "intermediate", "compress")

@@ -8,8 +8,8 @@ from typing import Any
 
 from runner.text import word_opcodes
 from runner.types import LLM, Completion, TraceStep
-from strategies.summit_feedback import OPERATIONS, Feedback, parse_feedback
-from strategies.summit_prompts import Prompts
+from strategies.summit.feedback import OPERATIONS, Feedback, parse_feedback
+from strategies.summit.prompts import Prompts
 
 STOP_REASONS = (
     "stop_token",

@@ -28,7 +28,7 @@ from metrics.slots import SlotTemplate, load_slots
 from runner.errors import ConfigError
 from runner.types import LLM, Message
 
-PROMPT_ROOT = Path(__file__).parent / "prompts"
+PROMPT_ROOT = Path(__file__).parent.parent / "prompts"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,8 @@ import math
 from typing import Any
 
 from runner.trace_view import Chart, Listed, Round, Section, Series, Step, picked
-from strategies import hier_view, incremental_view
+from strategies.hier import view as hier_view
+from strategies.incremental import view as incremental_view
 
 _MINE = ("draft", "iteration", "stop")
 

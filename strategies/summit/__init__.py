@@ -44,10 +44,11 @@ from runner.types import LLM, Chunk, Completion, StrategyResult, TraceStep
 from strategies import baseline, hier, incremental
 from strategies.budgets import effective_window, word_limit
 from strategies.generation import tally
-from strategies.summit_feedback import OPERATIONS, Feedback, parse_feedback
-from strategies.summit_loop import Loop, run_loop
-from strategies.summit_prompts import Prompts, check_operations, load_examples
-from strategies.summit_view import trace_view as trace_view  # the viewer's drawing of the trace
+from strategies.prompting import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
+from strategies.summit.feedback import OPERATIONS, Feedback, parse_feedback
+from strategies.summit.loop import Loop, run_loop
+from strategies.summit.prompts import Prompts, check_operations, load_examples
+from strategies.summit.view import trace_view as trace_view  # the viewer's drawing of the trace
 
 ROLES = ("model", "evaluator")
 """The summarizer and the evaluator."""

@@ -18,8 +18,8 @@ import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from metrics.booookscore_parse import Verdict, parse_answer, parse_batch_answer, unparsed
-from metrics.booookscore_prompt import Template, numbered, reask_messages
+from metrics.booookscore.parse import Verdict, parse_answer, parse_batch_answer, unparsed
+from metrics.booookscore.prompt import Template, numbered, reask_messages
 from metrics.judging import Usage, run_units
 from runner.errors import AuthError, LLMError
 from runner.types import LLM

@@ -33,10 +33,11 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+from metrics import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
 from metrics.base import Metric
-from metrics.booookscore_judge import Ask, judge_all
-from metrics.booookscore_parse import LABELS, Verdict
-from metrics.booookscore_prompt import BATCH_PROMPT, SENTENCE_PROMPT, Template, load_template
+from metrics.booookscore.judge import Ask, judge_all
+from metrics.booookscore.parse import LABELS, Verdict
+from metrics.booookscore.prompt import BATCH_PROMPT, SENTENCE_PROMPT, Template, load_template
 from metrics.judging import Usage
 from runner.errors import ConfigError
 from runner.text import split_sentences

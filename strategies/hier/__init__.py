@@ -26,7 +26,7 @@ from runner.types import LLM, Chunk, Completion, StrategyResult, TraceStep
 from strategies import postprocess as post
 from strategies.budgets import effective_window, level_budgets, word_limit
 from strategies.generation import Attempts, load_prompt_set, regenerate, tally
-from strategies.hier_merge import (
+from strategies.hier.merge import (
     LABEL_TOKENS,
     Inputs,
     Setup,
@@ -35,7 +35,8 @@ from strategies.hier_merge import (
     overhead,
     step,
 )
-from strategies.hier_view import trace_view as trace_view  # the viewer's drawing of the trace
+from strategies.hier.view import trace_view as trace_view  # the viewer's drawing of the trace
+from strategies.prompting import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
 from strategies.prompting import fill
 
 PROMPT_NAMES = ("init", "merge", "merge_context", "compress")

@@ -22,7 +22,7 @@ from pathlib import Path
 from runner.errors import ConfigError
 from runner.types import Message
 
-PROMPT_DIR = Path(__file__).parent / "prompts" / "booookscore"
+PROMPT_DIR = Path(__file__).parent.parent / "prompts" / "booookscore"
 SENTENCE_PROMPT = PROMPT_DIR / "sentence.txt"
 """Appendix M.4 verbatim, with the seed's partial examples plus one written for this project."""
 BATCH_PROMPT = PROMPT_DIR / "batch.txt"
