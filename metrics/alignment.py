@@ -40,11 +40,8 @@ from metrics.article_qa import (
     source_budget,
 )
 from metrics.article_qa.bm25 import BM25, excerpt, pick_chunks
-from metrics.base import Metric
 from metrics.judging import Usage, as_list, key_of, run_units
-from runner.chunking import split_into_chunks
-from runner.text import words
-from runner.types import LLM, Chunk, Document, MetricResult
+from runner.api import LLM, Chunk, Document, Metric, MetricResult, split_into_chunks, words
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("alignment",)

@@ -24,10 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from metrics.base import Metric
-from runner.errors import ConfigError
-from runner.text import split_sentences
-from runner.types import Document, Embedder, MetricResult
+from runner.api import ConfigError, Document, Embedder, Metric, MetricResult, split_sentences
 
 ROLES = ("embedder",)
 PROMPT_DIRS = ("coherence",)

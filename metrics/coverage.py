@@ -44,10 +44,8 @@ from metrics.article_qa import (
     source_budget,
 )
 from metrics.article_qa.answers import check_answer, check_questions, check_score, is_idk
-from metrics.base import Metric
 from metrics.judging import Usage, run_units
-from runner.chunking import split_into_chunks
-from runner.types import LLM, Chunk, Document, MetricResult
+from runner.api import LLM, Chunk, Document, Metric, MetricResult, split_into_chunks
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("coverage",)

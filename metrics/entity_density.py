@@ -33,9 +33,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from metrics.base import Metric
-from runner.errors import ConfigError, MetricError
-from runner.types import Document, MetricResult
+from runner.api import ConfigError, Document, Metric, MetricError, MetricResult
 
 if TYPE_CHECKING:
     from spacy.language import Language

@@ -27,9 +27,8 @@ import math
 
 from metrics import alignment, coverage
 from metrics.article_qa import check_float
-from metrics.base import Metric
 from metrics.judging import Usage
-from runner.types import LLM, Document, MetricResult
+from runner.api import LLM, Document, Metric, MetricResult
 
 ROLES = ("judge",)
 KEY = "metrics.f1"

@@ -31,7 +31,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from metrics.base import Metric
 from metrics.geval_prompt import (
     Dimension,
     Prompts,
@@ -43,8 +42,17 @@ from metrics.geval_prompt import (
 )
 from metrics.geval_score import parse_score, weighted_score
 from metrics.judging import Usage, run_units
-from runner.errors import AuthError, ConfigError, LLMError
-from runner.types import LLM, Completion, Document, Message, MetricResult
+from runner.api import (
+    LLM,
+    AuthError,
+    Completion,
+    ConfigError,
+    Document,
+    LLMError,
+    Message,
+    Metric,
+    MetricResult,
+)
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("geval",)

@@ -25,8 +25,7 @@ from typing import Any
 
 from metrics.judging import run_units
 from metrics.slots import SlotTemplate, load_slots
-from runner.errors import ConfigError, MetricError
-from runner.types import LLM, Message
+from runner.api import LLM, ConfigError, Message, MetricError
 
 PROMPT_DIR = Path(__file__).parent / "prompts" / "geval"
 OFFICIAL_STEPS = PROMPT_DIR / "official_steps.txt"

@@ -10,7 +10,7 @@ import math
 import re
 from typing import Any
 
-from runner.types import Completion
+from runner.api import Completion
 
 _NUMBER = re.compile(r"(?<![\d.])\d+(?:\.\d+)?")
 _RANGE = re.compile(r"\d+\s*(?:-|–|to)\s*\d+")

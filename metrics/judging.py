@@ -28,8 +28,7 @@ from contextvars import Context, copy_context
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
-from runner.errors import AuthError, LLMError
-from runner.types import LLM, Completion, Message
+from runner.api import LLM, AuthError, Completion, LLMError, Message
 
 T = TypeVar("T")
 

@@ -24,11 +24,9 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from metrics.base import Metric
 from metrics.judging import Answer, Usage, ask_json, key_of, run_units
 from metrics.slots import SlotTemplate, load_slots
-from runner.errors import ConfigError
-from runner.types import LLM, Document, MetricResult
+from runner.api import LLM, ConfigError, Document, Metric, MetricResult
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("repetitiveness",)

@@ -25,9 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from metrics.base import Metric
-from runner.errors import ConfigError
-from runner.types import Document, MetricResult
+from runner.api import ConfigError, Document, Metric, MetricResult
 
 ROLES: tuple[str, ...] = ()
 PROMPT_DIRS = ("rouge",)

@@ -22,8 +22,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.errors import ConfigError
-from runner.types import Message
+from runner.api import ConfigError, Message
 
 
 @dataclass(frozen=True)

@@ -16,9 +16,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from metrics.base import Metric
-from runner.text import count_tokens, split_sentences, words
-from runner.types import Document, MetricResult
+from runner.api import Document, Metric, MetricResult, count_tokens, split_sentences, words
 
 ROLES: tuple[str, ...] = ()
 PROMPT_DIRS = ("stats",)

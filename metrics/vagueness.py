@@ -25,12 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from metrics.base import Metric
 from metrics.judging import Check, Usage, as_list, ask_json, key_of, run_units
 from metrics.slots import SlotTemplate, load_slots
-from runner.errors import ConfigError
-from runner.text import split_sentences
-from runner.types import LLM, Document, Message, MetricResult
+from runner.api import LLM, ConfigError, Document, Message, Metric, MetricResult, split_sentences
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("vagueness",)

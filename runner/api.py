@@ -20,6 +20,7 @@ from importlib import metadata
 
 from runner.chunking import split_into_chunks
 from runner.errors import (
+    AuthError,
     ConfigError,
     DataError,
     InvalidAnswerError,
@@ -33,10 +34,12 @@ from runner.text import (
     cut_to_sentence_end,
     decode,
     encode,
+    ends_with_sentence_end,
     split_sentences,
+    word_opcodes,
     words,
 )
-from runner.trace_view import Chart, Listed, Node, Round, Section, Series, picked
+from runner.trace_view import Chart, Listed, Node, Round, Section, Series, Step, picked
 from runner.types import (
     LLM,
     Chunk,
@@ -69,7 +72,9 @@ __all__ = [
     "Round",
     "Section",
     "Series",
+    "Step",
     "picked",
+    "AuthError",
     "Chunk",
     "Completion",
     "ConfigError",
@@ -89,8 +94,10 @@ __all__ = [
     "cut_to_sentence_end",
     "decode",
     "encode",
+    "ends_with_sentence_end",
     "mean_values",
     "split_into_chunks",
     "split_sentences",
+    "word_opcodes",
     "words",
 ]

@@ -7,9 +7,17 @@ because a silently truncated book would make the baseline look better than it is
 
 from __future__ import annotations
 
-from runner.errors import ConfigError
-from runner.text import count_tokens, cut_to_sentence_end, decode, encode
-from runner.types import LLM, Chunk, StrategyResult, TraceStep
+from runner.api import (
+    LLM,
+    Chunk,
+    ConfigError,
+    StrategyResult,
+    TraceStep,
+    count_tokens,
+    cut_to_sentence_end,
+    decode,
+    encode,
+)
 from strategies.generation import tally
 from strategies.prompting import fill, load_prompt
 

@@ -7,9 +7,15 @@ only when it fits its budget *and* ends at a sentence end: a model stopped by
 
 from __future__ import annotations
 
-from runner.errors import ConfigError
-from runner.text import count_tokens, cut_to_sentence_end, decode, encode, ends_with_sentence_end
-from runner.types import LLM
+from runner.api import (
+    LLM,
+    ConfigError,
+    count_tokens,
+    cut_to_sentence_end,
+    decode,
+    encode,
+    ends_with_sentence_end,
+)
 
 
 def effective_window(llm: LLM, safety_margin: float) -> int:

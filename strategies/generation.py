@@ -12,9 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.errors import ConfigError
-from runner.text import count_tokens
-from runner.types import LLM, Completion
+from runner.api import LLM, Completion, ConfigError, count_tokens
 from strategies.budgets import count_words, fit_to_budget, is_valid, lowered
 from strategies.prompting import PROMPT_ROOT, fill, load_prompt
 

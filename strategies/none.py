@@ -9,8 +9,7 @@ mistake, not something to paper over.
 
 from __future__ import annotations
 
-from runner.errors import DataError
-from runner.types import Chunk, StrategyResult
+from runner.api import Chunk, DataError, StrategyResult
 
 ROLES: tuple[str, ...] = ()
 """No model: nothing is generated."""

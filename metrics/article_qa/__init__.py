@@ -25,8 +25,7 @@ from typing import Any
 
 from metrics.judging import Answer, Usage, ask_json
 from metrics.slots import SlotTemplate, load_slots
-from runner.errors import ConfigError
-from runner.types import LLM, Message
+from runner.api import LLM, ConfigError, Message
 
 PROMPT_ROOT = Path(__file__).parent.parent / "prompts"
 

@@ -20,8 +20,7 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from runner.text import words
-from runner.types import Chunk
+from runner.api import Chunk, words
 
 K1 = 1.5
 B = 0.75

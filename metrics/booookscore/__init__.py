@@ -34,14 +34,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from metrics import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
-from metrics.base import Metric
 from metrics.booookscore.judge import Ask, judge_all
 from metrics.booookscore.parse import LABELS, Verdict
 from metrics.booookscore.prompt import BATCH_PROMPT, SENTENCE_PROMPT, Template, load_template
 from metrics.judging import Usage
-from runner.errors import ConfigError
-from runner.text import split_sentences
-from runner.types import LLM, Document, MetricResult
+from runner.api import LLM, ConfigError, Document, Metric, MetricResult, split_sentences
 
 ARTIFACT = "annotations.json"
 

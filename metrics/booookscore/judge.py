@@ -21,8 +21,7 @@ from dataclasses import dataclass
 from metrics.booookscore.parse import Verdict, parse_answer, parse_batch_answer, unparsed
 from metrics.booookscore.prompt import Template, numbered, reask_messages
 from metrics.judging import Usage, run_units
-from runner.errors import AuthError, LLMError
-from runner.types import LLM
+from runner.api import LLM, AuthError, LLMError
 
 PURPOSE = "booookscore"
 STOP = ("\n[", "\n---")

@@ -19,8 +19,7 @@ import string
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.errors import ConfigError
-from runner.types import Message
+from runner.api import ConfigError, Message
 
 PROMPT_DIR = Path(__file__).parent.parent / "prompts" / "booookscore"
 SENTENCE_PROMPT = PROMPT_DIR / "sentence.txt"

@@ -16,7 +16,6 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from metrics.base import Metric
 from runner.config.fingerprint import fingerprint
 from runner.config.run_config import RunConfig
 from runner.llm.cache import ResponseCache
@@ -24,6 +23,7 @@ from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway
 from runner.llm.limits import EndpointLimits
 from runner.llm.local import perf as local_perf
+from runner.metric import Metric
 from runner.run import plugin_calls
 from runner.run.preflight import Checked, check_chunk
 from runner.types import WorkItem

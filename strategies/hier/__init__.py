@@ -21,8 +21,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
 from contextvars import copy_context
 
-from runner.errors import ConfigError
-from runner.types import LLM, Chunk, Completion, StrategyResult, TraceStep
+from runner.api import LLM, Chunk, Completion, ConfigError, StrategyResult, TraceStep
 from strategies import postprocess as post
 from strategies.budgets import effective_window, level_budgets, word_limit
 from strategies.generation import Attempts, load_prompt_set, regenerate, tally

@@ -13,9 +13,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from runner.errors import ConfigError
-from runner.text import cut_to_sentence_end, decode, encode
-from runner.types import LLM, Completion, TraceStep
+from runner.api import LLM, Completion, ConfigError, TraceStep, cut_to_sentence_end, decode, encode
 from strategies.budgets import fit_to_budget, word_limit
 from strategies.generation import Attempts, compress, regenerate
 from strategies.prompting import fill

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from runner.trace_view import Listed, Node, Section, Step, picked
+from runner.api import Listed, Node, Section, Step, picked
 
 _MERGE_FACTS = ("output_tokens", "budget", "prompt_tokens", "context_tokens", "attempts")
 _LEAF_FACTS = ("output_tokens", "budget", "chunk_tokens", "prompt_tokens", "attempts")

@@ -16,8 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from runner.errors import ConfigError
-from runner.types import LLM, Chunk, Completion, StrategyResult, TraceStep
+from runner.api import LLM, Chunk, Completion, ConfigError, StrategyResult, TraceStep
 from strategies import postprocess as post
 from strategies.budgets import count_words, effective_window, is_valid, word_limit
 from strategies.generation import Attempts, compress, load_prompt_set, tally

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from runner.trace_view import Chart, Listed, Section, Series, Step
+from runner.api import Chart, Listed, Section, Series, Step
 
 
 def owns(step: Step) -> bool:

@@ -38,9 +38,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.errors import ConfigError
-from runner.text import count_tokens, decode, encode
-from runner.types import LLM, Chunk, Completion, StrategyResult, TraceStep
+from runner.api import (
+    LLM,
+    Chunk,
+    Completion,
+    ConfigError,
+    StrategyResult,
+    TraceStep,
+    count_tokens,
+    decode,
+    encode,
+)
 from strategies import baseline, hier, incremental
 from strategies.budgets import effective_window, word_limit
 from strategies.generation import tally

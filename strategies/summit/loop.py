@@ -6,8 +6,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.text import word_opcodes
-from runner.types import LLM, Completion, TraceStep
+from runner.api import LLM, Completion, TraceStep, word_opcodes
 from strategies.summit.feedback import OPERATIONS, Feedback, parse_feedback
 from strategies.summit.prompts import Prompts
 

@@ -24,8 +24,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.errors import ConfigError
-from runner.types import Message
+from runner.api import ConfigError, Message
 from strategies.prompting import load_prompt
 from strategies.summit.feedback import OPERATIONS, Operation
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from runner.trace_view import Chart, Listed, Round, Section, Series, Step, picked
+from runner.api import Chart, Listed, Round, Section, Series, Step, picked
 from strategies.hier import view as hier_view
 from strategies.incremental import view as incremental_view
 

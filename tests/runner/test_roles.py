@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-from metrics.base import Metric
 from runner.config.run_config import build_run_config
 from runner.errors import ModelUnreachableError
+from runner.metric import Metric
 from runner.run.lifecycle import run_experiment
 from runner.text import count_tokens
 from runner.tracking.reader import finished_run, scores_frame
