@@ -61,7 +61,7 @@ class ReportConfig:
     plots: bool = True
     """Draw the figures."""
     meta: bool | None = None
-    """Meta-evaluation tables (``runner.report.meta_make``): None = when the experiment has
+    """Meta-evaluation tables (``runner.report.meta.make``): None = when the experiment has
     a human run, True = always (an error without one), False = never."""
 
 

@@ -65,7 +65,7 @@ class Report:
     logged_to: str | None
     """The sweep parent run the files were logged to (None: no sweep)."""
     meta: str = ""
-    """The meta-evaluation tables as Markdown ('' when not made; ``runner.report.meta_make``)."""
+    """The meta-evaluation tables as Markdown ('' when not made; ``runner.report.meta.make``)."""
 
     def text(self) -> str:
         """What the command prints."""
@@ -180,7 +180,7 @@ def make_report(config: ReportConfig) -> Report:
         drawn = _figures(config, selection, scores, grid, out)
         files += [p.path for p in drawn if p.path]
         notes += [p.note for p in drawn if not p.path]
-    from runner.report.meta_make import write_meta
+    from runner.report.meta.make import write_meta
 
     meta = write_meta(config, out)  # None: no human run (or meta=false)
     files += meta.files if meta else []
@@ -205,7 +205,7 @@ def _meta_only(config: ReportConfig, selection: Selection) -> Report | None:
     Pairwise preferences or Appendix J verdicts over named systems make a human run with no
     metric; the report then writes its meta tables instead of stopping on the empty table.
     """
-    from runner.report.meta_make import write_meta
+    from runner.report.meta.make import write_meta
 
     out = config.out or _default_out(config.experiment, selection.sweep_id)
     out.mkdir(parents=True, exist_ok=True)

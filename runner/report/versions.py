@@ -16,7 +16,7 @@ when those say nothing either, the reason is "fingerprint changed".
 A human run (``runner.kind=human``) has no fingerprint; one whose ``human.judged_run`` is a
 superseded run judged the older version, so it leaves the table with it (listed, never
 dropped silently). The meta-evaluation reads every human run regardless
-(``runner.report.meta_read``), so its pairing of people with the judged run is unchanged.
+(``runner.report.meta.read``), so its pairing of people with the judged run is unchanged.
 Plain Python over ``RunRecord``s.
 """
 

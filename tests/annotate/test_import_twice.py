@@ -18,9 +18,9 @@ import pytest
 from runner.annotate.__main__ import main
 from runner.human.judgments import CoherenceAnnotation
 from runner.human.record import record_human_run
-from runner.report.meta_pairs import preference_table
-from runner.report.meta_read import read_meta
-from runner.report.meta_tables import Boot
+from runner.report.meta.pairs import preference_table
+from runner.report.meta.read import read_meta
+from runner.report.meta.tables import Boot
 from runner.tracking.reader import RunRecord, find_runs
 from tests.annotate.conftest import HIER, INC
 from tests.human.lstasks import PAIRWISE, annotation, choices, task

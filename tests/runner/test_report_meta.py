@@ -34,12 +34,12 @@ from runner.human.judgments import (
 )
 from runner.human.labelstudio import read_labelstudio
 from runner.human.record import record_human_run
-from runner.report import meta_stats as st
 from runner.report.config import ReportConfig
 from runner.report.make import make_report
-from runner.report.meta_make import build_tables
-from runner.report.meta_read import MetaInputs
-from runner.report.meta_tables import Boot, MetaTable, run_label
+from runner.report.meta import stats as st
+from runner.report.meta.make import build_tables
+from runner.report.meta.read import MetaInputs
+from runner.report.meta.tables import Boot, MetaTable, run_label
 from runner.tracking.writer import Tracker
 from tests.conftest import SHARED_DATA, missing_shared
 
@@ -448,7 +448,7 @@ def test_released_hier_annotations_have_no_judged_run_to_compare() -> None:
 
 
 def test_figure_has_a_panel_per_metric_with_points() -> None:
-    from runner.report.meta_plots import meta_figure
+    from runner.report.meta.plots import meta_figure
 
     assert meta_figure({("BooookScore (human)", "booookscore/score"): []}) is None
     points = {

@@ -14,8 +14,8 @@ import math
 from collections.abc import Sequence
 
 from runner.report.format import latex_escape
-from runner.report.meta_stats import Stat
-from runner.report.meta_tables import Cell, MetaTable
+from runner.report.meta.stats import Stat
+from runner.report.meta.tables import Cell, MetaTable
 
 
 def _places(header: str) -> int:

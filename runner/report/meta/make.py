@@ -15,12 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import DataError
-from runner.report import meta_format
 from runner.report.config import ReportConfig
-from runner.report.meta_pairs import ordering_table, precision_table, preference_table
-from runner.report.meta_plots import PLOT_FILE, Points, meta_plot
-from runner.report.meta_read import JUDGMENTS_FILE, MetaInputs, read_meta
-from runner.report.meta_tables import (
+from runner.report.meta import format as meta_format
+from runner.report.meta.pairs import ordering_table, precision_table, preference_table
+from runner.report.meta.plots import PLOT_FILE, Points, meta_plot
+from runner.report.meta.read import JUDGMENTS_FILE, MetaInputs, read_meta
+from runner.report.meta.tables import (
     Boot,
     MetaTable,
     human_scores,

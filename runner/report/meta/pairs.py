@@ -16,9 +16,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from runner.human.judgments import CRITERIA, DRAW, VERDICTS, Preference, Verdict
-from runner.report import meta_stats as st
-from runner.report.meta_read import MetaInputs
-from runner.report.meta_tables import Boot, Cell, MetaTable, run_label
+from runner.report.meta import stats as st
+from runner.report.meta.read import MetaInputs
+from runner.report.meta.tables import Boot, Cell, MetaTable, run_label
 from runner.tracking.reader import RunRecord
 
 AGREEING = VERDICTS[:2]

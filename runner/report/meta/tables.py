@@ -5,9 +5,9 @@
   unit per (human annotation, judged summary) pair;
 - ``summary_table``: Kendall's tau and Pearson's r between each metric's per-document value
   in the judged runs and the human score of the same summaries;
-- the Appendix J precision and the pairwise tables are ``runner.report.meta_pairs``.
+- the Appendix J precision and the pairwise tables are ``runner.report.meta.pairs``.
 
-Every interval bootstraps the units named in the caption (``runner.report.meta_stats``).
+Every interval bootstraps the units named in the caption (``runner.report.meta.stats``).
 The human score of a summary is its human BooookScore (``runner.human.booookscore``:
 100 x (1 - flagged / sentences), footnote 12's count, Punkt sentences), as the human run
 logs it; several annotators of one summary are averaged. A numeric ``Rating`` criterion is
@@ -24,8 +24,8 @@ import numpy as np
 
 from runner.human.booookscore import booookscore
 from runner.human.judgments import ERROR_TYPES, CoherenceAnnotation, Rating
-from runner.report import meta_stats as st
-from runner.report.meta_read import MetaInputs, human_flags, judge_flag
+from runner.report.meta import stats as st
+from runner.report.meta.read import MetaInputs, human_flags, judge_flag
 from runner.text import split_sentences
 from runner.tracking.reader import RunRecord
 

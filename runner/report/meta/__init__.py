@@ -1,0 +1,6 @@
+"""The meta-evaluation: does a metric agree with people? (judge vs people, metric vs human score).
+
+``read``: the human runs and what they judged; ``tables`` and ``pairs``: the tables as values;
+``stats``: the statistics and their bootstrap intervals; ``format``: Markdown, LaTeX and CSV;
+``plots``: the figure; ``make``: what ``python -m runner.report`` calls.
+"""
