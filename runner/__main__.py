@@ -86,7 +86,7 @@ def main(cfg: DictConfig) -> JobOutcome:
         assert isinstance(raw, dict)
         config = build_run_config({str(k): v for k, v in raw.items()}, _overrides())
         if raw.get("estimate"):  # estimate=true: counts and prints; no run, no model call
-            from runner.config.fingerprint import is_experiment_override
+            from runner.config.overrides import is_experiment_override
             from runner.estimate.command import estimate_job
 
             shown = [o for o in _overrides() if is_experiment_override(o)]  # not estimate=true

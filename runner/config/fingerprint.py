@@ -17,34 +17,11 @@ import json
 from pathlib import Path
 from typing import Any
 
+from runner.config.overrides import NON_EXPERIMENT_KEYS
 from runner.config.run_config import ALL_ROLES, RunConfig
 from runner.errors import ConfigError
 from runner.llm.spec import NOT_IN_FINGERPRINT
 from runner.plugins.identity import identities, prompt_folders
-
-NON_EXPERIMENT_KEYS = (
-    "tracking",
-    "cache",
-    "progress",
-    "hydra",
-    "budget",
-    "force",
-    "on_error",
-    "verbose",
-    "estimate",
-)
-"""Top-level keys that say where results go or how they are shown, not what they are: left
-out of the fingerprint, the run's params and its name (``is_experiment_override``)."""
-
-
-def is_experiment_override(item: str) -> bool:
-    """Whether a ``key=value`` override changes the experiment.
-
-    ``chunk=1024`` does; ``tracking.uri=...`` says where results go, ``progress=off`` how
-    they are shown, and neither enters the fingerprint, the params or the run's name.
-    """
-    key = item.lstrip("+~").partition("=")[0]
-    return key.split(".", 1)[0] not in NON_EXPERIMENT_KEYS
 
 
 def prompt_files(config: RunConfig) -> dict[str, Path]:

@@ -56,7 +56,7 @@ def is_setting(key: str) -> bool:
     The config's key lists are imported here, not with this module: ``runner.config.run_config``
     imports every strategy and metric to learn their roles, which only laying out a table needs.
     """
-    from runner.config.fingerprint import NON_EXPERIMENT_KEYS
+    from runner.config.overrides import NON_EXPERIMENT_KEYS
     from runner.config.run_config import ALL_ROLES
 
     parts = key.split(".")

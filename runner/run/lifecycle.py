@@ -25,7 +25,8 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.config.fingerprint import fingerprint, is_experiment_override
+from runner.config.fingerprint import fingerprint
+from runner.config.overrides import is_experiment_override, parse_all
 from runner.config.run_config import RunConfig
 from runner.errors import BudgetExceeded, Terminated
 from runner.llm.budget import Budget
@@ -105,7 +106,7 @@ def end_status(err: BaseException) -> str:
 def ignored_keys(config: RunConfig) -> list[str]:
     """One line per set or swept key the strategy does not use (e.g. chunk with baseline)."""
     ignores: dict[str, str] = config.strategy_module.IGNORES
-    given = {o.lstrip("+~").split("=", 1)[0] for o in config.overrides}
+    given = {o.key for o in parse_all(config.overrides)}
     return [
         f"{key}= has no effect with strategy={config.strategy}: {why}"
         for key, why in ignores.items()

@@ -17,7 +17,8 @@ from typing import Any
 
 import yaml
 
-from runner.config.fingerprint import experiment_config, file_digest, is_experiment_override
+from runner.config.fingerprint import experiment_config, file_digest
+from runner.config.overrides import parse_all
 from runner.config.run_config import PROJECT_ROOT
 from runner.plugins.identity import described, identities
 from runner.run.prepare import Job
@@ -160,12 +161,7 @@ def _file(job: Job, key: str) -> str | None:
 
 def _swept(overrides: tuple[str, ...]) -> dict[str, str]:
     """Every override of the experiment as a param, so sweeps line up as columns in the UI."""
-    out = {}
-    for item in overrides:
-        if is_experiment_override(item):
-            key, _, value = item.lstrip("+~").partition("=")
-            out[key] = value
-    return out
+    return {o.key: o.value for o in parse_all(overrides) if o.experiment}
 
 
 def _version(name: str) -> str:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import importlib.util
 import json
 import os
-import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -28,13 +28,13 @@ from hydra.core.utils import JobReturn, JobStatus
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
-from runner.config.fingerprint import is_experiment_override
+from runner.config.overrides import choice, is_experiment_override, parse_all, swept
+from runner.plugins.registry import available
 from runner.sweep.launcher import refuse_bad_launcher
 from runner.sweep.outcome import failure_message, failures
 from runner.sweep.parent import SweepParent
 from runner.sweep.stop import rearm, stoppable
 
-_SWEPT = re.compile(r"^[+~]*([\w.\-/@]+)=(.*)$")
 RESUMING_SWEEPER = "hydra_plugins.summarization_runner_sweeper.resuming_sweeper.ResumingSweeper"
 """The ``_target_`` of ``hydra/sweeper=resuming``, the default (conf/config.yaml)."""
 
@@ -46,29 +46,8 @@ def swept_keys(task_overrides: list[str], sweeper_params: dict[str, Any] | None)
     ``hydra.sweeper.params`` is where experiment presets list them.
     """
     keys = [str(k) for k in (sweeper_params or {})]
-    for item in task_overrides:
-        found = _SWEPT.match(item)
-        if found and _is_sweep(found.group(2)):
-            keys.append(found.group(1))
+    keys += [o.key for o in swept(task_overrides)]
     return tuple(dict.fromkeys(keys))
-
-
-def _is_sweep(value: str) -> bool:
-    if re.match(r"^\s*(range|choice|glob|interval)\(", value):
-        return True
-    depth, quote = 0, ""
-    for char in value:
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char in "[{(":
-            depth += 1
-        elif char in "]})":
-            depth -= 1
-        elif char == "," and depth == 0:
-            return True
-    return False
 
 
 def job_run_name(overrides: tuple[str, ...], keys: tuple[str, ...]) -> str:
@@ -78,11 +57,11 @@ def job_run_name(overrides: tuple[str, ...], keys: tuple[str, ...]) -> str:
     sweep of one cell sweeps no key: its name is then the cell's experiment overrides, never
     where results go (``tracking.uri=...``, ``cache.dir=...``).
     """
-    pairs = [item.lstrip("+~").split("=", 1) for item in overrides if "=" in item]
-    values = dict(pairs)
+    given = [o for o in parse_all(overrides) if "=" in o.text]
+    values = {o.key: o.value for o in given}
     parts = [f"{key.split('.')[-1]}={_short(values[key])}" for key in keys if key in values]
     if not parts:
-        parts = [f"{k}={_short(v)}" for k, v in pairs if is_experiment_override(f"{k}={v}")]
+        parts = [f"{o.key}={_short(o.value)}" for o in given if o.experiment]
     return ",".join(parts)
 
 
@@ -108,6 +87,28 @@ def sweep_key(config: DictConfig, task_overrides: list[str], prompt_roots: list[
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
+def bundled_prompt_roots() -> list[Path]:
+    """The ``prompts/`` folder of each package that ships a built-in strategy or metric.
+
+    Found from the registry's entry points and the packages' locations, none imported: the
+    sweep names no plugin package, and its key stays what it was while those prompts do
+    not change (a rerun finds its parent). A plugin from elsewhere is not part of the key;
+    each cell's fingerprint holds its identity and prompts.
+    """
+    packages = {
+        plugin.target.split(".")[0]
+        for kind in ("strategy", "metrics")
+        for plugin in available(kind).values()
+        if plugin.built_in
+    }
+    roots = []
+    for package in sorted(packages):
+        spec = importlib.util.find_spec(package)  # a top-level package: found, not imported
+        if spec is not None and spec.origin is not None:
+            roots.append(Path(spec.origin).parent / "prompts")
+    return roots
+
+
 def resumes(config: DictConfig) -> bool:
     """True when the resuming sweeper runs this sweep (it then owns the parent run)."""
     return bool(config.hydra.sweeper.get("_target_") == RESUMING_SWEEPER)
@@ -115,9 +116,7 @@ def resumes(config: DictConfig) -> bool:
 
 def parent_of(config: DictConfig) -> SweepParent:
     """The parent run of the sweep ``config`` (Hydra's composed sweep config), not yet opened."""
-    from metrics import PROMPT_ROOT as METRIC_PROMPTS
     from runner.tracking.store import default_tracking_uri
-    from strategies import PROMPT_ROOT as STRATEGY_PROMPTS
 
     task = list(config.hydra.overrides.task)
     raw_params = config.hydra.sweeper.get("params")
@@ -125,14 +124,12 @@ def parent_of(config: DictConfig) -> SweepParent:
     keys = swept_keys(
         task, {str(k): v for k, v in params.items()} if isinstance(params, dict) else None
     )
-    name = next(
-        (t.split("=", 1)[1] for t in task if t.lstrip("+").startswith("experiment=")), "sweep"
-    )
+    name = choice(task, "experiment") or "sweep"
     experiment = " ".join(t for t in task if is_experiment_override(t))  # not progress=off...
     return SweepParent(
         uri=config.tracking.uri or default_tracking_uri(),
         experiment=str(config.tracking.experiment or "summarization"),
-        key=sweep_key(config, task, [STRATEGY_PROMPTS, METRIC_PROMPTS]),
+        key=sweep_key(config, task, bundled_prompt_roots()),
         run_name=f"{name}: {experiment or '(defaults)'}"[:250],
         description=(
             f"Sweep over {', '.join(keys) or 'nothing'}: python -m runner -m {' '.join(task)}"
