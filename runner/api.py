@@ -12,6 +12,10 @@ A strategy module declares ``ROLES``, ``IGNORES``, ``PROMPT_DIRS`` and
 declares ``KEYS`` and ``load(*, <keys>) -> list[Document]``. ``runner/plugins/contract.py``
 checks each when it is loaded; the README's "Write your own strategy or metric" walks
 through an example package (``examples/plugin/``).
+
+A strategy or metric may also declare ``estimate``, the calls it makes per document or per
+summary as ``Phase``s, each role's answer lengths asked of a ``Guide`` (``runner.estimating``);
+``estimate=true`` counts them, and notes a plugin without the hook as unknown.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from runner.errors import (
     MetricError,
     RunnerError,
 )
+from runner.estimating import Guide, Phase, Prompt, prompt_text, template_tokens
 from runner.metric import Metric, mean_values
 from runner.text import (
     count_tokens,
@@ -81,10 +86,13 @@ __all__ = [
     "DataError",
     "Document",
     "Embedder",
+    "Guide",
     "InvalidAnswerError",
     "LLMError",
     "Message",
     "Metric",
+    "Phase",
+    "Prompt",
     "MetricError",
     "MetricResult",
     "RunnerError",
@@ -94,10 +102,12 @@ __all__ = [
     "cut_to_sentence_end",
     "decode",
     "encode",
+    "prompt_text",
     "ends_with_sentence_end",
     "mean_values",
     "split_into_chunks",
     "split_sentences",
+    "template_tokens",
     "word_opcodes",
     "words",
 ]

@@ -18,6 +18,7 @@ from runner.api import (
     decode,
     encode,
 )
+from strategies.baseline_estimate import estimate as estimate  # estimate=true counts its call
 from strategies.generation import tally
 from strategies.prompting import fill, load_prompt
 

@@ -26,6 +26,7 @@ PLUGIN_API = (
     "runner.chunking",
     "runner.metric",
     "runner.trace_view",
+    "runner.estimating",
 )
 """The modules behind ``runner.api``: they import nothing else of ``runner``; plugins import
 ``runner.api`` itself."""
@@ -187,7 +188,7 @@ RULES = (
     ),
     Rule(
         "an estimate predicts from the config, the documents and the store: it runs no job and "
-        "imports no strategy (their shapes are read from the config's parameters)",
+        "imports no strategy (each counts its own calls in its estimate hook, loaded by name)",
         Packages(("runner.estimate",)),
         Packages(("runner.run", "runner.sweep", "runner.report", "runner.view", "strategies")),
     ),

@@ -34,6 +34,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from metrics import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
+from metrics.booookscore.estimate import estimate as estimate  # estimate=true counts it
 from metrics.booookscore.judge import Ask, judge_all
 from metrics.booookscore.parse import LABELS, Verdict
 from metrics.booookscore.prompt import BATCH_PROMPT, SENTENCE_PROMPT, Template, load_template

@@ -9,6 +9,10 @@ that forgot one is refused with one line rather than read with a silent default 
   ``summarize(chunks, <roles>, *, <params>)``; optionally ``trace_view(steps)``, how the
   viewer draws its trace (``runner/trace_view.py``; without one the steps are listed);
 - metric: ``ROLES``, ``PROMPT_DIRS`` and ``setup(<roles>, *, <params>)``;
+- strategy or metric: optionally ``estimate``, its calls per document
+  (``estimate(chunks, <roles>, *, window, prompt, <params>)``) or per summary
+  (``estimate(summary, expected, <roles>, *, prompt, <params>)``) as ``runner.estimating``
+  ``Phase``s, each role a ``Guide``; without it ``estimate=true`` notes its calls as unknown;
 - data loader: ``KEYS`` (the ``data.*`` keys it reads) and ``load(*, <keys>)`` returning
   a list of ``runner.api.Document``.
 
@@ -46,6 +50,8 @@ def check_contract(kind: str, module: Any) -> str | None:
         return _check_names("KEYS", module.KEYS) or _keywords_cover(function, module.KEYS)
     if kind == "strategy" and not callable(getattr(module, "trace_view", print)):
         return "trace_view is not a function (it is optional: remove it or define it)"
+    if kind != "data" and not callable(getattr(module, "estimate", print)):
+        return "estimate is not a function (it is optional: remove it or define it)"
     return (
         _check_roles(module.ROLES)
         or _check_names("PROMPT_DIRS", module.PROMPT_DIRS)

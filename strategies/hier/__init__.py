@@ -25,6 +25,7 @@ from runner.api import LLM, Chunk, Completion, ConfigError, StrategyResult, Trac
 from strategies import postprocess as post
 from strategies.budgets import effective_window, level_budgets, word_limit
 from strategies.generation import Attempts, load_prompt_set, regenerate, tally
+from strategies.hier.estimate import estimate as estimate  # estimate=true counts its calls
 from strategies.hier.merge import (
     LABEL_TOKENS,
     Inputs,

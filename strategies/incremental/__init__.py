@@ -20,6 +20,7 @@ from runner.api import LLM, Chunk, Completion, ConfigError, StrategyResult, Trac
 from strategies import postprocess as post
 from strategies.budgets import count_words, effective_window, is_valid, word_limit
 from strategies.generation import Attempts, compress, load_prompt_set, tally
+from strategies.incremental.estimate import estimate as estimate  # estimate=true's count
 from strategies.incremental.view import trace_view as trace_view  # the viewer's drawing
 from strategies.prompting import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
 from strategies.prompting import fill

@@ -53,6 +53,7 @@ from strategies import baseline, hier, incremental
 from strategies.budgets import effective_window, word_limit
 from strategies.generation import tally
 from strategies.prompting import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
+from strategies.summit.estimate import estimate as estimate  # estimate=true counts its calls
 from strategies.summit.feedback import OPERATIONS, Feedback, parse_feedback
 from strategies.summit.loop import Loop, run_loop
 from strategies.summit.prompts import Prompts, check_operations, load_examples

@@ -64,7 +64,10 @@ def test_no_code_of_ours_registers_plugins_or_patches_hydra() -> None:
         *REPO.joinpath("hydra_plugins").rglob("*.py"),
     ]:
         text = path.read_text(encoding="utf-8")
-        assert "Plugins.instance()" not in text, path
+        # The one use of Hydra's plugin registry: making the configured launcher, as every
+        # sweeper plugin of Hydra's does (nothing registered, nothing discovered by hand).
+        uses = text.split("Plugins.instance()")[1:]
+        assert all(use.startswith(".instantiate_launcher(") for use in uses), path
         assert "class_name_to_class" not in text, path
     assert not (REPO / "hydra_plugins" / "__init__.py").exists()  # a namespace package
 

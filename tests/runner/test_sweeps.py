@@ -290,7 +290,7 @@ def sweep_module_newest(rows: list[tuple[str, str, str]]) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def _sweeper(*sweep: str) -> Iterator[tuple[Any, list[list[str]]]]:
+def _sweeper(*sweep: str) -> Iterator[tuple[Any, list[tuple[str, ...]]]]:
     """A ResumingSweeper on the sweep's composed config, as Hydra sets one up for ``-m``, and the
     sweep's cells."""
     from hydra import initialize_config_dir
@@ -317,9 +317,22 @@ def _sweeper(*sweep: str) -> Iterator[tuple[Any, list[list[str]]]]:
             OverridesParser.create().parse_overrides(list(sweep)), None
         )
         try:
-            yield sweeper, cells
+            yield sweeper, [tuple(cell) for cell in cells]
         finally:
             HydraConfig.instance().cfg = before
+
+
+def _identity(sweeper: Any, cell: tuple[str, ...], index: int) -> tuple[str, str, str] | None:
+    """(store, experiment, fingerprint) the sweeper finds for a cell; None with force=true."""
+    from hydra_plugins.summarization_runner_sweeper.cell_config import hydra_config_kept
+    from hydra_plugins.summarization_runner_sweeper.checks import CheckedCell, check_cell
+
+    with hydra_config_kept():
+        found = check_cell(sweeper.hydra_context, sweeper.config, cell, index)
+    assert isinstance(found, CheckedCell), found
+    if found.identity is None:
+        return None
+    return found.identity.uri, found.identity.experiment, found.identity.fingerprint
 
 
 @pytest.mark.parametrize(
@@ -328,30 +341,27 @@ def _sweeper(*sweep: str) -> Iterator[tuple[Any, list[list[str]]]]:
         ["chunk=512,1024", "seed=0,1"],
         ["strategy=hier", "model.temperature=0.1,0.2", "data.limit=1,2", "metrics=stats"],
         ["model=gpt4", "model.api_base=http://127.0.0.1:9/v1", "judge.temperature=0,0.3"],
-    ],
-)
-def test_a_cell_that_sets_plain_values_is_the_config_hydra_composes(sweep: list[str]) -> None:
-    from omegaconf import OmegaConf
-
-    with _sweeper(*sweep) as (sweeper, cells):
-        for index, cell in enumerate(cells):
-            quick = sweeper._values_set(cell)
-            assert quick is not None, cell
-            composed_ = OmegaConf.to_container(sweeper._composed(cell, index), resolve=True)
-            assert OmegaConf.to_container(quick, resolve=True) == composed_, cell
-
-
-@pytest.mark.parametrize(
-    "sweep",
-    [
         ["strategy=baseline,hier"],
         ["+extra=1,2"],
         ["model.temperature=0.1,0.2", "model={temperature: 0.5}"],
     ],
 )
-def test_a_cell_that_changes_more_than_values_is_composed(sweep: list[str]) -> None:
-    with _sweeper(*sweep) as (sweeper, cells):
-        assert [sweeper._values_set(cell) for cell in cells] == [None] * len(cells)
+def test_a_cells_config_is_the_config_hydra_composes(sweep: list[str]) -> None:
+    from omegaconf import OmegaConf
+
+    from hydra_plugins.summarization_runner_sweeper.cell_config import (
+        cell_config,
+        hydra_config_kept,
+    )
+
+    mine = []
+    with _sweeper(*sweep) as (sweeper, cells), hydra_config_kept():
+        for index, cell in enumerate(cells):
+            made = cell_config(sweeper.hydra_context, sweeper.config, cell, index)
+            mine.append(OmegaConf.to_container(made, resolve=True))
+    assert len(cells) > 1
+    for cell, config in zip(cells, mine, strict=True):
+        assert config == composed(*cell), cell
 
 
 def test_the_sweeper_fingerprints_each_cell_as_its_job_does(tmp_path: Path) -> None:
@@ -365,13 +375,16 @@ def test_the_sweeper_fingerprints_each_cell_as_its_job_does(tmp_path: Path) -> N
         "strategy=baseline,hier",
     ]
     with _sweeper(*sweep) as (sweeper, cells):
-        before = [sweeper._cell(cell, index) for index, cell in enumerate(cells)]
+        before = [_identity(sweeper, cell, index) for index, cell in enumerate(cells)]
         prompt.write_text(
             "Summary:\n{}\nThe sentence:\n{}\n", encoding="utf-8"
         )  # same path, new words
-        after = [sweeper._cell(cell, index) for index, cell in enumerate(cells)]
+        after = [_identity(sweeper, cell, index) for index, cell in enumerate(cells)]
     with _sweeper("force=true", "chunk=512,1024") as (sweeper, forced):
-        assert [sweeper._cell(cell, index) for index, cell in enumerate(forced)] == [None, None]
+        assert [_identity(sweeper, cell, index) for index, cell in enumerate(forced)] == [
+            None,
+            None,
+        ]
     jobs = []
     for cell in cells:
         config = build_run_config(composed(*cell))
