@@ -1,20 +1,22 @@
 """``estimate=true``: a job's or sweep's model calls, tokens, cost and wall time, before any call.
 
-Predicted from the chunking (the real tokenizer), the strategies' shapes, the roles' prices
-and the store's history of each endpoint's latency and tokens per call.
+Predicted from the chunking (the real tokenizer), the calls each strategy and metric says it
+makes (its own ``estimate`` hook, ``runner.estimating``), the roles' prices and the store's
+history of each endpoint's latency and tokens per call. This package is the generic machinery
+and knows no strategy or metric by name.
 
 Modules: ``command`` (the entry point's and the sweeper's door: documents, done cells, the
-printed table), ``cell`` (one job), ``shapes`` (hier, incremental, baseline), ``judged``
-(BooookScore's judge, SummIt's loop), ``guide`` (a role's measured or guessed figures),
-``history`` (the store's calls.jsonl), ``latency`` (seconds per call; defaults per provider
-with their sources), ``rates`` (model.rpm and tpm), ``cached`` (requests the response cache
-answers), ``ranges`` (the cell again at its guesses' bounds: ranges, and what each guess
-drives), ``span`` (those ranges as values), ``report`` (the table).
+printed table), ``cell`` (one job: the plugins' hooks called), ``guide`` (a role's measured
+or guessed figures, the ``Guide`` a hook is given), ``history`` (the store's calls.jsonl),
+``latency`` (seconds per call; defaults per provider with their sources), ``rates``
+(model.rpm and tpm), ``cached`` (requests the response cache answers), ``ranges`` (the cell
+again at its guesses' bounds: ranges, and what each guess drives), ``span`` (those ranges as
+values), ``report`` (the table).
 
 May import: the plugin API, ``runner.config``, ``runner.data``, ``runner.llm``'s modules that
 load no litellm (``spec``, ``request``, ``cache``, ``prices``: litellm's price map read as
 data) and ``runner.tracking.sqlite_peek`` (the runs of a model in a sqlite store); never
-``runner.run`` (the entry point hands over what it needs), never litellm or MLflow (~5 s and
-~2 s to import: the estimate answers in under 3 s), and no strategy or metric code path that
-calls a model (their parameters come from the ``RunConfig``, their prompts from the files).
+``runner.run`` (the entry point hands over what it needs), never litellm or MLflow (slow to
+import, and an estimate should answer at once), and no strategy or metric code path that calls
+a model (only their ``estimate`` hooks, through the modules the ``RunConfig`` loaded).
 """

@@ -2,7 +2,8 @@
 
 The documents are those the job would read; each is chunked with the real tokenizer
 (``runner.chunking``, cached per text and chunk size across a sweep's cells) and its
-strategy's and metrics' calls counted (``shapes``, ``judged``). Wall time: each document's
+strategy's and metrics' calls counted by each plugin's own ``estimate`` hook
+(``runner.estimating``; without one its calls are noted as unknown). Wall time: each document's
 critical path at the roles' seconds per call, documents side by side up to the widest
 role's concurrency, never under what the endpoint's concurrency and provider limits
 (``model.rpm``, ``tpm``, ``input_tpm``, ``output_tpm``) let through.
@@ -17,34 +18,47 @@ import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from runner.chunking import split_into_chunks
-from runner.config.fingerprint import prompt_files
 from runner.config.run_config import RunConfig
-from runner.estimate import judged, shapes
+from runner.errors import RunnerError
 from runner.estimate.cached import probes
 from runner.estimate.guide import Guide, Scenario
 from runner.estimate.history import history
 from runner.estimate.latency import default_latency
 from runner.estimate.rates import rate_seconds
-from runner.estimate.shapes import Phase
 from runner.estimate.span import Driver, Figures, Span
+from runner.estimating import Guide as HookGuide
+from runner.estimating import Phase, Prompt
 from runner.llm.prices import price_of
 from runner.llm.spec import ModelSpec
+from runner.plugins.identity import prompt_folders
 from runner.types import Chunk, WorkItem
 
 STARTUP_S = 10.0
-"""A job's own seconds besides its calls until the store has runs to measure it: a cached
-rerun's ~4 s plus litellm's import (~5 s) on the 2-core machine (DESIGN.md, "Start-up
-cost"), and logging the run. Under load it was 20 s (benchmarks/bench_estimate.py)."""
+"""Guess: a job's own seconds besides its calls, until the store has runs to measure it.
+
+A cached rerun's start-up, litellm's import and logging the run
+(``benchmarks/bench_estimate.py`` measures it)."""
 STARTUP_BOUNDS = (4.0, 20.0)
-"""A cached rerun's ~4 s on a quiet machine, to the 20 s measured under load."""
+"""A cached rerun on an idle machine, to a job started on a loaded one."""
 PROCESS_S = 5.0
 """A job's seconds outside its MLflow run, added to a measured overhead: the interpreter,
-Hydra, config and documents (~2 s: estimate=true's own time) and MLflow's import (~3 s),
-measured on the 2-core machine under load (2026-12-01)."""
-STRATEGIES = ("hier", "incremental", "baseline", "summit", "none")
-"""Strategies whose calls are counted; another (a plugin) is noted as not estimated."""
+Hydra, the config and documents (what ``estimate=true`` itself takes) and MLflow's import."""
+UNKNOWN_STRATEGY = (
+    "strategy {name}: its calls are unknown (not counted); declare "
+    "estimate(chunks, <roles>, *, window, prompt, <params>) -> list[Phase] in its module "
+    "(runner.api) to count them"
+)
+"""The note for a strategy with model roles and no ``estimate`` hook."""
+UNKNOWN_METRIC = (
+    "metric {label}: its calls are unknown (not counted); declare "
+    "estimate(summary, expected, <roles>, *, prompt, <params>) -> list[Phase] in its module "
+    "(runner.api) to count them"
+)
+"""The note for a metric with model roles and no ``estimate`` hook."""
 
 
 @dataclass(frozen=True)
@@ -146,20 +160,15 @@ def guides(config: RunConfig, scenario: Scenario | None = None) -> dict[str, Gui
     return out
 
 
-def _prompt_lookup(config: RunConfig, folder: str, chosen: str) -> shapes.Prompt:
-    """A strategy's prompt by name: its set's file, else the paper set's, else common's."""
-    files = prompt_files(config)
+def _prompts(module: ModuleType) -> Prompt:
+    """A plugin's prompt file by its path within the folders it declares (``PROMPT_DIRS``)."""
+    folders = dict(zip(module.PROMPT_DIRS, prompt_folders(module).values(), strict=True))
 
-    def find(name: str) -> Path | None:
-        for key in (
-            f"strategies/prompts/{folder}/{chosen}/{name}.txt",
-            f"strategies/prompts/{folder}/paper/{name}.txt",
-            f"strategies/prompts/{folder}/{name}.txt",
-            f"strategies/prompts/common/{name}.txt",
-        ):
-            if key in files:
-                return files[key]
-        return None
+    def find(relative: str) -> Path | None:
+        head, _, rest = relative.partition("/")
+        folder = folders.get(head)
+        path = folder / rest if folder is not None and rest else None
+        return path if path is not None and path.is_file() else None
 
     return find
 
@@ -167,33 +176,27 @@ def _prompt_lookup(config: RunConfig, folder: str, chosen: str) -> shapes.Prompt
 def _strategy(
     config: RunConfig, item: WorkItem, window: int, guide: dict[str, Guide]
 ) -> tuple[list[Phase], str]:
-    """The strategy's phases for one document; a note when it is not estimated."""
-    params, name = config.strategy_params, config.strategy
-    if item.summary is not None or name == "none" or item.source is None:
+    """The strategy's phases for one document (its ``estimate`` hook); a note without one."""
+    if item.summary is not None or item.source is None:
         return [], ""
+    module = config.strategy_module
+    hook = getattr(module, "estimate", None)
+    if hook is None:  # a strategy with no model role calls none: nothing to count
+        return [], UNKNOWN_STRATEGY.format(name=config.strategy) if module.ROLES else ""
     chunks = chunks_of(item.source.text, config.chunk)
-    sizes = [c.n_tokens for c in chunks]
-    model = guide["model"]
-    prompts = str(params.get("prompts", "paper"))
-    if name in ("hier", "incremental", "baseline"):
-        shape: Callable[..., list[Phase]] = getattr(shapes, name)
-        return shape(chunks, window, params, _prompt_lookup(config, name, prompts), model), ""
-    if name == "summit":
-        draft_name = str(params.get("draft", "hier"))
-        budget = int(params.get("max_summary_len", 900))
-        fits = sum(sizes) + budget * 2 + 1500 < window
-        if fits and params.get("draft_for", "long") == "long":
-            answer = model.fill("summit/summarize") * budget
-            draft = [Phase("model", "summit/summarize", 1, sum(sizes) + 300, answer, 1)]
-            source = float(sum(sizes))
-        else:
-            draft_shape: Callable[..., list[Phase]] = getattr(shapes, draft_name)
-            lookup = _prompt_lookup(config, draft_name, "paper")
-            draft = draft_shape(chunks, window, params, lookup, model)
-            source = float(min(sum(sizes), window // 2))
-        phases = judged.summit(source, draft, params, model, guide["evaluator"])
-        return phases, ""
-    return [], f"strategy {name}: its calls are not estimated (only {', '.join(STRATEGIES)})"
+    roles: dict[str, HookGuide] = {role: guide[role] for role in module.ROLES}
+    prompt = _prompts(module)
+    params = config.strategy_params
+    return _called(
+        f"strategy {config.strategy}",
+        module,
+        hook,
+        chunks,
+        **roles,
+        window=window,
+        prompt=prompt,
+        **params,
+    ), ""
 
 
 def _summary_tokens(phases: list[Phase]) -> float:
@@ -205,21 +208,48 @@ def _summary_tokens(phases: list[Phase]) -> float:
 def _metrics(
     config: RunConfig, item: WorkItem, summary: float, guide: dict[str, Guide]
 ) -> tuple[list[Phase], list[str]]:
-    """The metrics' calls for one document, and notes for those not estimated."""
+    """The metrics' calls for one document (their ``estimate`` hooks); notes for the others."""
     phases, notes = [], []
-    files = prompt_files(config)
     for label, params in config.metrics.items():
-        plugin = config.plugins[f"metrics.{label}"]
         module = config.metric_module(label)
-        if plugin.name == "booookscore":
-            batched = int(params.get("batch_size", 1)) > 1
-            default = "batch.txt" if batched else "sentence.txt"
-            own = params.get("batch_prompt_path" if batched else "prompt_path")
-            path = Path(own) if own else files[f"metrics/prompts/booookscore/{default}"]
-            phases.append(judged.booookscore(item.summary, summary, params, path, guide["judge"]))
-        elif getattr(module, "ROLES", ()):
-            notes.append(f"metric {label}: its calls are not estimated (counted: booookscore)")
+        hook = getattr(module, "estimate", None)
+        if hook is not None:
+            roles: dict[str, HookGuide] = {role: guide[role] for role in module.ROLES}
+            prompt = _prompts(module)
+            phases += _called(
+                f"metric {label}",
+                module,
+                hook,
+                item.summary,
+                summary,
+                **roles,
+                prompt=prompt,
+                **params,
+            )
+        elif module.ROLES:
+            notes.append(UNKNOWN_METRIC.format(label=label))
     return phases, notes
+
+
+def _called(
+    who: str, module: ModuleType, hook: Callable[..., Any], *args: Any, **kwargs: Any
+) -> list[Phase]:
+    """A plugin's ``estimate`` hook called, its answer checked: a list of ``Phase``s."""
+    try:
+        phases = hook(*args, **kwargs)
+    except RunnerError:
+        raise
+    except Exception as err:
+        raise RunnerError(
+            f"{who}: its estimate hook raised {type(err).__name__}: {err}; "
+            f"fix estimate in {getattr(module, '__file__', module.__name__)}"
+        ) from err
+    if not isinstance(phases, list) or not all(isinstance(p, Phase) for p in phases):
+        raise RunnerError(
+            f"{who}: its estimate hook returned {type(phases).__name__}, not a list of "
+            f"runner.api.Phase; fix estimate in {getattr(module, '__file__', module.__name__)}"
+        )
+    return phases
 
 
 def estimate_cell(

@@ -1,5 +1,8 @@
 """What the estimate cannot know exactly, per role: answer lengths, retries, seconds per call.
 
+A ``Guide`` is what a plugin's ``estimate`` hook is given for each role (the protocol
+``runner.estimating.Guide``).
+
 Measured in this store when it has runs of the model (``runner/estimate/history.py``), else
 a documented guess. Every such figure is taken through a ``Scenario`` with its point value
 and the two ends of its plausible range (the cheap end and the dear end: a guess's bounds,
@@ -9,32 +12,18 @@ print a range that each guess is named as driving (``runner/estimate/ranges.py``
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Literal
 
 from runner.estimate.cached import Probe
 from runner.estimate.history import History
 from runner.estimate.latency import Latency
-from runner.text import count_tokens
 from runner.types import Message
 
 DEFAULT_FILL = 0.6
 """Guess: a summary uses 60% of its token budget. A prompt's word limit is 65% of the budget
 in words (~85% in tokens) and models tend to stay under it; one run of the model measures it."""
-WORDS_PER_TOKEN = 0.75
-"""English prose: about 0.75 words per cl100k token (used for incremental's word targets)."""
-JUDGE_ANSWER_TOKENS = 30.0
-"""Guess: a BooookScore verdict ('Questions: ... Types: ...') is about 30 tokens."""
-SENTENCE_TOKENS = 25.0
-"""Guess: a summary sentence is about 25 tokens (for summaries not made yet)."""
-SENTENCE_BOUNDS = (8.0, 60.0)
-"""A summary sentence's plausible lengths (its dear and cheap ends: shorter sentences, more
-judge asks): 'The mill burned in the spring.' is 8 tokens; a long compound sentence of a
-book summary ~60."""
-
 Side = Literal["cheap", "point", "dear"]
 """Which value of a guessed quantity an estimate takes: the end of its range that costs
 least, its point value, or the end that costs most."""
@@ -128,21 +117,10 @@ class Guide:
         """Further attempts per first attempt (0 until measured: the upper bound is noted)."""
         return self.history.retries.get(purpose, 0.0)
 
+    def calls(self, purpose: str) -> int:
+        """Calls of ``purpose`` by this model in the store's runs."""
+        return self.history.calls_of(purpose)
+
     def measured(self, purpose: str) -> bool:
         """Whether this store has calls of ``purpose`` by this model."""
         return purpose in self.history.completion
-
-
-@functools.lru_cache(maxsize=4096)
-def template_tokens(path: Path | None, *values: object) -> int:
-    """Tokens of the prompt file at ``path`` with its ``{}`` slots filled by ``values``.
-
-    Slots beyond ``values`` are left empty; 0 without a file. Cached: an estimate's ranges
-    make each cell again at its guesses' bounds, with the same prompts.
-    """
-    if path is None:
-        return 0
-    text = path.read_text(encoding="utf-8").rstrip("\n")
-    slots = text.count("{}")
-    filled = [*values, *([""] * max(0, slots - len(values)))][:slots]
-    return count_tokens(text.format(*filled))

@@ -4,9 +4,8 @@ Every run logs ``calls.jsonl`` (``runner/llm/call_log.py``): one line per call w
 request (its litellm ``model``, ``max_tokens`` and ``sample``, the regeneration index), the
 purpose ('hier/level0', 'booookscore', ...), the provider's token counts and the latency.
 The newest runs of the model (``RUNS_READ``) are found in a sqlite store by
-``runner.tracking.sqlite_peek`` and read from their artifact folders, without MLflow (~2 s
-to import, most of the estimate's 3 s); a
-store of another kind has no history here and the defaults apply. The model is matched by
+``runner.tracking.sqlite_peek`` and read from their artifact folders, without MLflow (slow to
+import); a store of another kind has no history here and the defaults apply. The model is matched by
 its litellm string alone, whatever the server: a model's speed belongs to the model.
 """
 

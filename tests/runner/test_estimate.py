@@ -274,7 +274,7 @@ def test_what_the_response_cache_answers_costs_nothing(
 
 
 def test_the_judge_stop_sequences_are_the_metrics() -> None:
+    from metrics.booookscore.estimate import STOP as ESTIMATED_STOP
     from metrics.booookscore.judge import STOP
-    from runner.estimate.judged import JUDGE_STOP
 
-    assert JUDGE_STOP == STOP
+    assert ESTIMATED_STOP == STOP
