@@ -16,6 +16,11 @@ through an example package (``examples/plugin/``).
 A strategy or metric may also declare ``estimate``, the calls it makes per document or per
 summary as ``Phase``s, each role's answer lengths asked of a ``Guide`` (``runner.estimating``);
 ``estimate=true`` counts them, and notes a plugin without the hook as unknown.
+
+A metric whose score people can give too declares ``HUMAN = HumanFormat(...)``
+(``runner.human_format``: ``CoherenceAnnotation``, ``Span``, ``Relation``,
+``HumanDataError``): its human-judgment format, which ``runner.human``, ``runner.annotate``
+and the meta-evaluation read, record and compare through it.
 """
 
 from __future__ import annotations
@@ -33,6 +38,7 @@ from runner.errors import (
     RunnerError,
 )
 from runner.estimating import Guide, Phase, Prompt, prompt_text, template_tokens
+from runner.human_format import CoherenceAnnotation, HumanDataError, HumanFormat, Relation, Span
 from runner.metric import Metric, mean_values
 from runner.text import (
     count_tokens,
@@ -81,18 +87,23 @@ __all__ = [
     "picked",
     "AuthError",
     "Chunk",
+    "CoherenceAnnotation",
     "Completion",
     "ConfigError",
     "DataError",
     "Document",
     "Embedder",
     "Guide",
+    "HumanDataError",
+    "HumanFormat",
     "InvalidAnswerError",
     "LLMError",
     "Message",
     "Metric",
     "Phase",
     "Prompt",
+    "Relation",
+    "Span",
     "MetricError",
     "MetricResult",
     "RunnerError",

@@ -27,6 +27,7 @@ PLUGIN_API = (
     "runner.metric",
     "runner.trace_view",
     "runner.estimating",
+    "runner.human_format",
 )
 """The modules behind ``runner.api``: they import nothing else of ``runner``; plugins import
 ``runner.api`` itself."""

@@ -5,45 +5,24 @@ the BooookScore authors' own export: pairwise ``detail``, ``structure``, ``logic
 ``preference`` (``Summary 1|Summary 2|Draw``), ``contradiction``, ``omission_summary_1``,
 ``omission_summary_2`` (``Yes|No``) and ``<name>_comments``; span annotation ``error_type``
 (a Labels control over the Text ``summary``) with a per-region TextArea ``questions``;
-validation ``agreement`` (Appendix J's verdicts) and ``reasons``. The instructions quote the
-paper (sec. 3's annotation protocol, the M.4 taxonomy, Table 4's criteria, Appendix J's
-standards); the full pairwise questionnaire is not in the paper, so its questions restate
-Table 4's four criteria and the two flags of the authors' export.
+validation ``agreement`` (Appendix J's verdicts) and ``reasons``. The span task's title,
+instructions, labels and their definitions are the owning metric's (``HUMAN``, found by
+``runner.human.owner``; BooookScore's quote sec. 3's protocol and the M.4 taxonomy); the
+others quote the paper (Table 4's criteria, Appendix J's standards); the full pairwise
+questionnaire is not in the paper, so its questions restate Table 4's four criteria and the
+two flags of the authors' export.
 """
 
 from __future__ import annotations
 
 from xml.sax.saxutils import quoteattr
 
-from runner.human.judgments import ERROR_TYPES, SIDE_CHOICES, VERDICTS
+from runner.human.judgments import SIDE_CHOICES, VERDICTS
+from runner.human.owner import owner
 
 KINDS: tuple[str, ...] = ("preference", "coherence", "validation")
 """Task kinds, as the key's ``kind`` names them."""
 
-TAXONOMY: dict[str, str] = {
-    "entity omission": "an entity (person, object, place, concept...) is mentioned, but key "
-    "details are missing or unclear",
-    "event omission": "an event is mentioned, but key details are missing or unclear",
-    "causal omission": "the reason or motivation for something is missing or unclear",
-    "salience": "inclusion of trivial details that do not contribute to the main storyline",
-    "discontinuity": "an interruption in the flow of the narrative: sudden jumps between "
-    "perspectives, time periods or settings; poor transitions; sentences or paragraphs that "
-    "seem out of place; illogical sentence order or summary structure",
-    "duplication": "redundant repetition of similar information",
-    "inconsistency": "two parts of the summary contain contradicting information",
-    "language": "grammar issues; confusing wording or phrasing",
-}
-"""Appendix M.4's definitions of the eight error types (``ERROR_TYPES``' order)."""
-
-COHERENCE_HELP = (
-    "Read the whole summary. Highlight each span that confuses you (it may cover several "
-    "sentences), pick its error types, and write the questions it leaves you with.",
-    "A confusion counts only if, left unresolved, readers would struggle substantially to "
-    "grasp the main narrative or the summary would seem incoherent, and if it cannot be "
-    "resolved from the summary alone.",
-    "When two spans are confusing together (e.g. a jump between paragraphs), highlight both "
-    "and link them with a relation; put the questions and types on the first span.",
-)
 PREFERENCE_QUESTIONS: dict[str, str] = {
     "detail": "Level of detail: which summary gives more of the key events, characters, "
     "settings and motivations?",
@@ -115,13 +94,14 @@ def _preference() -> str:
 
 
 def _coherence() -> str:
-    lines = ["<View>", *_headers("Find the confusing spans of a book summary", COHERENCE_HELP)]
+    _, human = owner("")
+    lines = ["<View>", *_headers(human.task_title, human.instructions)]
     lines += [
-        f'  <Header size="6" value={quoteattr(f"{label.capitalize()}: {TAXONOMY[label]}.")}/>'
-        for label in ERROR_TYPES
+        f'  <Header size="6" value={quoteattr(f"{label.capitalize()}: {text}.")}/>'
+        for label, text in human.label_help.items()
     ]
     lines.append('  <Labels name="error_type" toName="summary" choice="multiple">')
-    lines += [f"    <Label value={quoteattr(label)}/>" for label in ERROR_TYPES]
+    lines += [f"    <Label value={quoteattr(label)}/>" for label in human.labels]
     lines.append("  </Labels>")
     lines.append('  <Text name="summary" value="$summary" granularity="word"/>')
     lines.append('  <Header size="5" value="Questions about the selected span"/>')

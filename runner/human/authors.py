@@ -1,4 +1,4 @@
-"""Read the BooookScore authors' released human judgments.
+"""Read the BooookScore authors' released human judgments (the built-in span format's).
 
 Three shapes (see ../shared/data/README.md, ``booookscore/human/``):
 
@@ -19,20 +19,21 @@ from typing import Any
 
 from runner.human.attribute import bad, contains, expect_dict, expect_str, load_json
 from runner.human.judgments import (
-    ERROR_TYPES,
     VERDICTS,
     CoherenceAnnotation,
     Relation,
     Span,
     Verdict,
 )
+from runner.human.owner import owner
 
 
 def read_author_annotations(path: Path, system: str, annotator: str) -> list[CoherenceAnnotation]:
     """One CoherenceAnnotation per book of an authors' annotation file, in file order.
 
-    Every span must be a stretch of its summary and every label one of ``ERROR_TYPES``, so
-    a file edited by hand fails here rather than skewing a score.
+    Every span must be a stretch of its summary and every label one of the built-in span
+    format's labels (``runner.human.owner``: BooookScore's error types), so a file edited by
+    hand fails here rather than skewing a score.
     """
     books = _books(path)
     out = []
@@ -103,11 +104,12 @@ def _list(path: Path, where: str, entry: dict[str, Any], field: str) -> list[Any
 
 
 def _labels(path: Path, where: str, raw: Any, field: str) -> tuple[str, ...]:
-    """Error types, each one of ``ERROR_TYPES``."""
+    """Error types, each one of the format's labels."""
     labels = tuple(str(label) for label in raw or ())
-    unknown = [label for label in labels if label not in ERROR_TYPES]
+    known = owner("")[1].labels
+    unknown = [label for label in labels if label not in known]
     if unknown:
-        raise bad(path, where, field, f"unknown error type {unknown}", f"use {ERROR_TYPES}")
+        raise bad(path, where, field, f"unknown error type {unknown}", f"use {known}")
     return labels
 
 

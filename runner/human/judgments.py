@@ -2,8 +2,9 @@
 
 Four kinds, one per kind of study in the seed papers and the metrics article:
 
-- ``CoherenceAnnotation``: one annotator's BooookScore annotation of one summary (spans
-  with questions and error types, and relations between two spans; sec. 4 of the paper);
+- ``CoherenceAnnotation``: one annotator's span annotation of one summary (spans with
+  questions and labels, and relations between two spans), in the format of the metric that
+  owns it (``runner.human_format``: the plugin API, since a metric reads them);
 - ``Preference``: one pairwise comparison (Table 4: detail, structure, logic, overall
   preference; contradiction and omission flags);
 - ``Verdict``: a validator's verdict on one annotation (Appendix J);
@@ -20,12 +21,10 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from metrics.booookscore.parse import LABELS
-from runner.errors import DataError
+from runner.human_format import CoherenceAnnotation, HumanDataError, Relation, Span
 
-ERROR_TYPES: tuple[str, ...] = LABELS
-"""The eight coherence error types of the BooookScore taxonomy, in the paper's order (the
-judge's parser's own list, so people's labels and the judge's are the same strings)."""
+__all__ = ["CoherenceAnnotation", "HumanDataError", "Relation", "Span"]  # the plugin API's
+
 CRITERIA: tuple[str, ...] = ("detail", "structure", "logic", "preference")
 """Pairwise criteria answered ``Summary 1 | Summary 2 | Draw`` (Table 4; ``preference`` is
 the overall one)."""
@@ -35,53 +34,6 @@ DRAW = "draw"
 """A pairwise criterion with no winner."""
 VERDICTS: tuple[str, ...] = ("Agree", "Partially agree", "Don't agree")
 """Appendix J's verdicts on one annotation; precision counts the first two."""
-
-
-class HumanDataError(DataError):
-    """A human-judgment file that cannot be read as such.
-
-    One line naming the file, the book (or task) and the field, and what to do.
-    """
-
-
-@dataclass(frozen=True)
-class Span:
-    """A flagged stretch of a summary (it may cover several sentences)."""
-
-    text: str
-    questions: str = ""
-    labels: tuple[str, ...] = ()
-    """Error types (``ERROR_TYPES``)."""
-
-
-@dataclass(frozen=True)
-class Relation:
-    """Two spans that are confusing together (e.g. a discontinuity between paragraphs)."""
-
-    first: Span
-    second: Span
-    questions: str = ""
-    labels: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class CoherenceAnnotation:
-    """One annotator's coherence annotation of one summary."""
-
-    doc_id: str
-    system: str
-    annotator: str
-    summary: str
-    singles: tuple[Span, ...] = ()
-    relations: tuple[Relation, ...] = ()
-
-    @property
-    def flagged(self) -> int:
-        """Flagged sentences by the paper's footnote 12.
-
-        Each single span and each relation counts as one.
-        """
-        return len(self.singles) + len(self.relations)
 
 
 @dataclass(frozen=True)
@@ -141,8 +93,15 @@ def kind_of(judgment: Judgment) -> str:
 
 
 def to_record(judgment: Judgment) -> dict[str, Any]:
-    """A JSON-ready dict with its ``kind`` (one line of ``human/judgments.jsonl``)."""
-    return {"kind": kind_of(judgment), **asdict(judgment)}
+    """A JSON-ready dict with its ``kind`` (one line of ``human/judgments.jsonl``).
+
+    An annotation of the built-in owner (``metric`` empty) is written without ``metric``,
+    as before owners were named, so its content identity is unchanged.
+    """
+    record = {"kind": kind_of(judgment), **asdict(judgment)}
+    if record.get("metric") == "":
+        del record["metric"]
+    return record
 
 
 def from_record(record: dict[str, Any]) -> Judgment:

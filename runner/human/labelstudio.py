@@ -32,7 +32,6 @@ from runner.human.attribute import (
 from runner.human.judgments import (
     CRITERIA,
     DRAW,
-    ERROR_TYPES,
     SIDE_CHOICES,
     VERDICTS,
     CoherenceAnnotation,
@@ -44,6 +43,7 @@ from runner.human.judgments import (
     Verdict,
 )
 from runner.human.ls_controls import check_results
+from runner.human.owner import built_in_owner, owner
 
 KINDS = ("preference", "coherence", "validation")
 """Task kinds, named as in the key file's ``kind``."""
@@ -65,6 +65,8 @@ class _Task:
     path: Path
     id: str
     data: dict[str, Any]
+    metric: str = ""
+    """The metric owning a span task's format ('' the built-in one; ``runner.human.owner``)."""
 
     @property
     def book(self) -> str:
@@ -84,6 +86,7 @@ def read_labelstudio(
     candidates: Candidates | None = None,
     *,
     kind: str | None = None,
+    metric: str = "",
 ) -> tuple[list[Judgment], list[str]]:
     """The judgments of a Label Studio JSON export, and one line per task left unattributed.
 
@@ -91,6 +94,8 @@ def read_labelstudio(
     without it, ``candidates`` (system -> {doc_id: summary text}) attributes each summary by
     its text. ``kind`` (or the key's) is the task kind the caller expects; a task of another
     kind is an error, as is a bad choice, label or span, or one annotator twice on a task.
+    ``metric`` names the metric whose human-judgment format span tasks are in ('' the
+    built-in one): their labels are checked against it and the annotations name it.
     """
     tasks = load_json(path)
     if not isinstance(tasks, list):
@@ -105,7 +110,7 @@ def read_labelstudio(
     for index, item in enumerate(tasks):
         raw = expect_dict(item, path, f"task #{index + 1}", "task")
         data = expect_dict(raw.get("data"), path, f"task #{index + 1}", "data")
-        task = _Task(path, str(raw.get("id", f"#{index + 1}")), data)
+        task = _Task(path, str(raw.get("id", f"#{index + 1}")), data, metric)
         annotations = [
             expect_dict(a, path, task.where, "annotations") for a in raw.get("annotations") or []
         ]
@@ -240,6 +245,8 @@ def _preference(
 def _coherence(
     task: _Task, results: list[dict[str, Any]], doc_id: str, systems: tuple[str, ...], who: str
 ) -> CoherenceAnnotation:
+    """A span annotation, in the format of the metric whose task it is (``span_owner``)."""
+    metric, human = owner(task.metric)
     summary = expect_str(task.data.get("summary"), task.path, task.where, "summary")
     regions: dict[str, dict[str, Any]] = {}
     links = []
@@ -253,9 +260,9 @@ def _coherence(
             region["span"] = summary[int(value["start"]) : int(value["end"])]
         if item.get("from_name") == "error_type":
             labels = tuple(value.get("labels") or ())
-            unknown = [label for label in labels if label not in ERROR_TYPES]
+            unknown = [label for label in labels if label not in human.labels]
             if unknown:
-                raise task.error("labels", f"unknown error type {unknown}", f"use {ERROR_TYPES}")
+                raise task.error("labels", f"unknown error type {unknown}", f"use {human.labels}")
             region["labels"] = labels
             if isinstance(value.get("text"), str):
                 region["span"] = value["text"]
@@ -270,7 +277,8 @@ def _coherence(
         relations.append(Relation(Span(head.text), spans[second], head.questions, head.labels))
     linked = {rid for link in links for rid in link}
     singles = tuple(span for rid, span in spans.items() if rid not in linked)
-    return CoherenceAnnotation(doc_id, systems[0], who, summary, singles, tuple(relations))
+    own = "" if metric == built_in_owner() else metric
+    return CoherenceAnnotation(doc_id, systems[0], who, summary, singles, tuple(relations), own)
 
 
 def _span(task: _Task, summary: str, rid: str, region: dict[str, Any]) -> Span:

@@ -6,17 +6,15 @@ table compares "BooookScore (human)" with the judge's: tags ``runner.kind=human`
 content, ``runner.human.identity``) and ``human.judged_run`` (when every judged summary comes
 from one run, whose ``strategy``, ``model``, ``model.model``, ``chunk`` and ``data`` params
 it copies); params ``judge=human``, ``judge.model=human``; the judgments
-as ``human/judgments.jsonl``; for coherence annotations the metric's own names
-(``booookscore/score``, ``sentences``, ``confused_sentences``, ``type/<label>``) as run
-metrics and per document in ``scores.json`` and ``scores_table.json``.
-
-A summary's human score is BooookScore's with people as the judge: 100 x (1 - flagged /
-sentences), flagged by footnote 12 (each span and each span pair is one), sentences by
-``runner.text.split_sentences``; several annotators of one summary are averaged, and the run's
-value is the mean over summaries.
+as ``human/judgments.jsonl``; for span annotations the values of the metric that owns
+their format (``runner.human.owner``; its ``HUMAN.values``, e.g. BooookScore's ``score``,
+``sentences``, ``confused_sentences``, ``type/<label>``) under the metric's name, as run
+metrics and per document in ``scores.json`` and ``scores_table.json``. Several annotators of
+one summary are averaged by the metric, and the run's value is the mean over summaries.
 
 When a judged system is a run with traces, each annotation also goes on that document's
-trace as source ``HUMAN`` (``runner/tracking/assessments.py``), beside the judge's verdicts.
+trace as source ``HUMAN`` (``runner/tracking/assessments.py``), beside the judge's verdicts,
+under the assessment names the owning metric gives (its judge's names).
 """
 
 from __future__ import annotations
@@ -27,11 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from metrics.booookscore import type_key
-from runner.human.booookscore import booookscore
 from runner.human.identity import IDENTITY_TAG, content_identity, recorded_run
 from runner.human.judgments import (
-    ERROR_TYPES,
     CoherenceAnnotation,
     HumanDataError,
     Judgment,
@@ -40,15 +35,9 @@ from runner.human.judgments import (
     kind_of,
     to_record,
 )
+from runner.human.owner import owner_of
 from runner.text import split_sentences
-from runner.tracking.assessments import (
-    BOOOOKSCORE,
-    COHERENCE_ERROR,
-    HUMAN,
-    Feedback,
-    judged_run,
-    log_feedback,
-)
+from runner.tracking.assessments import HUMAN, Feedback, judged_run, log_feedback
 from runner.tracking.reader import RunRecord
 from runner.tracking.writer import Tracker
 
@@ -161,47 +150,23 @@ def _judged_runs(
     return runs
 
 
-def summary_values(annotations: Sequence[CoherenceAnnotation]) -> dict[str, float]:
-    """One summary's values from its annotators' annotations (each annotator's, averaged).
-
-    The score is ``runner.human.booookscore``'s; an empty summary is a ``HumanDataError``.
-    """
-    scores = [booookscore(a) for a in annotations]
-    sentences = len(split_sentences(annotations[0].summary))
-    values = {
-        "score": sum(scores) / len(scores),
-        "sentences": float(sentences),
-        "confused_sentences": sum(a.flagged for a in annotations) / len(annotations),
-        "annotators": float(len(annotations)),
-    }
-    found = {label for a in annotations for marked in _labels(a) for label in marked}
-    for label in (*ERROR_TYPES, *sorted(found - set(ERROR_TYPES))):  # 0 where none: a rate
-        hits = [sum(label in marked for marked in _labels(a)) for a in annotations]
-        values[type_key(label)] = 100.0 * sum(hits) / len(hits) / sentences
-    return values
-
-
-def _labels(annotation: CoherenceAnnotation) -> list[tuple[str, ...]]:
-    """The error types of each flagged span and span pair."""
-    return [s.labels for s in annotation.singles] + [r.labels for r in annotation.relations]
-
-
 def per_summary(annotations: Sequence[CoherenceAnnotation]) -> dict[str, dict[str, float]]:
-    """``booookscore/*`` values per summary.
+    """``<metric>/*`` values per summary: the owning metric's ``HUMAN.values``, ``annotators``.
 
     Keyed by doc_id, or ``<system>/<doc_id>`` when several systems are judged (two systems'
     summaries of one document differ).
     """
-    by_summary: dict[tuple[str, str], list[CoherenceAnnotation]] = {}
+    by_summary: dict[tuple[str, str, str], list[CoherenceAnnotation]] = {}
     for a in annotations:
-        by_summary.setdefault((a.system, a.doc_id), []).append(a)
-    several = len({system for system, _ in by_summary}) > 1
-    return {
-        (f"{system}/{doc}" if several else doc): {
-            f"booookscore/{k}": v for k, v in summary_values(group).items()
-        }
-        for (system, doc), group in by_summary.items()
-    }
+        by_summary.setdefault((a.system, a.doc_id, a.metric), []).append(a)
+    several = len({system for system, _, _ in by_summary}) > 1
+    out: dict[str, dict[str, float]] = {}
+    for (system, doc, _), group in by_summary.items():
+        name, human = owner_of(group[0])
+        values = {**human.values(group), "annotators": float(len(group))}
+        key = f"{system}/{doc}" if several else doc
+        out.setdefault(key, {}).update({f"{name}/{k}": v for k, v in values.items()})
+    return out
 
 
 def _log_scores(tracker: Tracker, per_doc: dict[str, dict[str, float]]) -> None:
@@ -245,8 +210,9 @@ def _system(judgment: Judgment) -> str | None:
 def human_feedback(judgment: Judgment, human_run: str) -> list[Feedback]:
     """A coherence annotation or a rating as HUMAN verdicts on its document's trace.
 
-    One ``coherence_error`` per span or span pair (value its error types, rationale its
-    questions) and the summary's ``booookscore``; a rating as its criterion. Pairwise
+    One per span or span pair (value its labels, rationale its questions) and one for the
+    summary's human score, named by the owning metric (BooookScore: ``coherence_error``,
+    ``booookscore``); a rating as its criterion. Pairwise
     preferences and Appendix J verdicts judge two summaries or a judge: they stay in the
     human run only.
     """
@@ -257,23 +223,16 @@ def human_feedback(judgment: Judgment, human_run: str) -> list[Feedback]:
         return [Feedback(judgment.doc_id, judgment.criterion, value, HUMAN, who, metadata=meta)]
     if not isinstance(judgment, CoherenceAnnotation):
         return []
-    doc, who = judgment.doc_id, judgment.annotator
+    _, owner = owner_of(judgment)
+    doc, who, flagged = judgment.doc_id, judgment.annotator, owner.span_assessment
     out = [
-        Feedback(
-            doc,
-            COHERENCE_ERROR,
-            _types(s.labels),
-            HUMAN,
-            who,
-            s.questions,
-            {"span": s.text, **meta},
-        )
+        Feedback(doc, flagged, _types(s.labels), HUMAN, who, s.questions, {"span": s.text, **meta})
         for s in judgment.singles
     ]
     out += [
         Feedback(
             doc,
-            COHERENCE_ERROR,
+            flagged,
             _types(r.labels),
             HUMAN,
             who,
@@ -284,7 +243,8 @@ def human_feedback(judgment: Judgment, human_run: str) -> list[Feedback]:
     ]
     sentences = len(split_sentences(judgment.summary))
     counted = f"{judgment.flagged} of {sentences} sentences flagged by {who}"
-    out.append(Feedback(doc, BOOOOKSCORE, booookscore(judgment), HUMAN, who, counted, meta))
+    score = owner.score(judgment)
+    out.append(Feedback(doc, owner.summary_assessment, score, HUMAN, who, counted, meta))
     return out
 
 

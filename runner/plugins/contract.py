@@ -9,6 +9,9 @@ that forgot one is refused with one line rather than read with a silent default 
   ``summarize(chunks, <roles>, *, <params>)``; optionally ``trace_view(steps)``, how the
   viewer draws its trace (``runner/trace_view.py``; without one the steps are listed);
 - metric: ``ROLES``, ``PROMPT_DIRS`` and ``setup(<roles>, *, <params>)``;
+- metric: optionally ``HUMAN``, a ``runner.api.HumanFormat``: its human-judgment format
+  (``runner.human_format``), through which the core reads and records people's
+  annotations in its name;
 - strategy or metric: optionally ``estimate``, its calls per document
   (``estimate(chunks, <roles>, *, window, prompt, <params>)``) or per summary
   (``estimate(summary, expected, <roles>, *, prompt, <params>)``) as ``runner.estimating``
@@ -26,6 +29,8 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable
 from typing import Any
+
+from runner.human_format import HumanFormat
 
 MODEL_ROLES = ("embedder", "evaluator", "judge", "model")
 """The model roles a plugin may ask for: each is a config group (``conf/<role>/``)."""
@@ -52,6 +57,9 @@ def check_contract(kind: str, module: Any) -> str | None:
         return "trace_view is not a function (it is optional: remove it or define it)"
     if kind != "data" and not callable(getattr(module, "estimate", print)):
         return "estimate is not a function (it is optional: remove it or define it)"
+    human = getattr(module, "HUMAN", None)
+    if kind == "metrics" and human is not None and not isinstance(human, HumanFormat):
+        return "HUMAN must be a runner.api.HumanFormat (it is optional: remove it or define it)"
     return (
         _check_roles(module.ROLES)
         or _check_names("PROMPT_DIRS", module.PROMPT_DIRS)

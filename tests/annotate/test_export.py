@@ -14,9 +14,10 @@ from typing import Any
 
 import pytest
 
+from metrics.booookscore.parse import LABELS as ERROR_TYPES
 from runner.annotate.__main__ import main
 from runner.annotate.configs import KINDS, labeling_config
-from runner.human.judgments import ERROR_TYPES, SIDE_CHOICES, VERDICTS
+from runner.human.judgments import SIDE_CHOICES, VERDICTS
 from tests.annotate.conftest import HIER, INC
 
 

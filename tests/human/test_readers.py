@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from metrics.booookscore.human import booookscore, mean_booookscore
 from runner.human.authors import read_author_annotations, read_summaries, read_validation_sample
-from runner.human.booookscore import booookscore, mean_booookscore
 from runner.human.judgments import (
     CoherenceAnnotation,
     HumanDataError,

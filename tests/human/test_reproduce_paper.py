@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from metrics.booookscore.human import mean_booookscore
 from runner.human.authors import read_author_annotations, read_summaries, read_validation_sample
-from runner.human.booookscore import mean_booookscore
 from runner.human.judgments import Preference
 from runner.human.labelstudio import read_labelstudio
 from runner.human.tally import precision, preference_counts

@@ -450,13 +450,14 @@ def test_released_hier_annotations_have_no_judged_run_to_compare() -> None:
 def test_figure_has_a_panel_per_metric_with_points() -> None:
     from runner.report.meta.plots import meta_figure
 
-    assert meta_figure({("BooookScore (human)", "booookscore/score"): []}) is None
+    bounded = ("booookscore", "BooookScore (human)")  # as make.bounded_axes gives them
+    assert meta_figure({("BooookScore (human)", "booookscore/score"): []}, bounded) is None
     points = {
         ("BooookScore (human)", "booookscore/score"): [(50.0, 40.0), (100.0, 90.0)],
         ("BooookScore (human)", "stats/length_tokens"): [(50.0, 700.0), (100.0, 650.0)],
         ("BooookScore (human)", "stats/repeated_trigrams_pct"): [],
     }
-    figure = meta_figure(points)
+    figure = meta_figure(points, bounded)
     assert figure is not None
     titles = [axes.get_title() for axes in figure.axes]
     assert titles == ["n=2, tau=1.00, r=1.00", "n=2, tau=-1.00, r=-1.00"]

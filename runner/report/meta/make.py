@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from runner.errors import DataError
+from runner.human.judgments import CoherenceAnnotation
+from runner.human.owner import owner_of
 from runner.report.config import ReportConfig
 from runner.report.meta import format as meta_format
 from runner.report.meta.pairs import ordering_table, precision_table, preference_table
@@ -23,6 +25,7 @@ from runner.report.meta.read import JUDGMENTS_FILE, MetaInputs, read_meta
 from runner.report.meta.tables import (
     Boot,
     MetaTable,
+    human_score_name,
     human_scores,
     metric_pairs,
     sentence_table,
@@ -85,6 +88,12 @@ def plot_points(inputs: MetaInputs, metrics: Sequence[str]) -> Points:
     }
 
 
+def bounded_axes(inputs: MetaInputs) -> set[str]:
+    """The axes on a 0..100 scale: each span format owner's values and its human score."""
+    owners = dict(owner_of(j) for j in inputs.judgments if isinstance(j, CoherenceAnnotation))
+    return {*owners, *(human_score_name(human.name) for human in owners.values())}
+
+
 def _clean(out: Path) -> None:
     """Remove a previous report's meta files: a table not made now must not survive."""
     for name in (*TEXT_FILES, *(f"{n}.csv" for n in TABLE_NAMES), PLOT_FILE):
@@ -117,7 +126,8 @@ def write_meta(config: ReportConfig, out: Path) -> MetaReport | None:
         path.write_text(meta_format.csv_text(table), encoding="utf-8")
         files.append(path)
     if config.plots:
-        drawn, note = meta_plot(plot_points(inputs, config.metrics), out / PLOT_FILE)
+        points = plot_points(inputs, config.metrics)
+        drawn, note = meta_plot(points, out / PLOT_FILE, bounded_axes(inputs))
         files += [drawn] if drawn else []
         notes += [] if drawn else [note]
     runs = ", ".join(r.run_id[:8] for r in inputs.human_runs)

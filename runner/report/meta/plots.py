@@ -3,14 +3,14 @@
 One panel per (human score, metric) with data, drawn on its own ``Figure`` with the Agg
 canvas as ``runner.report.plots`` does; the panel's title gives n, Kendall's tau and
 Pearson's r, so the figure is readable without the table. A BooookScore axis (judge's or
-people's) shows its whole 0..100 range plus a margin, so a cloud near 100 is not stretched
-into a trend.
+people's; the metrics owning the annotations' formats) shows its whole 0..100 range plus a
+margin, so a cloud near 100 is not stretched into a trend.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from pathlib import Path
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -28,13 +28,20 @@ def _coefficient(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.2f}"
 
 
-def _bounded(label: str) -> bool:
-    """A BooookScore axis (0..100); a percentage such as repeated trigrams keeps its own range."""
-    return "booookscore" in label.lower()
+def _bounded(label: str, bounded: Collection[str]) -> bool:
+    """An axis of a span format's owner (0..100): a ``bounded`` name or a value under one.
+
+    A percentage such as repeated trigrams keeps its own range.
+    """
+    return any(label == name or label.startswith(f"{name}/") for name in bounded)
 
 
-def meta_figure(points: Points) -> Figure | None:
-    """The figure; None when no panel has a point."""
+def meta_figure(points: Points, bounded: Collection[str] = ()) -> Figure | None:
+    """The figure; None when no panel has a point.
+
+    ``bounded``: the human scores and the metrics (their values ``<metric>/...``) whose axes
+    show 0..100 (the metrics owning the annotations' formats, ``runner.human.owner``).
+    """
     panels = [(key, pts) for key, pts in sorted(points.items()) if pts]
     if not panels:
         return None
@@ -47,9 +54,9 @@ def meta_figure(points: Points) -> Figure | None:
         axes.scatter(xs, ys, s=14, alpha=0.7, clip_on=False)
         axes.set_xlabel(human)
         axes.set_ylabel(metric)
-        if _bounded(human):
+        if _bounded(human, bounded):
             axes.set_xlim(-5.0, 105.0)
-        if _bounded(metric):
+        if _bounded(metric, bounded):
             axes.set_ylim(-5.0, 105.0)
         tau, r = _coefficient(kendall_tau(xs, ys)), _coefficient(pearson_r(xs, ys))
         axes.set_title(f"n={len(pts)}, tau={tau}, r={r}", fontsize=9)
@@ -59,9 +66,9 @@ def meta_figure(points: Points) -> Figure | None:
     return figure
 
 
-def meta_plot(points: Points, path: Path) -> tuple[Path | None, str]:
+def meta_plot(points: Points, path: Path, bounded: Collection[str] = ()) -> tuple[Path | None, str]:
     """Write the figure to ``path``; (path, note), or (None, why it was skipped)."""
-    figure = meta_figure(points)
+    figure = meta_figure(points, bounded)
     if figure is None:
         return None, f"skipped {path.name}: no judged run has a metric of a human-scored summary"
     FigureCanvasAgg(figure)

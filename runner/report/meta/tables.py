@@ -8,10 +8,11 @@
 - the Appendix J precision and the pairwise tables are ``runner.report.meta.pairs``.
 
 Every interval bootstraps the units named in the caption (``runner.report.meta.stats``).
-The human score of a summary is its human BooookScore (``runner.human.booookscore``:
-100 x (1 - flagged / sentences), footnote 12's count, Punkt sentences), as the human run
-logs it; several annotators of one summary are averaged. A numeric ``Rating`` criterion is
-a human score too.
+The human score of a summary is the score of the metric that owns its annotations' format
+(``runner.human.owner``; BooookScore's: 100 x (1 - flagged / sentences), footnote 12's
+count, Punkt sentences), as the human run logs it, named ``<metric's name> (human)``;
+several annotators of one summary are averaged. A numeric ``Rating`` criterion is a human
+score too.
 """
 
 from __future__ import annotations
@@ -22,8 +23,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from runner.human.booookscore import booookscore
-from runner.human.judgments import ERROR_TYPES, CoherenceAnnotation, Rating
+from runner.human.judgments import CoherenceAnnotation, Rating
+from runner.human.owner import owner_of
 from runner.report.meta import stats as st
 from runner.report.meta.read import MetaInputs, human_flags, judge_flag
 from runner.text import split_sentences
@@ -31,7 +32,6 @@ from runner.tracking.reader import RunRecord
 
 Cell = str | int | float | st.Stat | None
 """A table cell: text, a count, a number, or a statistic with its interval (None: empty)."""
-HUMAN_BOOOOKSCORE = "BooookScore (human)"
 Pair = tuple[str, str]
 """(run id or system, doc_id): one summary."""
 
@@ -122,7 +122,7 @@ def sentence_units(inputs: MetaInputs) -> tuple[dict[str, list[dict[str, list[fl
             unmatched += 1
             continue
         unit = {"": _counts([r[0] for r in rows], [r[2] for r in rows])}
-        for t in ERROR_TYPES:
+        for t in owner_of(ann)[1].labels:
             unit[t] = _counts([t in r[1] for r in rows], [t in r[3] for r in rows])
         units.setdefault(judge_label(inputs.judged[ann.system]), []).append(unit)
     notes = []
@@ -147,8 +147,9 @@ def sentence_table(inputs: MetaInputs, boot: Boot) -> tuple[MetaTable | None, li
         return None, notes
     rows: list[tuple[Cell, ...]] = []
     for judge, found in sorted(units.items()):
-        for key in ("", *ERROR_TYPES):
-            counts = np.array([u[key] for u in found])
+        labels = dict.fromkeys(k for u in found for k in u if k)  # the owners' labels, in order
+        for key in ("", *labels):
+            counts = np.array([u.get(key, [0.0] * 4) for u in found])
             total = counts.sum(axis=0)
             if key and not total[0] + total[1] + total[2]:
                 continue  # an error type neither side used
@@ -168,15 +169,22 @@ def sentence_table(inputs: MetaInputs, boot: Boot) -> tuple[MetaTable | None, li
 _RULES = (st.precision, st.recall, st.f1, st.kappa)
 
 
+def human_score_name(metric: str) -> str:
+    """A metric's score given by people, as the tables and the figure name it."""
+    return f"{metric} (human)"
+
+
 def human_scores(inputs: MetaInputs) -> dict[str, dict[Pair, float]]:
     """Human score name -> (system, doc) -> the mean over its annotators."""
     found: dict[str, dict[Pair, list[float]]] = {}
     for j in inputs.judgments:
         if isinstance(j, CoherenceAnnotation):
             if split_sentences(j.summary):  # an empty summary has no score to compare
-                value = booookscore(j)
-                found.setdefault(HUMAN_BOOOOKSCORE, {}).setdefault((j.system, j.doc_id), [])
-                found[HUMAN_BOOOOKSCORE][(j.system, j.doc_id)].append(value)
+                _, human = owner_of(j)
+                name = human_score_name(human.name)
+                found.setdefault(name, {}).setdefault((j.system, j.doc_id), []).append(
+                    human.score(j)
+                )
         elif isinstance(j, Rating) and isinstance(j.value, int | float):
             name = f"{j.criterion} (human)"
             found.setdefault(name, {}).setdefault((j.system, j.doc_id), []).append(float(j.value))

@@ -1,0 +1,103 @@
+"""People's span annotations of a summary, and the hook by which a metric owns their format.
+
+A metric whose score people can give too (BooookScore: a person flags the confusing spans of
+a summary, as its judge flags sentences) declares ``HUMAN = HumanFormat(...)`` at module
+level. The core (``runner.human``, ``runner.annotate``, ``runner.report.meta``) then reads,
+records and compares those annotations through it, so it knows no metric by name: the labels
+a span may carry, the human score of one annotated summary, the values a human run records
+under the metric's label, the names of the assessments on the judged document's trace and
+the Label Studio task people annotate in all come from the metric.
+
+An annotation names the metric that owns it (``CoherenceAnnotation.metric``, as the registry
+finds it: an entry point's name, an import path or a loose module's stem). An empty name is
+the one built-in metric that declares ``HUMAN``: judgments stored before the hook existed
+name none.
+
+A plugin-API module: it imports nothing of ``runner`` beyond the other plugin-API modules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from runner.errors import DataError
+
+
+class HumanDataError(DataError):
+    """A human-judgment file that cannot be read as such.
+
+    One line naming the file, the book (or task) and the field, and what to do.
+    """
+
+
+@dataclass(frozen=True)
+class Span:
+    """A flagged stretch of a summary (it may cover several sentences)."""
+
+    text: str
+    questions: str = ""
+    labels: tuple[str, ...] = ()
+    """Labels from the owning metric's ``HumanFormat.labels`` (BooookScore: error types)."""
+
+
+@dataclass(frozen=True)
+class Relation:
+    """Two spans that are confusing together (e.g. a discontinuity between paragraphs)."""
+
+    first: Span
+    second: Span
+    questions: str = ""
+    labels: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class CoherenceAnnotation:
+    """One annotator's span annotation of one summary, in the format of the metric ``metric``."""
+
+    doc_id: str
+    system: str
+    annotator: str
+    summary: str
+    singles: tuple[Span, ...] = ()
+    relations: tuple[Relation, ...] = ()
+    metric: str = ""
+    """The metric that owns the format (see the module docstring); '' for the built-in one."""
+
+    @property
+    def flagged(self) -> int:
+        """Flagged units: each single span and each relation is one (BooookScore's footnote 12)."""
+        return len(self.singles) + len(self.relations)
+
+
+@dataclass(frozen=True)
+class HumanFormat:
+    """What a metric declares as ``HUMAN``: how people's span annotations become its values.
+
+    The callables receive annotations of this metric only.
+    """
+
+    name: str
+    """The metric's name as people read it (``BooookScore``): the human score is
+    ``<name> (human)`` in the meta-evaluation."""
+    labels: tuple[str, ...]
+    """The labels a person may give a span, in order; any other label is an error."""
+    score: Callable[[CoherenceAnnotation], float]
+    """One annotated summary's human score, on the scale of the metric's ``score`` value;
+    raises ``HumanDataError`` when the summary cannot be scored."""
+    values: Callable[[Sequence[CoherenceAnnotation]], dict[str, float]]
+    """One summary's values from its annotators' annotations, named as the metric names its
+    own (``score``, ...); the human run records them as ``<metric>/<value>``."""
+    span_assessment: str
+    """The assessment name of a flagged span on the judged document's trace (the name the
+    metric's judge uses for a flagged sentence)."""
+    summary_assessment: str
+    """The assessment name of the summary's human score on that trace."""
+    task: str
+    """The Label Studio task kind people annotate (``python -m runner.annotate export
+    <task>``), and the ``kind`` of the annotations in the task key."""
+    task_title: str = "Find the confusing spans of a summary"
+    instructions: tuple[str, ...] = ()
+    """The task's instructions, one paragraph each, above the labels."""
+    label_help: Mapping[str, str] = field(default_factory=dict)
+    """Label -> its definition, shown with the task."""
