@@ -23,12 +23,10 @@ import ast
 import json
 import re
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
-from contextvars import Context, copy_context
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
-from runner.api import LLM, AuthError, Completion, LLMError, Message
+from runner.api import LLM, AuthError, Completion, LLMError, Message, thread_map
 
 T = TypeVar("T")
 
@@ -208,11 +206,12 @@ def run_units(units: Sequence[Callable[[], T]], concurrency: int) -> list[T]:
     if concurrency <= 1 or len(units) <= 1:
         return [unit() for unit in units]
     first = units[0]()
-    with ThreadPoolExecutor(max_workers=min(concurrency, len(units) - 1)) as pool:
-        # each unit in a copy of this context, so its calls stay the document's
-        # (runner/llm/call_log.py)
-        rest = list(pool.map(Context.run, [copy_context() for _ in units[1:]], units[1:]))
+    rest = thread_map(_run, units[1:], concurrency)  # the calls stay the document's
     return [first, *rest]
+
+
+def _run(unit: Callable[[], T]) -> T:
+    return unit()
 
 
 def key_of(data: Any, *names: str) -> Any:

@@ -21,6 +21,11 @@ A metric whose score people can give too declares ``HUMAN = HumanFormat(...)``
 (``runner.human_format``: ``CoherenceAnnotation``, ``Span``, ``Relation``,
 ``HumanDataError``): its human-judgment format, which ``runner.human``, ``runner.annotate``
 and the meta-evaluation read, record and compare through it.
+
+A plugin that calls its models from threads of its own runs them through ``ThreadPool`` or
+``thread_map(fn, items, max_workers)`` (``runner.threads``): each task keeps the document it
+works for, so its calls are that document's in ``calls.jsonl`` and in its trace (a bare
+``ThreadPoolExecutor`` starts each thread with no document).
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ from runner.text import (
     word_opcodes,
     words,
 )
+from runner.threads import ThreadPool, thread_map
 from runner.trace_view import Chart, Listed, Node, Round, Section, Series, Step, picked
 from runner.types import (
     LLM,
@@ -108,6 +114,7 @@ __all__ = [
     "MetricResult",
     "RunnerError",
     "StrategyResult",
+    "ThreadPool",
     "TraceStep",
     "count_tokens",
     "cut_to_sentence_end",
@@ -119,6 +126,7 @@ __all__ = [
     "split_into_chunks",
     "split_sentences",
     "template_tokens",
+    "thread_map",
     "word_opcodes",
     "words",
 ]

@@ -26,6 +26,7 @@ PLUGIN_API = (
     "runner.chunking",
     "runner.metric",
     "runner.trace_view",
+    "runner.threads",
     "runner.estimating",
     "runner.human_format",
 )

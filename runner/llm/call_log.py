@@ -23,8 +23,9 @@ DOCUMENT: ContextVar[str | None] = ContextVar("runner_document", default=None)
 """The document whose work makes the current call; None outside any (e.g. a metric's setup).
 
 A context variable, not a gateway attribute: one gateway serves every document at once.
-Threads do not inherit it, so code that fans a document's calls out to a pool submits each
-task with ``contextvars.copy_context().run``.
+Threads do not inherit it, so code that fans a document's calls out to a pool uses
+``runner.threads`` (``ThreadPool``, ``thread_map``), which runs each task in a copy of the
+submitter's context.
 """
 
 

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from contextlib import contextmanager
-from contextvars import copy_context
 
-from runner.api import LLM, Chunk, Completion, ConfigError, StrategyResult, TraceStep
+from runner.api import LLM, Chunk, Completion, ConfigError, StrategyResult, ThreadPool, TraceStep
 from strategies import postprocess as post
 from strategies.budgets import effective_window, level_budgets, word_limit
 from strategies.generation import Attempts, load_prompt_set, regenerate, tally
@@ -229,9 +228,9 @@ def _level0(setup: Setup, chunks: list[Chunk], budget: int) -> Iterator[list[Fut
         )
 
     workers = min(max(1, int(setup.llm.concurrency)), len(chunks))
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="hier-level0")
+    pool = ThreadPool(max_workers=workers, thread_name_prefix="hier-level0")
     try:
-        yield [pool.submit(copy_context().run, one, c) for c in chunks]  # calls stay the document's
+        yield [pool.submit(one, c) for c in chunks]  # ThreadPool: calls stay the document's
     except BaseException:  # don't wait for calls in flight: the job is stopping
         pool.shutdown(wait=False, cancel_futures=True)
         raise
