@@ -189,7 +189,7 @@ def screenshot(binary: str, html: str, out: Path, book: str = "age-of-vice.epub"
     """The page with ``book`` selected and its second note highlighted, as a small PNG."""
     from PIL import Image
 
-    from runner.view.data import COLORS
+    from runner.view.data import PALETTE
 
     pick = (
         f"<script>document.querySelector('tr td[data-v=\"{book}\"]').parentNode.click();"
@@ -207,7 +207,7 @@ def screenshot(binary: str, html: str, out: Path, book: str = "age-of-vice.epub"
             f"--screenshot={raw}",
         )
         image = Image.open(raw).convert("RGB")
-    exact = [tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in COLORS.values()]
+    exact = [tuple(int(c[i : i + 2], 16) for i in (1, 3, 5)) for c in PALETTE]
     common = [c for _, c in sorted(image.getcolors(1 << 24) or [], reverse=True) if c not in exact]
     palette = Image.new("P", (1, 1))
     palette.putpalette([v for c in (exact + common)[:256] for v in c])

@@ -9,7 +9,14 @@ their reducers; ours are the same idea in plain Python. A metric module has
   heavy (a prompt, a model) once, before the job's MLflow run exists, so a bad parameter
   is a one-line error with no half-done run;
 - the returned ``Metric``: ``score(document, summary)`` per document and
-  ``reduce(per_document)`` to the system values (the mean by default).
+  ``reduce(per_document)`` to the system values (the mean by default);
+- optionally ``CATEGORIES``: ``((display label, value key), ...)``, the kinds of error its
+  values count (``("entity omission", "type/entity_omission")``); the job records them on
+  the run under the metric's label, so the viewer's legend and the report's error-type
+  figure read them from the stored run without importing the metric.
+
+All a metric owns is keyed by the label the run gives it (the key under ``metrics:``), so
+``metrics: {bs: {name: booookscore}}`` gets what ``metrics=booookscore`` gets under ``bs/``.
 """
 
 from __future__ import annotations
@@ -17,7 +24,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from runner.types import Document, MetricResult
+from runner.types import Document, MetricResult, Verdict
 
 
 class Metric:
@@ -30,6 +37,10 @@ class Metric:
     """
     headline: tuple[str, ...] = ()
     """The values a researcher reads first, shown in the end-of-run summary."""
+    read_back: tuple[str, ...] = ()
+    """Other system values that readers of the run use (e.g. the rates behind the viewer's
+    legend): kept as MLflow metrics ``<label>/<value>`` beside the headline, while the
+    remaining bookkeeping values go to the run's ``usage.json``."""
 
     def score(self, document: Document | None, summary: str) -> MetricResult:
         """Numbers (NaN with a note when undecidable) and artifacts for one summary."""
@@ -41,6 +52,14 @@ class Metric:
 
     def warnings(self, per_document: Mapping[str, MetricResult]) -> list[str]:
         """Signs across the whole run that the numbers cannot be trusted (printed and tagged)."""
+        return []
+
+    def verdicts(self, result: MetricResult) -> list[Verdict]:
+        """What a model of the metric said about one document, for that document's trace.
+
+        The job writes each as an assessment on the trace (source: the model of the verdict's
+        role); none by default.
+        """
         return []
 
 

@@ -173,6 +173,27 @@ class MetricResult:
 
 
 @dataclass(frozen=True)
+class Verdict:
+    """One verdict a metric's model gave on one document's summary (``Metric.verdicts``).
+
+    The job writes it as an MLflow assessment on that document's trace, its source the model
+    of the metric's role ``role``, so the Traces tab shows what the judge said beside the
+    summary, under ``name``.
+    """
+
+    name: str
+    """The assessment's name (e.g. ``coherence_error``, or the metric's score)."""
+    value: float | str | bool
+    """A score, a label, or the error type(s) as one string."""
+    rationale: str = ""
+    """Why: the questions raised, how a score was counted."""
+    metadata: dict[str, str] = field(default_factory=dict)
+    """What was judged (e.g. the ``sentence``)."""
+    role: str = "judge"
+    """The metric's model role that gave it: its model string is the assessment's source."""
+
+
+@dataclass(frozen=True)
 class DocumentOutcome:
     """Summary, trace and scores of one document."""
 

@@ -36,11 +36,13 @@ from typing import Any
 from metrics import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
 from metrics.booookscore.estimate import estimate as estimate  # estimate=true counts it
 from metrics.booookscore.human import HUMAN as HUMAN  # people's format (runner.api)
+from metrics.booookscore.feedback import on_trace
 from metrics.booookscore.judge import Ask, judge_all
 from metrics.booookscore.parse import LABELS, Verdict
 from metrics.booookscore.prompt import BATCH_PROMPT, SENTENCE_PROMPT, Template, load_template
 from metrics.judging import Usage
 from runner.api import LLM, ConfigError, Document, Metric, MetricResult, split_sentences
+from runner.api import Verdict as TraceVerdict  # not parse.Verdict, the judge's answer
 
 ARTIFACT = "annotations.json"
 
@@ -53,12 +55,17 @@ def type_key(label: str) -> str:
 ROLES = ("judge",)
 PROMPT_DIRS = ("booookscore",)
 """Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
+CATEGORIES = tuple((label, type_key(label)) for label in LABELS)
+"""The paper's eight error types and their rates' names: the viewer's legend, the report's
+Figure 4 (recorded on the run under the metric's label)."""
 
 
 class BooookScore(Metric):
     """BooookScore with one judge and one prompt, both bound once per job."""
 
     headline = ("score",)
+    read_back = tuple(key for _, key in CATEGORIES)
+    """The per-type rates: the viewer's legend and the report's Figure 4 read them."""
 
     def __init__(
         self, judge: LLM, template: Template, batch_size: int, max_attempts: int, max_tokens: int
@@ -73,6 +80,10 @@ class BooookScore(Metric):
     def warnings(self, per_document: Mapping[str, MetricResult]) -> list[str]:
         """The constant-judge warning (``constant_judge``)."""
         return constant_judge(self.judge.name, per_document)
+
+    def verdicts(self, result: MetricResult) -> list[TraceVerdict]:
+        """The judge's verdicts on the document's trace: each flagged sentence, the score."""
+        return on_trace(result, ARTIFACT)
 
     def score(self, document: Document | None, summary: str) -> MetricResult:
         """Judge every distinct sentence of ``summary``; score, rates and annotations."""

@@ -8,7 +8,10 @@ that forgot one is refused with one line rather than read with a silent default 
   ``PROMPT_DIRS`` (its folders under ``prompts/`` beside the module) and
   ``summarize(chunks, <roles>, *, <params>)``; optionally ``trace_view(steps)``, how the
   viewer draws its trace (``runner/trace_view.py``; without one the steps are listed);
-- metric: ``ROLES``, ``PROMPT_DIRS`` and ``setup(<roles>, *, <params>)``;
+- metric: ``ROLES``, ``PROMPT_DIRS`` and ``setup(<roles>, *, <params>)``; optionally
+  ``CATEGORIES``, ``((display label, value key), ...)``: the kinds of error its values count,
+  recorded on the run for the viewer's legend and the report's error-type figure (its
+  ``Metric``'s ``read_back`` and ``verdicts`` are checked when the job calls them);
 - metric: optionally ``HUMAN``, a ``runner.api.HumanFormat``: its human-judgment format
   (``runner.human_format``), through which the core reads and records people's
   annotations in its name;
@@ -55,6 +58,10 @@ def check_contract(kind: str, module: Any) -> str | None:
         return _check_names("KEYS", module.KEYS) or _keywords_cover(function, module.KEYS)
     if kind == "strategy" and not callable(getattr(module, "trace_view", print)):
         return "trace_view is not a function (it is optional: remove it or define it)"
+    if kind == "metrics" and hasattr(module, "CATEGORIES"):
+        problem = check_categories(module.CATEGORIES)
+        if problem:
+            return problem
     if kind != "data" and not callable(getattr(module, "estimate", print)):
         return "estimate is not a function (it is optional: remove it or define it)"
     human = getattr(module, "HUMAN", None)
@@ -84,6 +91,21 @@ def _check_roles(roles: Any) -> str | None:
 def _check_names(what: str, names: Any) -> str | None:
     if isinstance(names, str) or not all(isinstance(n, str) for n in names):
         return f"{what} must be a tuple of names; got {names!r}"
+    return None
+
+
+def check_categories(categories: Any) -> str | None:
+    """What is wrong with a metric's ``CATEGORIES``; None when it is pairs of non-empty names."""
+    if not isinstance(categories, (tuple, list)) or not all(
+        isinstance(pair, (tuple, list))
+        and len(pair) == 2
+        and all(isinstance(n, str) and n for n in pair)
+        for pair in categories
+    ):
+        return (
+            "CATEGORIES must be a tuple of (display label, value key) pairs, e.g. "
+            f"(('entity omission', 'type/entity_omission'),); got {categories!r}"
+        )
     return None
 
 

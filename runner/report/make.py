@@ -117,12 +117,13 @@ def _figures(
     """The three figures (each written, or skipped with a note)."""
     from runner.report import plots
 
-    needed = [plots.SCORE, plots.LENGTH, *plots.TYPE_METRICS]
+    kinds = plots.error_kinds(selection.runs)
+    needed = [plots.SCORE, plots.LENGTH, *(name for _, names in kinds for name in names)]
     cells = _cells(config, selection, scores, grid, needed)
     series = histories(config.uri, selection.runs)
     return [
         plots.score_vs_length(cells, out / PLOT_FILES[0]),
-        plots.error_types(cells, out / PLOT_FILES[1]),
+        plots.error_types(cells, kinds, out / PLOT_FILES[1]),
         plots.summit_curves(selection.runs, grid, series, out / PLOT_FILES[2]),
     ]
 

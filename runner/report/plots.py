@@ -25,16 +25,15 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.ticker import MaxNLocator
 
-from metrics.booookscore import type_key
-from metrics.booookscore.parse import LABELS
+from runner.plugins import categories
 from runner.report.layout import Layout, param
 from runner.report.table import Key, Table, natural
 from runner.tracking.reader import RunRecord
 
 SCORE = "booookscore/score"
 LENGTH = "stats/length_tokens"
-TYPE_METRICS = tuple(f"booookscore/{type_key(label)}" for label in LABELS)
-"""Per-type error rates (% of judged sentences), in the paper's order."""
+Kinds = tuple[tuple[str, tuple[str, ...]], ...]
+"""The error-type figure's bars: (display label, the metric names of its rate in the runs)."""
 SUMMIT_SERIES = "strategy/score"
 """SummIt's evaluator score, logged once per iteration as the metric's steps."""
 SCORE_RANGE = (0.0, 100.0)
@@ -126,15 +125,43 @@ def score_limits(lows: Sequence[float], highs: Sequence[float]) -> tuple[float, 
     return max(SCORE_RANGE[0], low - margin), min(SCORE_RANGE[1], high + margin)
 
 
-def error_types(table: Table, path: Path) -> Plot:
+def error_kinds(runs: Sequence[RunRecord]) -> Kinds:
+    """The error types the runs' metrics recorded (``runner.plugins.categories``), in order.
+
+    A type's rate is ``<metric label>/<value key>``: runs that gave the metric other labels
+    name it differently, so each type lists every name it has in the runs.
+    """
+    names: dict[str, list[str]] = {}
+    for run in runs:
+        for metric, pairs in categories.recorded(run.tags, run.params).items():
+            for label, key in pairs:
+                found = names.setdefault(label, [])
+                if f"{metric}/{key}" not in found:
+                    found.append(f"{metric}/{key}")
+    return tuple((label, tuple(found)) for label, found in names.items())
+
+
+def error_types(table: Table, kinds: Kinds, path: Path) -> Plot:
     """Figure 4 as ``path`` (see ``error_types_figure``)."""
-    missing = "no run has booookscore/type/<label> metrics"
-    return _save(error_types_figure(table), path, missing)
+    missing = "no run has the rates of an error type its metrics recorded"
+    return _save(error_types_figure(table, kinds), path, missing)
 
 
-def error_types_figure(table: Table) -> Figure | None:
+def _rate_cells(table: Table, kinds: Kinds) -> dict[str, str]:
+    """Display label -> the metric name of its rate in ``table`` (a type without one: left out)."""
+    present = {k[2] for k in table.cells}
+    out = {}
+    for label, names in kinds:
+        found = next((m for m in names if m in present), None)
+        if found is not None:
+            out[label] = found
+    return out
+
+
+def error_types_figure(table: Table, kinds: Kinds) -> Figure | None:
     """Figure 4: per column value (strategy) a panel of grouped bars, one per error type."""
-    present = [m for m in TYPE_METRICS if any(k[2] == m for k in table.cells)]
+    shown = _rate_cells(table, kinds)
+    present = list(shown.values())
     if not present:
         return None
     figure = Figure(figsize=(max(6.4, 1.1 * len(present)), 3.4 * len(table.columns)))
@@ -143,9 +170,7 @@ def error_types_figure(table: Table) -> Figure | None:
         _error_panel(axes, table, column, present)
         axes.set_xticks(range(len(present)))
         axes.set_xlim(-0.5, len(present) - 0.5)  # every type keeps its slot, drawn or not
-        axes.set_xticklabels(
-            [m.rsplit("/", 1)[1].replace("_", " ") for m in present], rotation=20, fontsize=8
-        )
+        axes.set_xticklabels(list(shown), rotation=20, fontsize=8)
         axes.set_title("/".join(column) or "error types", fontsize=10)
     figure.suptitle("Error types per strategy")
     figure.tight_layout()
@@ -161,7 +186,7 @@ def _error_panel(axes: Axes, table: Table, column: Key, present: Sequence[str]) 
         if (cell := table.cell(row, column, m))  # no bar, not a zero, when absent
     }
     if not any(cell.mean > 0 for cell in cells.values()):
-        text = NO_FLAG if cells else "not judged (no booookscore/type/<label> rates)"
+        text = NO_FLAG if cells else "not judged (no error-type rates)"
         axes.text(0.5, 0.5, text, transform=axes.transAxes, ha="center", va="center")
         axes.set_ylim(0.0, 1.0)
         axes.set_yticks([])

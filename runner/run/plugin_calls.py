@@ -19,7 +19,7 @@ from typing import Any
 
 from runner.metric import Metric
 from runner.run.plugin_errors import BEFORE_THE_RUN, IN_THE_RUN, call, plugin
-from runner.types import Chunk, Document, MetricResult, StrategyResult, TraceStep
+from runner.types import Chunk, Document, MetricResult, StrategyResult, TraceStep, Verdict
 
 STRATEGY_FIX = "return runner.api.StrategyResult(summary=<str>, ...) with numbers as counters"
 SCORE_FIX = "return runner.api.MetricResult(values={<name>: <number>}) (NaN when undecidable)"
@@ -105,6 +105,19 @@ def warnings(
         raise who.breach(
             metric.warnings, f"warnings returned {shown(found)}", "return a list of str (or [])"
         )
+    return list(found)
+
+
+def verdicts(label: str, metric: Metric, module: ModuleType, result: MetricResult) -> list[Verdict]:
+    """``metric.verdicts(result)``, checked: ``Verdict``s, each from a role the module declares."""
+    who = plugin("metric", label, module, type(metric))
+    found = call(who, IN_THE_RUN, metric.verdicts, result)
+    fix = f"return a list of runner.api.Verdict (or []), each role one of ROLES {module.ROLES}"
+    if not isinstance(found, (list, tuple)) or not all(isinstance(v, Verdict) for v in found):
+        raise who.breach(metric.verdicts, f"verdicts returned {shown(found)}", fix)
+    for verdict in found:
+        if verdict.role not in module.ROLES:
+            raise who.breach(metric.verdicts, f"a verdict of role {verdict.role!r}", fix)
     return list(found)
 
 

@@ -15,12 +15,13 @@ from typing import Any
 
 from runner.llm.call_log import CallTotals
 from runner.llm.local import perf as local_perf
+from runner.plugins import categories
 from runner.run import plugin_calls
 from runner.run.prepare import Job
 from runner.run.record_setup import log_setup as log_setup  # re-exported: the lifecycle
 from runner.run.usage import USAGE_FILE, kept_keys, split, usage_table
 from runner.trace_view import VIEWS_FILE, draw
-from runner.tracking.assessments import log_judge_verdicts
+from runner.tracking.assessments import LLM_JUDGE, Feedback, log_verdicts
 from runner.tracking.reader import FAILED_DOCUMENTS_TAG
 from runner.tracking.traces import log_traces
 from runner.tracking.writer import Tracker
@@ -123,9 +124,12 @@ def log_outcomes(
         tracker.log_json(views, VIEWS_FILE)  # what the viewer draws (runner/trace_view.py)
     calls_file = next((g.call_log.path for g in job.roles.values()), None)  # one CallLog per job
     log_traces(tracker.client, tracker.run_id, job.items, outcomes, failures, calls_file)
-    if "booookscore" in job.metrics and "judge" in job.roles:  # its verdicts on those traces
-        judged = {o.doc_id: o.scores["booookscore"] for o in outcomes}
-        log_judge_verdicts(tracker.client, tracker.run_id, job.roles["judge"].spec.model, judged)
+    feedback = metric_feedback(job, outcomes)  # the metrics' verdicts on those traces
+    if feedback:
+        log_verdicts(tracker.client, tracker.run_id, feedback)
+    tracker.set_tags(
+        categories.tags({label: job.config.metric_module(label) for label in job.metrics})
+    )
     for file, content in merged.items():
         tracker.log_json(content, file)
     if any(notes.values()):
@@ -136,6 +140,27 @@ def log_outcomes(
     headline = tuple(f"{name}/{v}" for name, m in job.metrics.items() for v in m.headline)
     show_in_runs_table(tracker, job, headline)
     return Logged(system, per_doc, headline, tuple(warnings))
+
+
+def metric_feedback(job: Job, outcomes: list[DocumentOutcome]) -> list[Feedback]:
+    """Every metric's verdicts on each document, sourced from the model of the verdict's role."""
+    out = []
+    for label, metric in job.metrics.items():
+        module = job.config.metric_module(label)
+        for o in outcomes:
+            for verdict in plugin_calls.verdicts(label, metric, module, o.scores[label]):
+                out.append(
+                    Feedback(
+                        o.doc_id,
+                        verdict.name,
+                        verdict.value,
+                        LLM_JUDGE,
+                        job.roles[verdict.role].spec.model,
+                        verdict.rationale,
+                        dict(verdict.metadata),
+                    )
+                )
+    return out
 
 
 def show_in_runs_table(tracker: Tracker, job: Job, headline: tuple[str, ...]) -> None:

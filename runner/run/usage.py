@@ -4,8 +4,9 @@ MLflow's compare page and chart view list every metric key alphabetically, so a 
 logs fifty bookkeeping counters (judge calls, re-asks, token counts, phase times, llama.cpp
 clocks, strategy counters) buries its score among them. A run therefore logs as metrics
 only what a researcher compares: each metric's headline values (every value of a metric
-that names none), the values read back from the run by the viewer's legend and the report's
-error-type figure (``booookscore/type/<label>``), and a handful of totals. Every other
+that names none), the values it names ``read_back`` (those the viewer's legend and the
+report's error-type figure read, such as BooookScore's ``<label>/type/<slug>`` rates), each
+under the label the run gave the metric, and a handful of totals. Every other
 run-level value goes, with its name, into the table artifact ``usage.json`` (MLflow's table
 format: the run's Artifacts tab shows it as a table), so nothing is lost.
 """
@@ -16,8 +17,6 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from metrics.booookscore import type_key
-from metrics.booookscore.parse import LABELS
 from runner.tracking.usage import USAGE_FILE as USAGE_FILE  # where the table is written
 
 TOTALS = (
@@ -30,19 +29,17 @@ TOTALS = (
     "wall_time_s",
 )
 """The totals kept as metrics: how much was done, what it cost, how long it took."""
-READ_BACK = tuple(f"booookscore/{type_key(label)}" for label in LABELS)
-"""Values other code reads from the run's metrics: the viewer's legend (``runner/view/page.py``)
-and the report's Figure 4 (``runner/report/plots.py``)."""
 
 
 def kept_keys(metrics: Mapping[str, Any], values: Iterable[str]) -> set[str]:
     """The names of ``values`` that stay MLflow metrics: headlines, read-back values, totals.
 
-    ``metrics`` are the job's metric plugins (name -> ``Metric``).
+    ``metrics`` are the job's metric plugins (label -> ``Metric``).
     """
-    keep = set(TOTALS) | set(READ_BACK)
+    keep = set(TOTALS)
     for name, metric in metrics.items():
         headline = tuple(getattr(metric, "headline", ()))
+        keep |= {f"{name}/{value}" for value in getattr(metric, "read_back", ())}
         if headline:
             keep |= {f"{name}/{value}" for value in headline}
         else:  # a metric that names no headline keeps all its values: we cannot tell which matter

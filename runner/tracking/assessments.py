@@ -4,11 +4,10 @@ A document's trace (``runner/tracking/traces.py``) shows how its summary was mad
 assessments show what was said about it, so the Traces tab puts the judge's and the people's
 verdicts side by side under the same names:
 
-- ``coherence_error``: one per flagged sentence (the judge: source ``LLM_JUDGE``, id the
-  judge's model string) or flagged span or span pair (a person: source ``HUMAN``, id the
-  annotator); value the error type(s), rationale the questions, metadata the text flagged;
-- ``booookscore``: one per summary and source, the share of sentences without an error
-  (0-100), rationale the counts.
+- a metric's verdicts (``Metric.verdicts``, e.g. BooookScore's ``coherence_error`` per
+  flagged sentence and ``booookscore`` per summary): source ``LLM_JUDGE``, id the model
+  string of the metric's role that gave them;
+- a person's (``runner/human``): source ``HUMAN``, id the annotator, under the same names.
 
 The entities come from ``mlflow.entities`` here (``writer`` is at its size limit); the runs
 and traces are reached through ``reader.client`` and ``writer.tracing_client``. A trace is
@@ -21,7 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
@@ -33,7 +32,6 @@ from mlflow.exceptions import MlflowException
 from runner.tracking.reader import RunRecord, client
 from runner.tracking.store import retrying
 from runner.tracking.writer import tracing_client
-from runner.types import MetricResult
 
 _LOG = logging.getLogger(__name__)
 HUMAN = "HUMAN"
@@ -47,7 +45,8 @@ BOOOOKSCORE = "booookscore"
 ERROR_TAG = "assessments.error"
 """Run tag holding why the judge's verdicts were not (all) logged."""
 JUDGE_ARTIFACT = "annotations.json"
-"""BooookScore's per-sentence artifact (``metrics/booookscore/__init__.py``)."""
+"""BooookScore's per-sentence artifact (``metrics/booookscore/__init__.py``), read by
+``runner/human``."""
 
 
 @dataclass(frozen=True)
@@ -132,48 +131,12 @@ def _entity(item: Feedback) -> MlflowFeedback:
     )
 
 
-def judge_feedback(doc_id: str, result: MetricResult, judge_model: str) -> list[Feedback]:
-    """A BooookScore result as the judge's verdicts: one per flagged sentence, and the score.
-
-    Sentences judged "no confusion" get none (the score says how many there were); an
-    unreadable answer gets none either (the run's notes list it).
-    """
-    sentences: Mapping[str, Any] = result.artifacts.get(JUDGE_ARTIFACT) or {}
-    out = []
-    for sentence, said in sentences.items():
-        if said.get("unparsed") or said.get("questions") is None:
-            continue
-        out.append(
-            Feedback(
-                doc_id,
-                COHERENCE_ERROR,
-                ", ".join(said.get("types") or ()) or "unlabeled",
-                LLM_JUDGE,
-                judge_model,
-                rationale=str(said["questions"]),
-                metadata={"sentence": sentence},
-            )
-        )
-    score = result.values.get("score")
-    if score is not None and score == score:  # NaN: the summary could not be judged
-        judged = result.values.get("judged_sentences", 0.0)
-        confused = result.values.get("confused_sentences", 0.0)
-        rationale = f"{confused:.0f} of {judged:.0f} judged sentences flagged"
-        out.append(Feedback(doc_id, BOOOOKSCORE, float(score), LLM_JUDGE, judge_model, rationale))
-    return out
-
-
-def log_judge_verdicts(
-    run_client: Any, run_id: str, judge_model: str, results: Mapping[str, MetricResult]
-) -> int:
-    """The judge's BooookScore verdicts on the run's document traces; how many were written.
+def log_verdicts(run_client: Any, run_id: str, feedback: Sequence[Feedback]) -> int:
+    """A job's model verdicts (``Metric.verdicts``) on its document traces; how many were written.
 
     Never raises an ``Exception``: like the traces they hang on, they are a view of what the
-    run stored (``annotations.json``); a failure is a warning and the run tag ``ERROR_TAG``.
+    run stored (the metrics' artifacts); a failure is a warning and the run tag ``ERROR_TAG``.
     """
-    feedback = [
-        f for doc, result in results.items() for f in judge_feedback(doc, result, judge_model)
-    ]
     try:
         missing = log_feedback(run_client.tracking_uri, run_id, feedback)
     except Exception as err:  # noqa: BLE001 - the run's results are stored; this is a view

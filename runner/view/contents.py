@@ -12,12 +12,12 @@ import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from runner.plugins import categories
 from runner.view.data import (
-    COLORS,
     Column,
     Marked,
+    colors,
     headline_columns,
-    labels,
     mark_summary,
     number,
     slug,
@@ -34,8 +34,9 @@ if TYPE_CHECKING:
 class Legend:
     """One error type of the legend: its colour, the run's rate and its count.
 
-    The rate is the metric ``booookscore/type/<slug>``; the count is of the flagged sentences
-    carrying it across the run's documents.
+    The types are the categories the run recorded for its metrics (``runner.plugins.categories``);
+    the rate is the metric ``<label>/<value key>`` of the metric's label; the count is of the
+    flagged sentences carrying it across the run's documents.
     """
 
     label: str
@@ -117,6 +118,25 @@ def _totals(metrics: dict[str, float]) -> list[Fact]:
     return out
 
 
+def build_legend(run: RunRecord, docs: list[DocView]) -> list[Legend]:
+    """One entry per category the run's metrics recorded (a label shared by two, once)."""
+    rates: dict[str, float | None] = {}
+    for metric, pairs in categories.recorded(run.tags, run.params).items():
+        for label, key in pairs:
+            rates.setdefault(label, number(run.metrics.get(f"{metric}/{key}")))
+    shades = colors(list(rates))
+    return [
+        Legend(
+            label,
+            slug(label),
+            shades[label],
+            rate,
+            sum(d.marked.counts.get(label, 0) for d in docs),
+        )
+        for label, rate in rates.items()
+    ]
+
+
 def build_page(run: RunRecord, files: RunFiles) -> Page:
     """The page's values from the run record and its artifacts."""
     columns = headline_columns(files.scores)
@@ -142,16 +162,7 @@ def build_page(run: RunRecord, files: RunFiles) -> Page:
                 list(files.notes.get(doc_id, [])),
             )
         )
-    legend = [
-        Legend(
-            label,
-            slug(label),
-            COLORS[label],
-            number(run.metrics.get(f"booookscore/type/{slug(label)}")),
-            sum(d.marked.counts.get(label, 0) for d in docs),
-        )
-        for label in labels()
-    ]
+    legend = build_legend(run, docs)
     return Page(
         run,
         settings_line(run.params),

@@ -10,22 +10,24 @@ annotation by exact text, as ``annotations.json`` keys it. How each summary was 
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from runner.text import sentence_spans
 
-COLORS = {
-    "entity omission": "#ffb870",
-    "event omission": "#f3e36b",
-    "causal omission": "#9be39b",
-    "salience": "#8fdcf0",
-    "discontinuity": "#a9c4ff",
-    "duplication": "#cdb4ff",
-    "inconsistency": "#ff9f9f",
-    "language": "#ffb3ec",
-}
-"""One background colour per error type of the paper, in ``labels()`` order."""
+PALETTE = (
+    "#ffb870",
+    "#f3e36b",
+    "#9be39b",
+    "#8fdcf0",
+    "#a9c4ff",
+    "#cdb4ff",
+    "#ff9f9f",
+    "#ffb3ec",
+)
+"""The legend's background colours, given to a run's categories in their order (BooookScore's
+eight error types get one each, entity omission orange to language pink)."""
 HEADLINE = (
     ("booookscore/score", "score"),
     ("booookscore/confused_sentences", "flagged"),
@@ -39,16 +41,9 @@ _OWN_GROUPS = ("booookscore", "stats", "strategy")
 Step = dict[str, Any]
 
 
-def labels() -> tuple[str, ...]:
-    """The paper's eight error types, in order, as the BooookScore metric defines them.
-
-    Imported when first needed, not with this module: importing anything of ``metrics``
-    imports every metric (its registry), which ``python -m runner.view`` starting, or a
-    page of a run that never judged, need not pay for.
-    """
-    from metrics.booookscore.parse import LABELS
-
-    return LABELS
+def colors(labels: Sequence[str]) -> dict[str, str]:
+    """A background colour per category label, in order (the palette repeats past its end)."""
+    return {label: PALETTE[i % len(PALETTE)] for i, label in enumerate(labels)}
 
 
 def slug(label: str) -> str:
@@ -112,7 +107,7 @@ def mark_summary(summary: str, annotations: dict[str, Any] | None) -> Marked:
     pieces: list[Piece] = []
     numbers: dict[str, int] = {}
     notes: list[Note] = []
-    counts = dict.fromkeys([*labels(), "flagged", "unparsed", "ok"], 0)
+    counts = dict.fromkeys(["flagged", "unparsed", "ok"], 0)
     position = 0
     for start, end in sentence_spans(summary):
         if start > position:

@@ -34,11 +34,11 @@ from typing import Any
 from runner.view import cli
 from runner.view.artifacts import ARTIFACT, Client, RunFiles, quiet_downloads, read_files
 from runner.view.contents import DocView, Legend, Page, build_page, settings_line
-from runner.view.data import COLORS, labels
+from runner.view.data import PALETTE, colors
 
 __all__ = [
     "ARTIFACT",
-    "COLORS",
+    "PALETTE",
     "ERROR_TAG",
     "Client",
     "DocView",
@@ -46,6 +46,7 @@ __all__ = [
     "Page",
     "RunFiles",
     "build_page",
+    "colors",
     "log_viewer",
     "main",
     "read_files",
@@ -85,7 +86,7 @@ def _num(value: float | None, digits: int = 1) -> str:
 
 def render(page: Page) -> str:
     """The page as one HTML document."""
-    return str(_template().render(page=page, labels=labels(), colors=COLORS))
+    return str(_template().render(page=page))
 
 
 def render_run(client: Client, run_id: str) -> str:

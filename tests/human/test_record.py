@@ -16,9 +16,8 @@ from mlflow.tracking import MlflowClient
 
 from runner.human.judgments import CoherenceAnnotation, HumanDataError, Preference, Relation, Span
 from runner.human.record import record_human_run
-from runner.tracking.assessments import ERROR_TAG, log_judge_verdicts
+from runner.tracking.assessments import ERROR_TAG, LLM_JUDGE, Feedback, log_verdicts
 from runner.tracking.writer import Tracker
-from runner.types import MetricResult
 
 SUMMARY = "Anna leaves home. She finds work in the mill. Her mother writes. She goes home."
 """Four sentences."""
@@ -113,11 +112,12 @@ def test_an_empty_summary_is_refused_before_any_run(store: str, tmp_path: Path) 
 def test_the_judges_verdicts_never_fail_a_run(store: str, caplog: pytest.LogCaptureFixture) -> None:
     tracker = Tracker(store, "summarization")
     run_id = tracker.start("no traces", {})
-    said = {"A sentence.": {"questions": "Who?", "types": ["entity omission"]}}
-    result = MetricResult({"score": 0.0}, artifacts={"annotations.json": said})
-    assert log_judge_verdicts(tracker.client, run_id, "judge", {"d": result}) == 0  # no trace
+    said = {"sentence": "A sentence."}
+    flagged = Feedback("d", "coherence_error", "entity omission", LLM_JUDGE, "judge", "Who?", said)
+    feedback = [flagged, Feedback("d", "booookscore", 0.0, LLM_JUDGE, "judge")]
+    assert log_verdicts(tracker.client, run_id, feedback) == 0  # no trace
     with caplog.at_level(logging.WARNING):
-        assert log_judge_verdicts(tracker.client, "f" * 32, "judge", {"d": result}) == 0
+        assert log_verdicts(tracker.client, "f" * 32, feedback) == 0
     assert "were not logged" in caplog.text
     assert ERROR_TAG not in _run(store, run_id).data.tags
 

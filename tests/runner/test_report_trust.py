@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from matplotlib.figure import Figure
 
+from metrics.booookscore import CATEGORIES
 from runner.errors import DataError
 from runner.report import plots as report_plots
 from runner.report.config import ReportConfig
@@ -240,7 +241,9 @@ def saved(monkeypatch: pytest.MonkeyPatch) -> list[Figure]:
     return figures
 
 
-ZERO_TYPES = {m: 0.0 for m in report_plots.TYPE_METRICS}
+KINDS = tuple((label, (f"booookscore/{key}",)) for label, key in CATEGORIES)
+"""BooookScore's error types as a run under the label booookscore records them."""
+ZERO_TYPES = {names[0]: 0.0 for _, names in KINDS}
 
 
 def test_error_types_without_a_flagged_sentence_says_so(
@@ -250,7 +253,7 @@ def test_error_types_without_a_flagged_sentence_says_so(
         "hier-1": {"d1": {SCORE: 100.0, **ZERO_TYPES}, "d2": {SCORE: 100.0, **ZERO_TYPES}},
         "incremental-1": {"d1": {SCORE: 100.0, **ZERO_TYPES}},
     }
-    plot = report_plots.error_types(table(scores), tmp_path / "error_types.png")
+    plot = report_plots.error_types(table(scores), KINDS, tmp_path / "error_types.png")
     assert plot.path is not None and plot.path.read_bytes()[:4] == b"\x89PNG"
     (figure,) = saved
     panels = figure.get_axes()
@@ -269,7 +272,7 @@ def test_error_types_flags_drawn_beside_a_panel_without_any(
         "hier-1": {"d1": {**ZERO_TYPES}},
         "summit-1": {f"d{i}": {**ZERO_TYPES, salience: v} for i, v in enumerate(flagged)},
     }
-    report_plots.error_types(table(scores), tmp_path / "error_types.png")
+    report_plots.error_types(table(scores), KINDS, tmp_path / "error_types.png")
     (figure,) = saved
     hier, summit = figure.get_axes()
     assert [t.get_text() for t in hier.texts] == ["no sentence flagged"] and not hier.patches

@@ -678,13 +678,13 @@ def test_in_a_browser_marks_are_coloured_the_legend_matches_and_the_tree_opens(
     assert seen["selected"] == first and seen["visibleDocs"] == 1  # the script shows one document
     assert seen["flagged"] and all(f["visible"] for f in seen["flagged"])
     for mark in seen["flagged"]:  # highlighted in the colour of its first type
-        assert mark["bg"] == rgb(view.COLORS[mark["types"].split(", ")[0]]), mark
+        assert mark["bg"] == rgb(view.colors(LABELS)[mark["types"].split(", ")[0]]), mark
     assert seen["ok"] and all(c == "rgba(0, 0, 0, 0)" for c in seen["ok"])
     metrics = hier.client.get_run(hier.run_id).data.metrics
     for label in LABELS:
         key = label.replace(" ", "_")
         colour, text = seen["swatches"][key]
-        assert colour == rgb(view.COLORS[label])
+        assert colour == rgb(view.colors(LABELS)[label])
         assert f"{label} {metrics['booookscore/type/' + key]:.1f}%" in text or (
             metrics["booookscore/type/" + key] == 0 and f"{label} 0%" in text
         )
@@ -695,5 +695,7 @@ def test_in_a_browser_marks_are_coloured_the_legend_matches_and_the_tree_opens(
     }
     assert set(seen["filtered"]) == with_salience and with_salience
     for types, colour in seen["afterFilter"]:  # only the chosen type stays coloured
-        expected = rgb(view.COLORS["salience"]) if "salience" in types else "rgba(0, 0, 0, 0)"
+        expected = (
+            rgb(view.colors(LABELS)["salience"]) if "salience" in types else "rgba(0, 0, 0, 0)"
+        )
         assert colour == expected
