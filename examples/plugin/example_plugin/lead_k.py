@@ -6,7 +6,7 @@ deterministic. It imports only ``runner.api``, the plugin API.
 
 from __future__ import annotations
 
-from runner.api import Chunk, ConfigError, StrategyResult, split_sentences
+from runner.api import Chunk, ConfigError, Phase, Prompt, StrategyResult, split_sentences
 
 ROLES: tuple[str, ...] = ()
 """No model role: nothing is generated."""
@@ -26,3 +26,13 @@ def summarize(chunks: list[Chunk], *, k: int = 3) -> StrategyResult:
     document = "".join(chunk.text for chunk in chunks)  # the chunks give back the document
     lead = split_sentences(document)[:k]
     return StrategyResult(summary=" ".join(lead), counters={"sentences": float(len(lead))})
+
+
+def estimate(chunks: list[Chunk], *, window: int, prompt: Prompt, k: int = 3) -> list[Phase]:
+    """No call to count: ``estimate=true`` asks each strategy for its calls per document.
+
+    A strategy with a model role returns one ``Phase`` per group of alike calls (its role,
+    purpose, calls, prompt and completion tokens, calls on the critical path), asking each
+    role's ``Guide`` how long its answers are (``runner.estimating``).
+    """
+    return []
