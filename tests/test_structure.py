@@ -1,4 +1,5 @@
-"""The plain structure DESIGN.md asks for, checked from the source: doors and no cycles."""
+"""The structure docs/ARCHITECTURE.md describes, checked from the source: doors, no cycles,
+and module size as a signal (a tripwire, not a rule)."""
 
 from __future__ import annotations
 
@@ -142,13 +143,40 @@ def test_help_and_cfg_import_neither_litellm_nor_mlflow(flag: str) -> None:
     assert "hydra" in loaded and not loaded & {"litellm", "mlflow"}
 
 
-def test_no_product_module_is_over_300_lines() -> None:
-    """The house rule of the restructuring (issue 21): a module a reader can hold in mind."""
-    root = Path(__file__).resolve().parent.parent
-    long = {
-        str(file.relative_to(root)): n
+SIZE_TRIPWIRE = 600
+"""Lines no product module may exceed: well above the largest modules, so a module trips it
+only once it has grown into several concepts."""
+
+
+def _module_sizes() -> dict[str, int]:
+    """Product module (path from the repository root) -> its number of lines."""
+    return {
+        str(file.relative_to(REPO)): len(file.read_text(encoding="utf-8").splitlines())
         for package in ("runner", "strategies", "metrics", "hydra_plugins")
-        for file in (root / package).rglob("*.py")
-        if (n := len(file.read_text(encoding="utf-8").splitlines())) > 300
+        for file in (REPO / package).rglob("*.py")
     }
-    assert long == {}, f"split these modules: {long}"
+
+
+def test_no_product_module_passes_the_size_tripwire() -> None:
+    """Size is a signal, not a rule: one concept per module is the rule.
+
+    A fixed small limit made modules split for the count's sake, one concept spread over
+    files named after their halves, which is harder to read than one longer module. What a
+    limit can still catch is a module that has grown into several concepts, well past the
+    size of the largest modules: that is what the tripwire catches, naming the fix. The
+    largest modules are printed (``pytest -s -k size``) to review, not to cut.
+    """
+    sizes = _module_sizes()
+    largest = sorted(sizes.items(), key=lambda item: -item[1])[:10]
+    print("largest modules:", ", ".join(f"{path} ({n})" for path, n in largest))
+    over = {path: n for path, n in sizes.items() if n > SIZE_TRIPWIRE}
+    assert over == {}, (
+        f"over {SIZE_TRIPWIRE} lines: {over}; split each by concept (the parts it holds that "
+        "change for different reasons), not by line count"
+    )
+
+
+def test_the_size_tripwire_sees_the_product_modules() -> None:
+    sizes = _module_sizes()
+    assert {"runner/api.py", "strategies/hier/__init__.py", "metrics/judging.py"} <= set(sizes)
+    assert any(path.startswith("hydra_plugins/") for path in sizes)
