@@ -17,7 +17,7 @@ prompt evaluated whole), from llama.cpp's own counts, and the wall time.
     python benchmarks/bench_article_metrics.py [--skip-local] [--quick]
 
 ``--quick``: part 1 once at concurrency 8; part 2's set-up is checked without running the
-model (its cheapest metric, repetitiveness, took 99 s on this 2-core machine under load):
+model (even its cheapest metric, repetitiveness, takes minutes on a small CPU):
 the story and summary, the judge's gateway, the weights, llama_cpp; seconds.
 """
 

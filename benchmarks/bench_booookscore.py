@@ -11,10 +11,10 @@ embedded Qwen2.5-Coder-0.5B judge and prints, from llama.cpp's own counts:
 
     python benchmarks/bench_booookscore.py [--book flowerheart.epub] [--batch-sizes 1,5,10]
 
-Skips cleanly (exit 0) when ../shared/data is absent. Takes minutes on a 2-core CPU.
+Skips cleanly (exit 0) when ../shared/data is absent. Takes minutes on a small CPU.
 
 ``--quick`` checks the set-up without running the model: three sentences at batch size 1
-took 94 s on this 2-core machine under load, too long for a check. It picks the summary,
+take minutes on a small CPU, too long for a check. It picks the summary,
 builds the judge's gateway, finds the weights and imports llama_cpp; seconds.
 """
 

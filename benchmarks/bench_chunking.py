@@ -4,7 +4,7 @@ Prints, for ../shared/data/reminiscences-of-pioneer-days-in-st-paul.txt, the med
 runs of ``split_into_chunks`` at chunk=2048 and chunk=60000 against the naive reference
 (every candidate chunk counted in full, as the code did before), and the time to import
 ``runner.text`` and split a first sentence (NLTK's import dominates), median of 3 fresh
-interpreters. Figures only, no targets: the shared 2-core machine is noisy.
+interpreters. Figures only, no targets: timings on a shared machine are noisy.
 
     python benchmarks/bench_chunking.py [--quick]
 

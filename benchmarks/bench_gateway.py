@@ -11,8 +11,8 @@
 
 Usage: python benchmarks/bench_gateway.py [--calls 200] [--skip-local] [--quick]
 
-``--quick``: 20 calls; part 2's set-up is checked without running the model (one short
-call took 14 s on this 2-core machine under load, part 2 runs eight): the gateway for the
+``--quick``: 20 calls; part 2's set-up is checked without running the model (a short call
+on a small CPU takes many seconds, part 2 runs eight): the gateway for the
 embedded model, the weights, llama_cpp's ``Llama``; seconds.
 """
 

@@ -19,8 +19,8 @@ summary and the source text, not read from the run's own statistics.
     python benchmarks/bench_local_demo.py [--only baseline,hier] [--extra key=value ...]
 
 ``--quick`` checks the set-up without running the model: even the cheapest configuration
-(baseline on one sample story, ``metrics=stats``) took 191 s on this 2-core machine under
-load, too long for a check. It composes and validates that run's config as the runner
+(baseline on one sample story, ``metrics=stats``) takes minutes on a small CPU, too
+long for a check. It composes and validates that run's config as the runner
 would (preflight included: the documents are read), finds the weights, imports llama_cpp,
 and computes the trigram figures on the story; seconds.
 """

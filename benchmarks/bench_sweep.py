@@ -12,7 +12,7 @@ cache, so every job does its work.
 With ``--rounds N`` the first run is repeated in N fresh stores; medians are printed.
 
 ``--quick``: two cells (``chunk=1024 seed=0,1``) at 50 ms per call, one rerun, and no joblib
-part (its workers each import the runner: a minute on this 2-core machine under load, and
+part (its workers each import the runner: about a minute on a small CPU, and
 tests/runner/test_sweeps.py runs the joblib launcher); seconds.
 """
 

@@ -11,5 +11,5 @@ import os
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 # NumPy's OpenBLAS (the embedded MiniLM embedder) thrashes with one thread per core when the
-# runner's own threads keep the cores busy: measured 2-4x slower than one thread here.
+# runner's own threads keep the cores busy: several times slower than one thread.
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")

@@ -85,9 +85,9 @@ _NLTK_LOCK = threading.Lock()
 def _punkt_module() -> types.ModuleType:
     """``nltk.tokenize.punkt`` without running ``nltk/__init__`` (the design's start-up rule).
 
-    ``import nltk`` imports most of NLTK, and scipy and sklearn with it: 0.9-1.5 s here,
+    ``import nltk`` imports most of NLTK, and scipy and sklearn with it: about a second,
     for one module whose own imports are a few small NLTK files (pathsec, probability,
-    tokenize.api, ...; 0.05 s). So ``nltk`` and ``nltk.tokenize`` are entered in
+    tokenize.api, ...). So ``nltk`` and ``nltk.tokenize`` are entered in
     ``sys.modules`` as bare packages (their folders, no ``__init__`` run) just while punkt
     imports, then every ``nltk*`` entry is removed again: a later ``import nltk`` anywhere
     in the process loads the real, whole package. When NLTK is already imported, its

@@ -1,10 +1,10 @@
 """A model's price per token and context window, known without importing litellm.
 
-litellm takes ~5 s to import on the 2-core machine, more than the whole estimate may take
-(3 s for an 8-cell sweep). Its price map is a JSON file shipped inside the package
-(``model_prices_and_context_window_backup.json``, the map litellm itself reads when
-``LITELLM_LOCAL_MODEL_COST_MAP=True``, as ``runner/__init__.py`` sets); read here as data
-(~40 ms), litellm's code is never imported, so the gateway stays the one door to its calls.
+litellm takes seconds to import, longer than a whole sweep's estimate should take. Its price
+map is a JSON file shipped inside the package (``model_prices_and_context_window_backup.json``,
+the map litellm itself reads when ``LITELLM_LOCAL_MODEL_COST_MAP=True``, as
+``runner/__init__.py`` sets); read here as data (a fraction of the import), litellm's code is
+never imported, so the gateway stays the one door to its calls.
 A model's configured ``input_cost_per_token``/``output_cost_per_token`` and
 ``context_window`` win, as they do in the gateway (``runner/llm/completions.py``).
 """

@@ -101,7 +101,7 @@ class FileStore:
 
     def _update(self, change: Callable[[Buckets, float], Any]) -> Any:
         # One descriptor per operation, so that flock also keeps this process's threads apart;
-        # the state is rewritten in place, padded with spaces (a truncate costs ~2 ms on ext4).
+        # the state is rewritten in place, padded with spaces (cheaper than a truncate).
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)

@@ -2,8 +2,8 @@
 
 A typo in a path, a missing key, a server that does not answer, a chunk beyond a known
 context or an unreadable document should be answered in about a second, not after MLflow
-(2 s) and litellm (5 s) have loaded, and must leave no MLflow run behind. What is learned on
-the way (the documents, the prompt files, the window the chunk was checked against) is
+and litellm (seconds each to import) have loaded, and must leave no MLflow run behind. What
+is learned on the way (the documents, the prompt files, the window the chunk was checked against) is
 handed on in ``Checked``, so ``runner/run/prepare.py`` neither reads nor checks it again: it
 checks only what needs litellm or a model (a key only litellm can name, a window only
 litellm knows, metric set-up).

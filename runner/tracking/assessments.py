@@ -12,8 +12,8 @@ verdicts side by side under the same names:
 The entities come from ``mlflow.entities`` here (``writer`` is at its size limit); the runs
 and traces are reached through ``reader.client`` and ``writer.tracing_client``. A trace is
 found by its run (``mlflow.sourceRun``) and its ``runner.document`` tag. Each
-assessment is one store write (about 20 ms on a local sqlite store), so a run with N flagged
-sentences over D documents pays about (N + D) x 20 ms after its work is done.
+assessment is one store write, so a run with N flagged sentences over D documents pays
+N + D writes after its work is done.
 """
 
 from __future__ import annotations
