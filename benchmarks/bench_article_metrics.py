@@ -47,10 +47,10 @@ from runner.llm.gateway import Gateway  # noqa: E402
 from runner.llm.spec import ModelSpec  # noqa: E402
 from runner.text import split_sentences  # noqa: E402
 from runner.types import Document, Message  # noqa: E402
+from tests.helpers.scripted_llm import scripted_llm  # noqa: E402
 from tests.metrics import article_judge  # noqa: E402
 from tests.metrics.test_repetitiveness import duplicate_judge  # noqa: E402
 from tests.metrics.test_vagueness import rule_judge  # noqa: E402
-from tests.scripted_llm import scripted_llm  # noqa: E402
 
 LATENCY_S = 0.25
 LOCAL = ModelSpec(

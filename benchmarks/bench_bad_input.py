@@ -26,7 +26,7 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 # After the sys.path insert above, so that ``tests`` imports from this checkout.
-from tests.fake_server import FakeOpenAIServer  # noqa: E402
+from tests.helpers.fake_server import FakeOpenAIServer  # noqa: E402
 from tests.test_bad_input import CASES, make_bad_files  # noqa: E402
 
 QUICK_CASES = 3

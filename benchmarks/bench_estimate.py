@@ -2,7 +2,7 @@
 
 For each case the estimate is made in-process (the code behind ``estimate=true``), then the
 real job runs (``python -m runner ...`` in a subprocess, response cache off) against the
-loopback server tests/fake_server.py answering after a fixed latency, and its run's figures
+loopback server tests/helpers/fake_server.py answering after a fixed latency, and its run's figures
 are read back from the store. The server decides the answers' lengths: bench_strategies'
 responder (summaries at 60% of max_tokens, compressions at their word target) and a
 BooookScore verdict ("no confusion") for the judge.

@@ -39,7 +39,7 @@ from runner.llm.call_log import CallLog  # noqa: E402
 from runner.llm.gateway import Gateway, ModelSpec  # noqa: E402
 from runner.llm.local import model as local_model  # noqa: E402
 from runner.llm.retry import RetryPolicy  # noqa: E402
-from tests.fake_server import FakeOpenAIServer  # noqa: E402
+from tests.helpers.fake_server import FakeOpenAIServer  # noqa: E402
 
 
 def _median_ms(samples: list[float]) -> float:

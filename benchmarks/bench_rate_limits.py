@@ -100,7 +100,7 @@ class Limits:
 
 
 def _serve(latency: float, rpm: int | None, in_flight: int | None, out: Any, stop: Any) -> None:
-    from tests.fake_server import FakeOpenAIServer
+    from tests.helpers.fake_server import FakeOpenAIServer
 
     limits = Limits(rpm, in_flight)
 
@@ -229,7 +229,7 @@ def overhead(calls: int, folder: Path, with_ray: bool) -> None:
     from runner.llm.gateway import Gateway, ModelSpec
     from runner.llm.rate import FileStore, MemoryStore, RateLimiter
     from runner.llm.retry import RetryPolicy
-    from tests.fake_server import FakeOpenAIServer
+    from tests.helpers.fake_server import FakeOpenAIServer
 
     wide = Allowance(rpm=10**9, tpm=10**12)
     for label, store in (

@@ -122,7 +122,7 @@ def main() -> int:
     else:
         print("skipped: ../shared/data is absent (the book is needed)")
         return 0
-    from tests.fake_server import FakeOpenAIServer
+    from tests.helpers.fake_server import FakeOpenAIServer
 
     baseline = median_of(BASELINE, repeat)
     helps = median_of(HELP, repeat)

@@ -72,7 +72,7 @@ def answer(request: dict[str, Any]) -> str:
 def _serve(
     latency: float, urls: Any, stop: Any, responder: Callable[[dict[str, Any]], str]
 ) -> None:
-    from tests.fake_server import FakeOpenAIServer
+    from tests.helpers.fake_server import FakeOpenAIServer
 
     with FakeOpenAIServer(responder, latency_s=latency) as server:
         urls.put(server.url)

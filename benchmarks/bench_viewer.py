@@ -86,7 +86,7 @@ def make_run(name: str, folder: Path, books: int | None = None) -> tuple[str, st
 
     from runner.config.run_config import build_run_config
     from runner.run.lifecycle import run_experiment
-    from tests.fake_server import FakeOpenAIServer
+    from tests.helpers.fake_server import FakeOpenAIServer
 
     file = RELEASED / f"{name}.summaries.json"
     summaries = json.loads(file.read_text(encoding="utf-8"))

@@ -10,7 +10,7 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
-from tests.fake_server import FakeOpenAIServer  # noqa: E402
+from tests.helpers.fake_server import FakeOpenAIServer  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[1]
 

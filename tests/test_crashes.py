@@ -53,7 +53,7 @@ from runner.tracking.writer import (
     owner_alive,
     owner_tags,
 )
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
 from tests.strategies.conftest import echo_summary, kind_of, text_of
 
 pytestmark = pytest.mark.crash

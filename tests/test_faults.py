@@ -31,7 +31,7 @@ from runner.report.runs import select_runs
 from runner.run.console import format_summary
 from runner.run.lifecycle import RunResult
 from runner.tracking.reader import find_runs, finished_run
-from tests.fake_server import FAULT_KINDS, FakeOpenAIServer, FakeReply, FaultPlan
+from tests.helpers.fake_server import FAULT_KINDS, FakeOpenAIServer, FakeReply, FaultPlan
 from tests.runner.test_app import artifact, run
 
 TIMEOUT_S = 1.0

@@ -22,7 +22,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from runner.errors import ProviderUnreachableError
-from tests.fake_server import FakeOpenAIServer, FakeReply
+from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
 from tests.runner.test_config import composed
 
 REPO = Path(__file__).resolve().parents[1]

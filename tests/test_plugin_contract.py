@@ -14,7 +14,7 @@ import pytest
 
 from metrics import PROMPT_ROOT as METRIC_PROMPTS
 from strategies import PROMPT_ROOT as STRATEGY_PROMPTS
-from tests.plugin_helpers import built_ins
+from tests.helpers.plugins import built_ins
 
 METRICS = built_ins("metrics")
 STRATEGIES = built_ins("strategy")

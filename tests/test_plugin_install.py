@@ -34,7 +34,7 @@ from mlflow.tracking import MlflowClient
 
 from runner.text import count_tokens
 from tests import test_packaging as packaging
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
 from tests.test_faults import responder
 
 pytestmark = pytest.mark.packaging

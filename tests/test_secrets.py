@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[1]
 SECRET = "sk-test-DO-NOT-LEAK-7f3a9c1e5b"

@@ -4,7 +4,7 @@ inspect_ai's ``mockllm`` is a provider for the same reason: a fake behind the re
 exercises everything around it. A scripted model goes through the real gateway, so tests
 of strategies and metrics also run its cache, call log, limits and accounting. The
 gateway registers ``PROVIDER`` with litellm when it first imports litellm; build a
-scripted gateway with ``tests.scripted_llm.scripted_llm``.
+scripted gateway with ``tests.helpers.scripted_llm.scripted_llm``.
 """
 
 from __future__ import annotations

@@ -14,7 +14,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import socket
 import subprocess
 import time
 import urllib.error
@@ -22,6 +21,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from tests.helpers.ports import free_port
 
 TOKEN = "roundtrip-test-token-0123456789"
 USER = "annotator@example.invalid"
@@ -39,13 +40,6 @@ def binary() -> Path:
 def template(bin_path: Path) -> Path:
     """The migrated empty data dir beside the executable's venv (``.ci/run`` makes it)."""
     return bin_path.resolve().parent.parent / "template-data"
-
-
-def free_port() -> int:
-    """A port nothing listens on now (Label Studio is given it at once)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @dataclass

@@ -17,9 +17,9 @@ from runner.chunking import split_into_chunks
 from runner.errors import ConfigError
 from runner.text import count_tokens
 from runner.types import Chunk, Document, Message
+from tests.helpers.scripted_llm import calls_of, scripted_llm
 from tests.metrics.article_judge import SENTENCES, SOURCE, reasonable, verdict
 from tests.metrics.conftest import REPO
-from tests.scripted_llm import calls_of, scripted_llm
 
 DOC = Document("bakery", SOURCE)
 FALSE = "Marta Vance sold the bakery to a bank in 2010."
@@ -226,7 +226,7 @@ def test_a_judge_that_only_invents_claims_gives_nan_not_a_score() -> None:
 
     from metrics import alignment as _alignment
     from runner.types import Document as _Document
-    from tests.scripted_llm import calls_of, scripted_llm
+    from tests.helpers.scripted_llm import calls_of, scripted_llm
 
     example = {
         "claims": [

@@ -17,8 +17,8 @@ from metrics.booookscore.prompt import SENTENCE_PROMPT, parse_template
 from runner.errors import AuthError, ConfigError, ContextWindowError
 from runner.llm.gateway import Gateway
 from runner.types import Message
-from tests.plugin_helpers import built_ins
-from tests.scripted_llm import calls_of, scripted_llm
+from tests.helpers.plugins import built_ins
+from tests.helpers.scripted_llm import calls_of, scripted_llm
 
 SUMMARY = (
     "Proctor Bennett, a ferryman in Prospera, assists people transitioning to new lives. "

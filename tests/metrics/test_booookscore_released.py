@@ -19,7 +19,7 @@ from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway, ModelSpec
 from runner.llm.retry import RetryPolicy
 from runner.tracking.usage import read_usage
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
 from tests.metrics.conftest import REPO, annotation_responder, released
 
 EXPECTED = {"claude-88000-hier": 90.25, "claude-88000-inc": 90.9}

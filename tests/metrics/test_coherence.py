@@ -19,7 +19,7 @@ from runner.llm.gateway import Gateway
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
 from runner.text import split_sentences
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.test_local_embedder import require_weights
 
 # Letter counts (the fake server's letter_embedder): a3b3, z3, a3, b3z6, so the gap-2 pairs are

@@ -17,10 +17,10 @@ from runner.chunking import split_into_chunks
 from runner.errors import ConfigError
 from runner.llm.cache import ResponseCache
 from runner.types import Document, Message
+from tests.helpers.scripted_llm import calls_of, scripted_llm
 from tests.metrics.article_judge import SENTENCES, SOURCE, reasonable
 from tests.metrics.conftest import REPO
 from tests.metrics.test_alignment import long_source
-from tests.scripted_llm import calls_of, scripted_llm
 
 DOC = Document("bakery", SOURCE)
 

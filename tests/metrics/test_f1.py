@@ -14,9 +14,9 @@ from metrics.f1 import f_beta
 from runner.errors import ConfigError
 from runner.llm.cache import ResponseCache
 from runner.types import Document
+from tests.helpers.scripted_llm import scripted_llm
 from tests.metrics.article_judge import SENTENCES, SOURCE, reasonable
 from tests.metrics.conftest import REPO
-from tests.scripted_llm import scripted_llm
 
 DOC = Document("bakery", SOURCE)
 SUMMARY = SENTENCES[0] + " Marta Vance sold the bakery to a bank in 2010."

@@ -20,8 +20,8 @@ from runner.llm.gateway import Gateway
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
 from runner.types import Document, Message
-from tests.fake_server import FakeOpenAIServer, FakeReply
-from tests.scripted_llm import calls_of, scripted_llm
+from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
+from tests.helpers.scripted_llm import calls_of, scripted_llm
 
 SOURCE = Document("d1", "The council closed the river lock in May after a flood damaged its gates.")
 SUMMARY = "A flood damaged the river lock's gates. The council closed the lock in May."

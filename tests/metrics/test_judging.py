@@ -8,7 +8,7 @@ import pytest
 
 from metrics.judging import Usage, as_list, ask_json, parse_json
 from runner.types import Message
-from tests.scripted_llm import calls_of, scripted_llm
+from tests.helpers.scripted_llm import calls_of, scripted_llm
 
 
 @pytest.mark.parametrize(

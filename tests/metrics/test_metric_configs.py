@@ -7,8 +7,8 @@ import inspect
 import pytest
 import yaml
 
+from tests.helpers.plugins import built_ins
 from tests.metrics.conftest import REPO
-from tests.plugin_helpers import built_ins
 
 METRICS = built_ins("metrics")
 

@@ -14,7 +14,7 @@ from metrics.repetitiveness import check_verdict, setup
 from runner.errors import ConfigError
 from runner.text import split_sentences
 from runner.types import Message
-from tests.scripted_llm import calls_of, scripted_llm
+from tests.helpers.scripted_llm import calls_of, scripted_llm
 
 REPETITIVE = (
     "The council closed the lock in May. A flood had damaged its gates. "

@@ -9,7 +9,7 @@ import pytest
 from metrics.stats import score, trigrams
 from runner.text import count_tokens, words
 from runner.types import Document
-from tests.plugin_helpers import built_ins
+from tests.helpers.plugins import built_ins
 
 METRICS = built_ins("metrics")
 

@@ -14,7 +14,7 @@ from metrics import vagueness
 from metrics.vagueness import batch_check, setup
 from runner.errors import ConfigError
 from runner.types import Message
-from tests.scripted_llm import calls_of, scripted_llm
+from tests.helpers.scripted_llm import calls_of, scripted_llm
 
 SUMMARY = (
     "The article discusses several important topics. "

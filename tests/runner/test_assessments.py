@@ -25,7 +25,7 @@ from mlflow.tracking import MlflowClient
 
 from runner.human.judgments import CoherenceAnnotation, Rating, Relation, Span, from_record
 from runner.human.record import HumanRun, record_human_run
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.test_app import overrides, run
 from tests.runner.test_mlflow_traces import _mlflow_server
 from tests.test_faults import responder as summarizer

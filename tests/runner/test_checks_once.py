@@ -18,7 +18,7 @@ from runner.config.run_config import RunConfig, build_run_config
 from runner.run import preflight
 from runner.run import prepare as prepare_module
 from runner.run.lifecycle import run_experiment
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.test_app import overrides
 from tests.runner.test_config import composed
 from tests.strategies.conftest import responder

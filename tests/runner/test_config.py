@@ -14,7 +14,7 @@ from omegaconf import OmegaConf
 from runner.config.run_config import build_run_config
 from runner.errors import ConfigError
 from runner.llm.spec import ModelSpec
-from tests.plugin_helpers import built_ins
+from tests.helpers.plugins import built_ins
 
 METRICS = built_ins("metrics")
 STRATEGIES = built_ins("strategy")

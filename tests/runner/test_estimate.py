@@ -21,7 +21,7 @@ from runner.estimate import command
 from runner.estimate.cell import CellEstimate
 from runner.estimate.history import history
 from runner.text import split_sentences
-from tests.fake_server import FakeOpenAIServer, FakeReply
+from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
 from tests.runner.test_app import cli, overrides, run
 from tests.runner.test_config import composed
 from tests.strategies.conftest import SENTENCES, responder

@@ -20,7 +20,7 @@ from runner.chunking import split_into_chunks
 from runner.estimate.guide import Guide, Scenario
 from runner.estimate.history import History
 from runner.estimate.latency import Latency
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.test_app import cli, overrides
 from tests.runner.test_estimate import JUDGE_PROMPT, STORY, answer
 

@@ -18,7 +18,7 @@ from runner.llm.limits import EndpointLimits
 from runner.llm.retry import RetryPolicy
 from runner.run import preflight
 from runner.types import Message
-from tests.fake_server import FakeOpenAIServer, FakeReply
+from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
 
 
 def spec(url: str, **kw: Any) -> ModelSpec:

@@ -9,7 +9,7 @@ from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
-from tests.fake_server import FakeOpenAIServer, FakeReply, letter_embedder
+from tests.helpers.fake_server import FakeOpenAIServer, FakeReply, letter_embedder
 
 
 def _gateway(

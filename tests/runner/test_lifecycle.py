@@ -15,7 +15,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from runner.errors import AuthError
-from tests.fake_server import FakeOpenAIServer, FakeReply, max_overlap
+from tests.helpers.cli import runner_cli
+from tests.helpers.fake_server import FakeOpenAIServer, FakeReply, max_overlap
 from tests.runner.test_app import all_runs, overrides, run
 from tests.strategies.conftest import responder
 
@@ -71,23 +72,12 @@ def test_one_failing_document_cancels_the_others(stores: dict[str, str], tmp_pat
     )
 
 
-def _cli(args: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "runner", *args],
-        cwd=REPO,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
-    )
-
-
 @pytest.mark.parametrize(("signum", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_ends_the_run_killed(
     stores: dict[str, str], tmp_path: Path, signum: int, code: int
 ) -> None:
     with FakeOpenAIServer(responder(), latency_s=1.0) as server:
-        proc = _cli(
+        proc = runner_cli(
             [
                 *overrides(
                     server.url,
@@ -121,7 +111,7 @@ def test_each_job_of_a_sweep_gets_its_own_endpoint_limit(
 ) -> None:
     with FakeOpenAIServer(latency_s=0.4) as server:
         # force: concurrency is not part of the fingerprint, so the second cell would be skipped
-        proc = _cli(
+        proc = runner_cli(
             [
                 "-m",
                 *overrides(

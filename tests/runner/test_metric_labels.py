@@ -31,7 +31,7 @@ from runner.tracking.reader import RunRecord
 from runner.view.artifacts import read_files
 from runner.view.contents import build_page
 from runner.view.page import render_run
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.test_app import overrides, run
 from tests.runner.test_assessments import FLAGS, JUDGE_MODEL, responder
 

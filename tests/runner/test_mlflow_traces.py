@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -33,7 +32,8 @@ from runner.llm.call_log import DOCUMENT, for_document
 from runner.tracking import traces as mlflow_traces
 from runner.tracking.traces import SETUP_TRACE, Node, document_roots, document_tree, log_traces
 from runner.types import Document, DocumentOutcome, StrategyResult, TraceStep, WorkItem
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
+from tests.helpers.ports import free_port
 from tests.runner.test_app import overrides, run
 from tests.strategies.conftest import responder
 
@@ -120,12 +120,6 @@ def _decoded(span: dict[str, Any]) -> dict[str, Any]:
     return {**span, "attributes": {k: json.loads(v) for k, v in span["attributes"].items()}}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 class _Api:
     """JSON over HTTP to the served store; keeps every body it receives."""
 
@@ -148,7 +142,7 @@ class _mlflow_server:  # lower case: used as a context manager, like a function
     """``mlflow server`` on 127.0.0.1 over the store, until the block ends."""
 
     def __init__(self, uri: str, root: Path, env: dict[str, str]) -> None:
-        port = _free_port()
+        port = free_port()
         self.process = subprocess.Popen(
             [
                 sys.executable,

@@ -19,7 +19,7 @@ from runner.llm.gateway import Gateway
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
 from runner.types import Message
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
 
 CONF = Path(__file__).resolve().parents[2] / "conf"
 STRATEGIES = ("baseline", "hier", "incremental", "summit")

@@ -24,8 +24,8 @@ from runner.api import LLM, Chunk, StrategyResult, ThreadPool, TraceStep, thread
 from runner.config.run_config import build_run_config
 from runner.llm.call_log import DOCUMENT, for_document
 from runner.run.lifecycle import run_experiment
-from tests.fake_server import FakeOpenAIServer, echo_responder
-from tests.plugin_helpers import register
+from tests.helpers.fake_server import FakeOpenAIServer, echo_responder
+from tests.helpers.plugins import register
 from tests.runner.test_app import overrides
 from tests.runner.test_config import composed
 

@@ -13,7 +13,7 @@ import pytest
 
 from runner.llm.call_log import CallTotals
 from runner.run.progress import Progress
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
 
 SAMPLES = Path(__file__).resolve().parents[2] / "runner" / "sample_data"
 

@@ -27,7 +27,7 @@ from runner.llm.rate import FileStore, MemoryStore, RateLimiter, endpoint_file
 from runner.llm.rate_ray import BucketKeeper, RayStore, actor_name
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import NOT_IN_FINGERPRINT, ModelSpec
-from tests.fake_server import FakeOpenAIServer, FakeReply
+from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
 from tests.runner.test_config import composed
 
 

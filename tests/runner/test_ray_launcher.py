@@ -10,7 +10,6 @@ import os
 import secrets
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -21,8 +20,9 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import missing
-from tests.fake_server import FakeOpenAIServer
-from tests.processes import session_processes
+from tests.helpers.fake_server import FakeOpenAIServer
+from tests.helpers.ports import free_port
+from tests.helpers.processes import session_processes
 from tests.runner.test_app import all_runs, overrides
 from tests.strategies.conftest import responder
 
@@ -37,12 +37,6 @@ def _require_ray() -> None:
                 f"{what} is not installed (README 'Launchers'): Ray launcher check not run",
                 "ray and hydra-ray-launcher, which .ci/run installs",
             )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def _ray_cli() -> list[str]:
@@ -76,7 +70,7 @@ def ray_head() -> Iterator[tuple[str, Path, dict[str, str]]]:
     # Short: Ray's unix sockets live under --temp-dir and their paths must fit in 107 bytes.
     base = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))
     (base / "cwd").mkdir()
-    port = _free_port()
+    port = free_port()
     start = subprocess.Popen(
         [
             *_ray_cli(),

@@ -23,7 +23,7 @@ from runner.errors import ConfigError, DataError
 from runner.report.config import ReportConfig, build_report_config
 from runner.report.make import Report, make_report
 from runner.report.table import bootstrap_ci
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.test_app import overrides, run
 
 REPO = Path(__file__).resolve().parents[2]

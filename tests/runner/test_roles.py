@@ -17,8 +17,8 @@ from runner.run.lifecycle import run_experiment
 from runner.text import count_tokens
 from runner.tracking.reader import finished_run, scores_frame
 from runner.types import LLM, Chunk, Document, MetricResult, StrategyResult, TraceStep
-from tests.fake_server import FakeOpenAIServer, echo_responder
-from tests.plugin_helpers import register
+from tests.helpers.fake_server import FakeOpenAIServer, echo_responder
+from tests.helpers.plugins import register
 from tests.runner.test_config import composed
 
 RATINGS = ["3", "5", "10"]

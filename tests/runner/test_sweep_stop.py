@@ -21,8 +21,8 @@ from typing import Any
 
 import pytest
 
-from tests.fake_server import FakeOpenAIServer
-from tests.processes import session_processes
+from tests.helpers.fake_server import FakeOpenAIServer
+from tests.helpers.processes import session_processes
 from tests.runner import test_ray_launcher
 from tests.runner.test_app import all_runs, overrides
 from tests.strategies.conftest import responder

@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,23 +20,14 @@ from mlflow.tracking import MlflowClient
 from runner.config.run_config import build_run_config
 from runner.errors import BudgetExceeded
 from runner.sweep.callback import job_run_name, swept_keys
-from tests.fake_server import FakeOpenAIServer, FakeReply
+from tests.helpers.cli import runner_cli
+from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
+from tests.helpers.ports import free_port
 from tests.runner.test_app import all_runs, overrides, run
 from tests.runner.test_config import CONF, composed
 from tests.strategies.conftest import responder
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _cli(args: list[str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "runner", *args],
-        cwd=REPO,
-        text=True,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
-    )
 
 
 def _children(uri: str, parent: str) -> list[Any]:
@@ -113,7 +102,7 @@ def test_a_joblib_sweep_is_one_parent_with_its_children(
     stores: dict[str, str], tmp_path: Path
 ) -> None:
     with FakeOpenAIServer(responder(), latency_s=0.1) as server:
-        proc = _cli(
+        proc = runner_cli(
             [
                 "-m",
                 "hydra/launcher=joblib",
@@ -166,7 +155,7 @@ def test_a_killed_sweep_rerun_finishes_only_the_missing_cells(
     ]
     uri = stores["tracking.uri"]
     with FakeOpenAIServer(answer, latency_s=0.15) as server:
-        proc = _cli([*args, *overrides(server.url, stores)])
+        proc = runner_cli([*args, *overrides(server.url, stores)])
         deadline = time.monotonic() + 300
         # Hydra makes <sweep dir>/1 when the second job starts (the first has finished); wait
         # for a few of its calls, then stop the sweep. (Polling MLflow here would race the
@@ -181,7 +170,7 @@ def test_a_killed_sweep_rerun_finishes_only_the_missing_cells(
         proc.communicate(timeout=60)
         first = list(answered)
         answered.clear()
-        rerun = _cli([*args, *overrides(server.url, stores)])
+        rerun = runner_cli([*args, *overrides(server.url, stores)])
         out, stderr = rerun.communicate(timeout=600)
     assert rerun.returncode == 0, stderr[-3000:]
     (parent,) = _parents(uri)  # the rerun found the same parent
@@ -208,7 +197,7 @@ def test_an_identical_rerun_launches_no_job_and_a_killed_or_deleted_cell_runs_ag
     uri = stores["tracking.uri"]
     client = MlflowClient(uri)
     with FakeOpenAIServer(responder()) as server:
-        out, stderr = _cli([*args, *overrides(server.url, stores)]).communicate(timeout=600)
+        out, stderr = runner_cli([*args, *overrides(server.url, stores)]).communicate(timeout=600)
         assert "error" not in stderr, stderr[-3000:]
         first_calls = len(server.requests)
         (parent,) = _parents(uri)
@@ -216,7 +205,7 @@ def test_an_identical_rerun_launches_no_job_and_a_killed_or_deleted_cell_runs_ag
         assert first_calls == 3 and [c.info.status for c in children] == ["FINISHED"] * 3
         ended = parent.info.end_time
 
-        rerun = _cli([*args, *overrides(server.url, stores)])
+        rerun = runner_cli([*args, *overrides(server.url, stores)])
         out, stderr = rerun.communicate(timeout=600)
         assert rerun.returncode == 0, stderr[-3000:]
         assert len(server.requests) == first_calls, "the rerun called the model"
@@ -233,7 +222,7 @@ def test_an_identical_rerun_launches_no_job_and_a_killed_or_deleted_cell_runs_ag
         # Killed after its last cell finished but before its parent was ended: the parent
         # stays RUNNING; a rerun has no cell to run and ends it as its children earn.
         client.update_run(parent.info.run_id, status="RUNNING")
-        rerun = _cli([*args, *overrides(server.url, stores)])
+        rerun = runner_cli([*args, *overrides(server.url, stores)])
         out, stderr = rerun.communicate(timeout=600)
         assert rerun.returncode == 0, stderr[-3000:]
         assert len(server.requests) == first_calls, "the rerun called the model"
@@ -249,7 +238,7 @@ def test_an_identical_rerun_launches_no_job_and_a_killed_or_deleted_cell_runs_ag
         ):  # so that a cell that runs calls the model
             if cached.is_file():
                 cached.unlink()
-        rerun = _cli([*args, *overrides(server.url, stores)])
+        rerun = runner_cli([*args, *overrides(server.url, stores)])
         out, stderr = rerun.communicate(timeout=600)
         assert rerun.returncode == 0, stderr[-3000:]
         assert len(server.requests) == first_calls + 2
@@ -416,7 +405,7 @@ def test_the_job_budget_stops_the_run(stores: dict[str, str]) -> None:
 
 def test_the_sweep_budget_is_shared_by_its_jobs(stores: dict[str, str], tmp_path: Path) -> None:
     with FakeOpenAIServer(responder()) as server:
-        proc = _cli(
+        proc = runner_cli(
             [
                 "-m",
                 "model.temperature=0.1,0.2",
@@ -450,12 +439,6 @@ def composed_report(*overrides: str) -> dict[str, Any]:
     return {str(k): v for k, v in raw.items()}
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 def _api(base: str, path: str, body: dict[str, Any] | None = None) -> dict[str, Any]:
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(
@@ -469,7 +452,7 @@ def test_the_mlflow_ui_shows_the_sweep_as_parent_and_children(
     stores: dict[str, str], tmp_path: Path
 ) -> None:
     with FakeOpenAIServer(responder()) as server:
-        proc = _cli(
+        proc = runner_cli(
             [
                 "-m",
                 "chunk=1024,2048",
@@ -480,7 +463,7 @@ def test_the_mlflow_ui_shows_the_sweep_as_parent_and_children(
         )
         _, stderr = proc.communicate(timeout=600)
     assert proc.returncode == 0, stderr[-2000:]
-    port = _free_port()
+    port = free_port()
     mlflow = subprocess.Popen(
         [
             sys.executable,
@@ -540,7 +523,7 @@ def test_repeats_get_their_own_seeds_and_cache_slots_and_reports_pool_them(
     stores: dict[str, str], tmp_path: Path
 ) -> None:
     with FakeOpenAIServer(responder()) as server:
-        proc = _cli(
+        proc = runner_cli(
             [
                 "-m",
                 "repeat=range(3)",
@@ -586,7 +569,7 @@ def test_a_failed_cell_makes_the_sweep_exit_1_whichever_launcher_ran_it(
         return answer(request)
 
     with FakeOpenAIServer(refuse_hot) as server:
-        proc = _cli(
+        proc = runner_cli(
             [
                 "-m",
                 "model.temperature=0.1,0.9",
@@ -616,7 +599,7 @@ def test_a_bad_value_in_one_cell_stops_the_sweep_before_anything_runs(
     stores: dict[str, str], tmp_path: Path
 ) -> None:
     with FakeOpenAIServer(responder()) as server:
-        proc = _cli(
+        proc = runner_cli(
             [
                 "-m",
                 "chunk=512,-5",

@@ -28,7 +28,7 @@ from runner.tracking.runs_view import KIND_TAG, RUNS_KIND, VIEW_TAG
 from runner.tracking.usage import USAGE_FILE, read_usage
 from runner.tracking.writer import Tracker
 from runner.ui import experiment_url, run_url
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.test_app import overrides, run
 from tests.runner.test_mlflow_traces import _mlflow_server
 from tests.runner.test_view import chromium, run_chromium

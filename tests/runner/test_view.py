@@ -32,7 +32,7 @@ from runner.trace_view import draw
 from runner.tracking.reader import RunRecord
 from runner.view import page as view
 from strategies import hier as hier_strategy
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.test_config import composed
 from tests.strategies.conftest import echo_summary, kind_of, text_of, words_of
 

@@ -21,8 +21,8 @@ from runner.run.lifecycle import run_experiment
 from runner.trace_view import Listed, Node, Section, Step
 from runner.types import LLM, Chunk, StrategyResult, TraceStep
 from runner.view import page as view
-from tests.fake_server import FakeOpenAIServer
-from tests.plugin_helpers import register
+from tests.helpers.fake_server import FakeOpenAIServer
+from tests.helpers.plugins import register
 from tests.runner.test_config import composed
 from tests.runner.test_view import Tree, articles
 

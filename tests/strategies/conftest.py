@@ -13,8 +13,9 @@ from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway, ModelSpec
 from runner.llm.retry import RetryPolicy
 from runner.text import count_tokens, ends_with_sentence_end
-from runner.types import StrategyResult
+from runner.types import Chunk, Message, StrategyResult
 from tests.conftest import missing_shared
+from tests.helpers.scripted_llm import scripted_llm
 
 BOOK = (
     Path(__file__).resolve().parents[2]
@@ -164,3 +165,19 @@ def check_incremental(result: StrategyResult, n_chunks: int, budget: int) -> lis
         assert ends_with_sentence_end(kept["text"]) or kept.get("fallback")
         running.append(kept["text"])
     return running
+
+
+def scripted(behaviour: Any = well_behaved, **kw: Any) -> Gateway:
+    """The real gateway in front of a scripted model that answers as ``behaviour`` does."""
+
+    def script(messages: list[Message], options: dict[str, Any]) -> str:
+        prompt = messages[-1].content
+        return str(behaviour(kind_of(prompt), prompt, options))
+
+    return scripted_llm(script, **kw)
+
+
+def chunks_of(sizes: list[int]) -> list[Chunk]:
+    """Chunks of ``sizes`` tokens of numbered sentences, each ending a paragraph."""
+    texts = [text_of(n) + "\n\n" for n in sizes]
+    return [Chunk(i, t, count_tokens(t)) for i, t in enumerate(texts)]

@@ -17,25 +17,25 @@ import yaml
 from runner.chunking import split_into_chunks
 from runner.data.loaders import load_documents
 from runner.errors import ConfigError
-from runner.llm.gateway import Gateway
 from runner.text import count_tokens, ends_with_sentence_end
 from runner.tracking.usage import read_usage
-from runner.types import Chunk, Message
 from strategies import hier, incremental
 from strategies.budgets import level_budgets, word_limit
 from strategies.generation import load_prompt_set
 from strategies.hier.merge import Inputs, Setup, merge_level
 from strategies.prompting import fill, load_prompt
 from tests.conftest import missing_shared
-from tests.fake_server import FakeOpenAIServer
-from tests.plugin_helpers import built_ins
-from tests.scripted_llm import calls_of, scripted_llm
+from tests.helpers.fake_server import FakeOpenAIServer
+from tests.helpers.plugins import built_ins
+from tests.helpers.scripted_llm import calls_of
 from tests.strategies.conftest import (
     book_text,
     check_hier_tree,
+    chunks_of,
     gateway,
     kind_of,
     responder,
+    scripted,
     steps,
     text_of,
     well_behaved,
@@ -45,19 +45,6 @@ STRATEGIES = built_ins("strategy")
 
 REPO = Path(__file__).resolve().parents[2]
 SEED = REPO / ".." / "shared" / "seeds" / "000_352ad2f06818d913.txt"
-
-
-def scripted(behaviour: Any = well_behaved, **kw: Any) -> Gateway:
-    def script(messages: list[Message], options: dict[str, Any]) -> str:
-        prompt = messages[-1].content
-        return str(behaviour(kind_of(prompt), prompt, options))
-
-    return scripted_llm(script, **kw)
-
-
-def chunks_of(sizes: list[int]) -> list[Chunk]:
-    texts = [text_of(n) + "\n\n" for n in sizes]
-    return [Chunk(i, t, count_tokens(t)) for i, t in enumerate(texts)]
 
 
 # --- configuration and prompts -------------------------------------------------------

@@ -10,39 +10,27 @@ import pytest
 from runner.chunking import split_into_chunks
 from runner.data.loaders import load_documents
 from runner.errors import ConfigError
-from runner.llm.gateway import Gateway
 from runner.text import count_tokens
-from runner.types import Chunk, Message
+from runner.types import Chunk
 from strategies import incremental
 from strategies.budgets import count_words
-from tests.fake_server import FakeOpenAIServer
-from tests.scripted_llm import calls_of, scripted_llm
+from tests.helpers.fake_server import FakeOpenAIServer
+from tests.helpers.scripted_llm import calls_of
 from tests.strategies.conftest import (
     book_text,
     check_incremental,
+    chunks_of,
     compress_target,
     echo_summary,
     gateway,
     kind_of,
     responder,
+    scripted,
     steps,
     text_of,
     well_behaved,
     words_of,
 )
-
-
-def scripted(behaviour: Any = well_behaved, **kw: Any) -> Gateway:
-    def script(messages: list[Message], options: dict[str, Any]) -> str:
-        prompt = messages[-1].content
-        return str(behaviour(kind_of(prompt), prompt, options))
-
-    return scripted_llm(script, **kw)
-
-
-def chunks_of(sizes: list[int]) -> list[Chunk]:
-    texts = [text_of(n) + "\n\n" for n in sizes]
-    return [Chunk(i, t, count_tokens(t)) for i, t in enumerate(texts)]
 
 
 def overlong_updates(kind: str, prompt: str, request: dict[str, Any]) -> str:

@@ -18,10 +18,10 @@ from runner.tracking.usage import read_usage
 from runner.types import Chunk, Message
 from strategies import summit
 from strategies.summit.feedback import Operation, parse_feedback
-from tests.fake_server import FakeOpenAIServer
+from tests.helpers.fake_server import FakeOpenAIServer
+from tests.helpers.scripted_llm import calls_of, scripted_llm
 from tests.runner.test_app import all_runs
 from tests.runner.test_config import composed
-from tests.scripted_llm import calls_of, scripted_llm
 from tests.strategies.conftest import text_of
 
 DOC = "The keeper lit the lamp. A storm came in the night. The ship was saved at dawn.\n\n"
