@@ -35,10 +35,22 @@ def plan_cells(overrides: Sequence[Override]) -> list[Cell]:
     return list(itertools.product(*values.values()))
 
 
+def batch_size_problem(max_batch_size: int | None) -> str | None:
+    """The one line refusing a ``hydra.sweeper.max_batch_size`` that is not a positive number."""
+    if max_batch_size is None or max_batch_size > 0:
+        return None
+    return (
+        f"error: hydra.sweeper.max_batch_size={max_batch_size} would launch no job; give a "
+        "positive number of jobs per launch, or null to launch them all at once"
+    )
+
+
 def batches(cells: Sequence[Cell], max_batch_size: int | None) -> list[list[Cell]]:
-    """The cells in launches of at most ``max_batch_size`` (None or -1: one launch)."""
+    """The cells in launches of at most ``max_batch_size`` (None: one launch).
+
+    ``max_batch_size`` is positive or None (``batch_size_problem``).
+    """
     if not cells:
         return []
-    size = len(cells) if max_batch_size in (None, -1) else max_batch_size
-    assert size is not None and size > 0, "hydra.sweeper.max_batch_size must be positive"
+    size = max_batch_size or len(cells)
     return [list(cells[i : i + size]) for i in range(0, len(cells), size)]

@@ -44,7 +44,12 @@ from hydra_plugins.summarization_runner_sweeper.checks import (
     check_cell,
     refusal,
 )
-from hydra_plugins.summarization_runner_sweeper.plan import Cell, batches, plan_cells
+from hydra_plugins.summarization_runner_sweeper.plan import (
+    Cell,
+    batch_size_problem,
+    batches,
+    plan_cells,
+)
 from hydra_plugins.summarization_runner_sweeper.resume import (
     Resumption,
     resumption,
@@ -104,11 +109,16 @@ class ResumingSweeper(Sweeper):
     def sweep(self, arguments: list[str]) -> Returns:
         """Plan, validate, skip the done cells, open the parent, launch, sum up.
 
-        Exit status 2 with one line for a bad cell (nothing created), 1 with the first failed
-        job's message when a job failed (its ``JobOutcome``, whichever launcher ran it).
+        Exit status 2 with one line for a bad cell or batch size (nothing created); 1 with the
+        first failed job's message when a job failed (its ``JobOutcome``, whichever launcher
+        ran it).
         """
         assert self.config is not None
         refuse_bad_launcher(self.config.hydra.launcher)
+        problem = batch_size_problem(self.max_batch_size)
+        if problem:
+            print(problem, file=sys.stderr)
+            raise SystemExit(2)
         parent = parent_of(self.config)
         if parent.find():
             keys = ", ".join(parent.keys)

@@ -6,6 +6,8 @@ only), and for a few sweeps the cells written out by hand.
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,9 @@ from hydra._internal.core_plugins.basic_sweeper import BasicSweeper
 from hydra.core.override_parser.overrides_parser import OverridesParser
 from hydra.errors import HydraException
 
-from hydra_plugins.summarization_runner_sweeper.plan import batches, plan_cells
+from hydra_plugins.summarization_runner_sweeper.plan import batch_size_problem, batches, plan_cells
+
+REPO = Path(__file__).resolve().parents[2]
 
 KINDS = {
     "plain": ["chunk=512", "seed=0"],
@@ -69,11 +73,10 @@ def test_the_cells_written_out() -> None:
     assert plan_cells([]) == [()]
 
 
-def test_no_cells_no_batches_and_none_is_one_batch() -> None:
+def test_no_cells_no_batches_and_no_size_is_one_batch() -> None:
     cells = [("seed=0",), ("seed=1",), ("seed=2",)]
     assert batches([], None) == []
     assert batches(cells, None) == [cells]
-    assert batches(cells, -1) == [cells]
     assert batches(cells, 2) == [cells[:2], cells[2:]]
 
 
@@ -95,3 +98,37 @@ def test_a_glob_sweep_lists_the_config_groups_options(tmp_path: Path) -> None:
 def test_an_interval_sweep_is_hydras_error() -> None:
     with pytest.raises(HydraException, match="does not support sweep type : INTERVAL"):
         plan_cells(_parsed(["model.temperature=interval(0,1)"]))
+
+
+def test_a_batch_size_that_launches_nothing_is_one_line_and_nothing_is_made(
+    tmp_path: Path,
+) -> None:
+    """Hydra's basic sweeper failed an assertion (a traceback, exit 1) after its checks."""
+    store = tmp_path / "mlflow.db"
+    for size in ("0", "-1"):
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "runner",
+                "-m",
+                "seed=0,1",
+                "strategy=none",
+                "metrics=none",
+                f"hydra.sweeper.max_batch_size={size}",
+                f"tracking.uri=sqlite:///{store}",
+                f"hydra.sweep.dir={tmp_path / 'sweep'}",
+            ],
+            cwd=REPO,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        assert done.returncode == 2, done.stderr[-2000:]
+        lines = [line for line in done.stderr.splitlines() if line.strip()]
+        assert lines == [
+            f"error: hydra.sweeper.max_batch_size={size} would launch no job; give a positive "
+            "number of jobs per launch, or null to launch them all at once"
+        ]
+        assert not store.exists() and not (tmp_path / "sweep").exists()
+    assert batch_size_problem(None) is None and batch_size_problem(1) is None
