@@ -259,16 +259,22 @@ def _usd(budget: dict[str, Any], key: str) -> float | None:
     return float(value)
 
 
+PROGRESS_MODES = ("bar", "lines", "off")
+"""How a job shows its progress (``runner/run/progress.py``); ``progress=auto`` picks one."""
+
+
 def _progress_mode(value: Any) -> str:
     """auto: a bar on a terminal, one line per document in a log; true = bar; false = off."""
     if value == "auto":
         return "bar" if sys.stderr.isatty() else "lines"
     if isinstance(value, bool):
         return "bar" if value else "off"
-    if value in ("bar", "lines", "off"):
+    if value in PROGRESS_MODES:
         return str(value)
+    *most, last = PROGRESS_MODES
     raise ConfigError(
-        f"progress={value} is not a progress mode; use auto, bar, lines or off (true/false)"
+        f"progress={value} is not a progress mode; use auto, {', '.join(most)} or {last}"
+        " (true/false)"
     )
 
 

@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from runner.config.chunk_window import check_known_window
 from runner.config.fingerprint import fingerprint, prompt_files
 from runner.config.run_config import RunConfig
 from runner.data.sources import read_items
-from runner.errors import ConfigError, DataError
+from runner.errors import DataError
 from runner.estimate.cell import CellEstimate
 from runner.estimate.ranges import ranged
 from runner.estimate.report import table
@@ -35,12 +36,7 @@ def wanted(config: RunConfig) -> bool:
 
 def documents(config: RunConfig) -> list[WorkItem]:
     """The job's documents, after the chunk check the preflight makes without litellm."""
-    spec = config.roles.get("model")
-    window = spec.known_window if spec is not None else None
-    if spec is not None and window and config.chunk > window:
-        raise ConfigError(
-            f"chunk={config.chunk} exceeds the {window}-token context of '{spec.name}'; lower chunk"
-        )
+    check_known_window(config)
     data = config.data
     key = json.dumps([data.source, data.values(), data.limit], sort_keys=True, default=str)
     if key not in _READ:  # a sweep's cells share their documents: read once per process

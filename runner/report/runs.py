@@ -29,13 +29,11 @@ from dataclasses import dataclass, replace
 from runner.errors import ConfigError, DataError
 from runner.report.layout import MISSING, Layout, layout, param, varying_keys
 from runner.report.versions import newest_versions
-from runner.tracking.reader import FAILED_DOCUMENTS_TAG, RunRecord
+from runner.tracking.reader import RunRecord
+from runner.tracking.tags import FAILED_DOCUMENTS_TAG, RUN_KIND_TAG, STOPPED_TAG, SWEEP_KIND
 
 __all__ = [  # the layout's names are imported back for the importers of this module
     "MISSING",
-    "STOPPED_TAG",
-    "SWEEP_KIND",
-    "SWEEP_TAG",
     "Excluded",
     "Layout",
     "Selection",
@@ -45,12 +43,6 @@ __all__ = [  # the layout's names are imported back for the importers of this mo
     "varying_keys",
     "why_empty",
 ]
-
-SWEEP_TAG = "runner.kind"
-"""Tag of a sweep's parent run; its value is ``SWEEP_KIND``."""
-SWEEP_KIND = "sweep"
-STOPPED_TAG = "runner.stopped"
-"""Set by the runner on a run it stopped itself (``budget`` when a cost budget was reached)."""
 
 
 @dataclass(frozen=True)
@@ -97,7 +89,7 @@ def select_runs(records: Sequence[RunRecord], experiment: str, sweep: str | None
     ``sweep`` is a parent run id or name; None = the newest sweep with a run to average.
     ``records`` are all runs of the experiment, newest first (``find_runs`` order).
     """
-    sweeps = [r for r in records if r.tags.get(SWEEP_TAG) == SWEEP_KIND]
+    sweeps = [r for r in records if r.tags.get(RUN_KIND_TAG) == SWEEP_KIND]
     if sweep is None and not sweeps:
         scope = f"all {len(records)} runs of experiment '{experiment}' (it has no sweep)"
         return _finished(scope, None, records)
@@ -226,7 +218,7 @@ def _finished(scope: str, sweep_id: str | None, runs: Iterable[RunRecord]) -> Se
     newest: dict[str, RunRecord] = {}
     ordered = sorted(runs, key=lambda r: (r.start_time, r.run_id), reverse=True)
     for run in ordered:
-        if run.tags.get(SWEEP_TAG) == SWEEP_KIND:
+        if run.tags.get(RUN_KIND_TAG) == SWEEP_KIND:
             continue  # a parent holds no results of its own
         if run.status != "FINISHED":
             stopped = run.tags.get(STOPPED_TAG)  # why the runner stopped it, e.g. 'budget'
@@ -243,7 +235,7 @@ def _finished(scope: str, sweep_id: str | None, runs: Iterable[RunRecord]) -> Se
                 newest[run.fingerprint] = run
             kept.append(run)
     unfinished = [
-        r for r in ordered if r.status != "FINISHED" and r.tags.get(SWEEP_TAG) != SWEEP_KIND
+        r for r in ordered if r.status != "FINISHED" and r.tags.get(RUN_KIND_TAG) != SWEEP_KIND
     ]
     kept, older = newest_versions(kept, unfinished)
     excluded += [

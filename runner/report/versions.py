@@ -30,9 +30,8 @@ from typing import Any
 
 from runner.report.layout import is_setting
 from runner.tracking.reader import RunRecord
+from runner.tracking.tags import INPUTS_TAG
 
-INPUTS_TAG = "fingerprint.inputs"
-"""JSON of what the fingerprint hashes, as digests (written by ``runner.run.record_setup``)."""
 PLUGIN_TAG = "plugin."
 """Prefix of the tags naming each non-built-in plugin: ``target (origin), sha256 <12 hex>``."""
 JUDGED_TAG = "human.judged_run"

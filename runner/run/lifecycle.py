@@ -40,7 +40,8 @@ from runner.run.progress import Progress
 from runner.run.recording import log_outcomes, log_setup
 from runner.sweep.callback import job_run_name
 from runner.sweep.parent import Sweep, current_sweep
-from runner.tracking.sqlite_peek import PARENT_TAG, done_cell
+from runner.tracking.sqlite_peek import done_cell
+from runner.tracking.tags import FINGERPRINT_TAG, PARENT_TAG, STOPPED_TAG, SWEEP_TAG
 from runner.tracking.writer import Tracker, artifact_root
 from runner.view.page import log_viewer
 
@@ -164,7 +165,7 @@ def run_experiment(config: RunConfig, checked: Checked | None = None) -> RunResu
             cancel.set()
             tracker.log_file(calls_file)
             if isinstance(err, BudgetExceeded):
-                tracker.set_tags({"runner.stopped": "budget"})
+                tracker.set_tags({STOPPED_TAG: "budget"})
             if end_status(err) == "FAILED":
                 log_error(tracker, err)
             tracker.finish(end_status(err), reason=f"{type(err).__name__}: {err}")
@@ -244,9 +245,9 @@ def _close_stale(tracker: Tracker, fingerprint: str, sweep: Sweep | None) -> Non
 
 def _tags(job: Job, sweep: Sweep | None) -> dict[str, str]:
     """Fingerprint, a one-line description for the UI, and the parent when in a sweep."""
-    tags = {"fingerprint": job.fingerprint, "mlflow.note.content": describe(job)}
+    tags = {FINGERPRINT_TAG: job.fingerprint, "mlflow.note.content": describe(job)}
     if sweep is not None:
-        tags.update({PARENT_TAG: sweep.run_id, "runner.sweep": sweep.run_id})
+        tags.update({PARENT_TAG: sweep.run_id, SWEEP_TAG: sweep.run_id})
     return tags
 
 

@@ -21,6 +21,7 @@ from typing import Any, NoReturn
 from urllib.parse import urlparse
 
 from runner.chunking import split_into_chunks
+from runner.config.chunk_window import check_known_window
 from runner.config.fingerprint import prompt_files
 from runner.config.folders import suggested_store
 from runner.config.run_config import RunConfig
@@ -52,7 +53,7 @@ def check(config: RunConfig) -> Checked:
     """
     keys(config.roles)
     servers(config.roles)
-    window = _chunk(config)
+    window = check_known_window(config)
     _tracking(config.tracking_uri)
     data = config.data
     items = read_items(data.source, data.values(), data.limit)
@@ -70,30 +71,6 @@ def keys(roles: Mapping[str, ModelSpec]) -> None:
     for role, spec in roles.items():
         if spec.api_key_env and not spec.api_base:
             require_key(role, spec, [] if os.environ.get(spec.api_key_env) else [spec.api_key_env])
-
-
-def _chunk(config: RunConfig) -> int | None:
-    """``chunk`` beyond the summarizer's window, when the window is known without litellm.
-
-    Returns that window (None: unknown here).
-    """
-    spec = config.roles.get("model")
-    window = spec.known_window if spec is not None else None
-    if spec is not None and window:
-        check_chunk(config.chunk, window, spec.name)
-    return window
-
-
-def check_chunk(chunk: int, window: int, name: str) -> None:
-    """``chunk`` must fit the summarizer's window.
-
-    Checked here when the window is known without litellm, else in ``runner/run/prepare.py``
-    once the gateway has asked litellm: once per job either way.
-    """
-    if chunk > window:
-        raise ConfigError(
-            f"chunk={chunk} exceeds the {window}-token context of '{name}'; lower chunk"
-        )
 
 
 def servers(roles: Mapping[str, ModelSpec]) -> None:

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from runner.config.chunk_window import check_chunk
 from runner.config.fingerprint import fingerprint
 from runner.config.run_config import RunConfig
 from runner.llm.cache import ResponseCache
@@ -25,7 +26,7 @@ from runner.llm.limits import EndpointLimits
 from runner.llm.local import perf as local_perf
 from runner.metric import Metric
 from runner.run import plugin_calls
-from runner.run.preflight import Checked, check_chunk
+from runner.run.preflight import Checked
 from runner.types import WorkItem
 
 

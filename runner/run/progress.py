@@ -15,19 +15,18 @@ from typing import Any
 
 from tqdm import tqdm
 
+from runner.config.run_config import PROGRESS_MODES
 from runner.llm.call_log import CallTotals
-
-MODES = ("bar", "lines", "off")
 
 
 class Progress:
     """Follows the gateway's calls (``on_call``) and the documents (``doc_done``)."""
 
     def __init__(self, mode: str, label: str) -> None:
-        """Follow calls in ``mode`` (one of ``MODES``), naming the job ``label``."""
+        """Follow calls in ``mode`` (one of ``PROGRESS_MODES``), naming the job ``label``."""
         self.mode = mode
-        if mode not in MODES:
-            raise ValueError(f"progress mode {mode!r}; expected one of {MODES}")
+        if mode not in PROGRESS_MODES:
+            raise ValueError(f"progress mode {mode!r}; expected one of {PROGRESS_MODES}")
         self.label = label
         self.bar = tqdm(total=None, desc=label, unit="doc", disable=self.mode != "bar", leave=True)
         self._lock = threading.Lock()

@@ -22,6 +22,7 @@ from runner.config.overrides import parse_all
 from runner.config.run_config import PROJECT_ROOT
 from runner.plugins.identity import described, identities
 from runner.run.prepare import Job
+from runner.tracking.tags import INPUTS_TAG
 from runner.tracking.writer import Tracker
 
 VERSIONED = (
@@ -104,9 +105,6 @@ def log_setup(tracker: Tracker, job: Job) -> None:
         tracker.log_file(path, artifact.rsplit("/", 1)[0])
 
 
-INPUTS_TAG = "fingerprint.inputs"
-"""Tag: what the fingerprint hashes, as digests, so that a report can name what changed
-between two versions of one cell (``runner.report.versions``)."""
 TAG_LIMIT = 5000  # MLflow's smallest limit on a tag value across its stores
 
 

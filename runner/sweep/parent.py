@@ -27,6 +27,7 @@ from pathlib import Path
 
 from runner.sweep.outcome import JobOutcome
 from runner.tracking.sqlite_peek import sweep_parent
+from runner.tracking.tags import RUN_KIND_TAG, SWEEP_KEY_TAG, SWEEP_KIND
 
 RUN_ID_ENV = "RUNNER_SWEEP_RUN_ID"
 KEYS_ENV = "RUNNER_SWEEP_KEYS"
@@ -115,7 +116,7 @@ class SweepParent:
 
         tracker = Tracker(self.uri, self.experiment, artifact_root(self.uri))
         tracker.resume_or_start(
-            {"runner.kind": "sweep", "runner.sweep_key": self.key},
+            {RUN_KIND_TAG: SWEEP_KIND, SWEEP_KEY_TAG: self.key},
             run_name=self.run_name,
             description=self.description,
         )

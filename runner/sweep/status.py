@@ -13,8 +13,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-CHILDREN_TAG = "runner.children"
-"""On a sweep's parent: its children counted by status, e.g. '3 FINISHED, 1 FAILED'."""
+from runner.tracking.tags import CHILDREN_TAG, FINGERPRINT_TAG
 
 
 def newest_per_cell(runs: Sequence[Any]) -> list[Any]:
@@ -22,7 +21,7 @@ def newest_per_cell(runs: Sequence[Any]) -> list[Any]:
     newest: dict[str, Any] = {}
     for run in runs:
         tags = run.data.tags
-        key = tags.get("fingerprint") or run.info.run_id
+        key = tags.get(FINGERPRINT_TAG) or run.info.run_id
         newest.setdefault(key, run)
     return list(newest.values())
 

@@ -5,7 +5,7 @@ What inspect_ai's ``evals_df``/``samples_df`` are to eval logs: ``find_runs`` gi
 per (run, document) from each run's ``scores.json``. Like ``runner.tracking.writer`` it uses
 ``MlflowClient`` with explicit ids, never the fluent API's process-global active run.
 pandas is imported inside the frame functions so that reading a few runs stays cheap. Whether
-a sweep cell is done is decided in ``runner.tracking.sqlite_peek.done_cells``.
+a sweep cell is done is decided in ``runner.tracking.done``.
 """
 
 from __future__ import annotations
@@ -20,14 +20,15 @@ from mlflow.entities import Run
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
+from runner.tracking.done import Row, newest_clean
+from runner.tracking.tags import FAILED_DOCUMENTS_TAG as FAILED_DOCUMENTS_TAG  # re-exported
+from runner.tracking.tags import FINGERPRINT_TAG
+from runner.tracking.tags import PARENT_TAG as PARENT_TAG  # re-exported
+
 if TYPE_CHECKING:
     import pandas
 
 STATUSES = ("RUNNING", "SCHEDULED", "FINISHED", "FAILED", "KILLED")
-PARENT_TAG = "mlflow.parentRunId"  # standard MLflow tag a sweep puts on its children
-FAILED_DOCUMENTS_TAG = "runner.documents_failed"
-"""Set (to the count) on a FINISHED run whose failed documents were skipped (on_error=continue):
-its values cover fewer documents, so it is not a complete cell (see ``complete``)."""
 PAGE_SIZE = 1000  # rows per search request; we always page, so this only trades calls for memory
 _NEWEST_FIRST = ["attributes.start_time DESC"]  # the store adds run_id as a tie-breaker
 RUN_COLUMNS = [
@@ -68,7 +69,7 @@ class RunRecord:
     @property
     def fingerprint(self) -> str | None:
         """Identity of the experiment (tag ``fingerprint``); None when not tagged."""
-        return self.tags.get("fingerprint")
+        return self.tags.get(FINGERPRINT_TAG)
 
     @property
     def parent_run_id(self) -> str | None:
@@ -107,7 +108,10 @@ def run_filter(
 ) -> str:
     """MLflow's search filter string for the given criteria (all must hold)."""
     clauses = []
-    for key, value in (("tags.`" + PARENT_TAG + "`", sweep), ("tags.fingerprint", fingerprint)):
+    for key, value in (
+        ("tags.`" + PARENT_TAG + "`", sweep),
+        (f"tags.{FINGERPRINT_TAG}", fingerprint),
+    ):
         if value is not None:
             clauses.append(f"{key} = '{_literal(value)}'")
     if status is not None:
@@ -182,14 +186,17 @@ def _experiment_id(client: MlflowClient, name: str) -> str | None:
 def finished_run(uri: str, experiment: str, fingerprint: str) -> str | None:
     """Id of the run that makes the cell ``fingerprint`` done anywhere in the experiment.
 
-    None when there is none. Found through MLflow by the rule of
-    ``runner.tracking.sqlite_peek.done_cells`` (which reads through this module, so it cannot be
-    called from here; a test keeps the two equal). FAILED, KILLED and RUNNING runs never count,
-    nor a newest FINISHED run that skipped failed documents.
+    None when there is none (the rule: ``runner.tracking.done``).
     """
-    runs = find_runs(uri, experiment, fingerprint=fingerprint, status="FINISHED")
-    newest = runs[0] if runs else None
-    return newest.run_id if newest and not newest.tags.get(FAILED_DOCUMENTS_TAG) else None
+    return newest_clean(finished_rows(uri, experiment, fingerprint=fingerprint)).get(fingerprint)
+
+
+def finished_rows(
+    uri: str, experiment: str, *, sweep: str | None = None, fingerprint: str | None = None
+) -> list[Row]:
+    """The FINISHED runs as rows of ``runner.tracking.done``'s rule, newest first."""
+    runs = find_runs(uri, experiment, sweep=sweep, fingerprint=fingerprint, status="FINISHED")
+    return [(r.fingerprint or "", r.run_id, r.tags.get(FAILED_DOCUMENTS_TAG, "")) for r in runs]
 
 
 def find_tagged(uri: str, tag: str, value: str, *, status: str = "FINISHED") -> list[RunRecord]:

@@ -1,26 +1,30 @@
 """Whether a cell is done, and a read-only look at an MLflow sqlite store without MLflow.
 
-``done_cells`` is the one rule, for the sweeper and for a job. The look does without importing
-MLflow (~2 s) to find the sweep's parent run and its done cells, so that resuming a sweep whose
-cells are all done costs milliseconds. It reads MLflow's tables ``experiments``, ``runs`` and
-``tags`` only; a store that is not a sqlite file, or that cannot be read so, is asked through
-MLflow (``runner/tracking/reader.py``), and ``runner/tracking/writer.py`` stays the one door for
-every write.
+``done_cells`` answers for the sweeper and for a job, by the rule of ``runner.tracking.done``.
+The look does without importing MLflow to find the sweep's parent run and its done cells, so
+that resuming a sweep whose cells are all done is quick. It reads MLflow's tables
+``experiments``, ``runs`` and ``tags`` only; a store that is not a sqlite file, or that cannot
+be read so, is asked through MLflow (``runner/tracking/reader.py``), and
+``runner/tracking/writer.py`` stays the one door for every write.
 """
 
 from __future__ import annotations
 
 import contextlib
 import sqlite3
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import unquote, urlparse
 
-FAILED_DOCUMENTS_TAG = "runner.documents_failed"
-"""``runner.tracking.reader.FAILED_DOCUMENTS_TAG`` (that module imports MLflow); a test keeps
-them equal. A finished run carrying it skipped failed documents, so its cell runs again."""
-PARENT_TAG = "mlflow.parentRunId"
-"""MLflow's tag naming a run's parent (a sweep's children carry it): MLflow's UI nests by it."""
+from runner.tracking.done import Row, newest_clean
+from runner.tracking.tags import (
+    FAILED_DOCUMENTS_TAG,
+    FINGERPRINT_TAG,
+    PARENT_TAG,
+    RUN_KIND_TAG,
+    SWEEP_KEY_TAG,
+    SWEEP_KIND,
+)
 
 
 def _sqlite_file(uri: str) -> Path | None:
@@ -66,13 +70,11 @@ def sweep_parent(uri: str, experiment: str, key: str) -> tuple[str, str] | None:
             experiment_id = _experiment_id(db, experiment)
             row = db.execute(
                 "SELECT r.run_uuid, r.status FROM runs r"
-                " JOIN tags k ON k.run_uuid = r.run_uuid"
-                " AND k.key = 'runner.kind' AND k.value = 'sweep'"
-                " JOIN tags s ON s.run_uuid = r.run_uuid"
-                " AND s.key = 'runner.sweep_key' AND s.value = ?"
+                " JOIN tags k ON k.run_uuid = r.run_uuid AND k.key = ? AND k.value = ?"
+                " JOIN tags s ON s.run_uuid = r.run_uuid AND s.key = ? AND s.value = ?"
                 " WHERE r.experiment_id = ? AND r.lifecycle_stage = 'active'"
                 " ORDER BY r.start_time DESC LIMIT 1",
-                (key, experiment_id),
+                (RUN_KIND_TAG, SWEEP_KIND, SWEEP_KEY_TAG, key, experiment_id),
             ).fetchone()
     except (sqlite3.Error, KeyError):
         return None
@@ -94,7 +96,7 @@ def done_cells(
     rows = _sqlite_rows(uri, experiment, parent, fingerprint)
     if rows is None:
         rows = _mlflow_rows(uri, experiment, parent, fingerprint)
-    return _newest_clean(rows)
+    return newest_clean(rows)
 
 
 def done_cell(uri: str, experiment: str, parent: str | None, fingerprint: str) -> str | None:
@@ -102,13 +104,9 @@ def done_cell(uri: str, experiment: str, parent: str | None, fingerprint: str) -
     return done_cells(uri, experiment, parent, fingerprint).get(fingerprint)
 
 
-_Row = tuple[str, str, str]
-"""(fingerprint, run id, failed-documents tag) of a FINISHED run."""
-
-
 def _sqlite_rows(
     uri: str, experiment: str, parent: str | None, fingerprint: str | None
-) -> list[_Row] | None:
+) -> list[Row] | None:
     """The FINISHED runs of the cells, newest first, read with sqlite3.
 
     None when the store is not a sqlite file or cannot be read so (then MLflow answers).
@@ -118,7 +116,7 @@ def _sqlite_rows(
         return None
     query = (
         "SELECT f.value, r.run_uuid, COALESCE(x.value, '') FROM runs r"
-        " JOIN tags f ON f.run_uuid = r.run_uuid AND f.key = 'fingerprint'"
+        " JOIN tags f ON f.run_uuid = r.run_uuid AND f.key = ?"
         " LEFT JOIN tags x ON x.run_uuid = r.run_uuid AND x.key = ?"
         " WHERE r.experiment_id = ? AND r.status = 'FINISHED' AND r.lifecycle_stage = 'active'"
     )
@@ -127,7 +125,7 @@ def _sqlite_rows(
             experiment_id = _experiment_id(db, experiment)
             if experiment_id is None:
                 return []
-            values: list[str] = [FAILED_DOCUMENTS_TAG, experiment_id]
+            values: list[str] = [FINGERPRINT_TAG, FAILED_DOCUMENTS_TAG, experiment_id]
             if parent is not None:
                 query += (
                     " AND EXISTS (SELECT 1 FROM tags p WHERE p.run_uuid = r.run_uuid"
@@ -147,27 +145,11 @@ def _sqlite_rows(
 
 def _mlflow_rows(
     uri: str, experiment: str, parent: str | None, fingerprint: str | None
-) -> list[_Row]:
-    """The FINISHED runs of the cells, newest first, through MLflow.
+) -> list[Row]:
+    """The FINISHED runs of the cells, newest first, through MLflow (``reader.finished_rows``)."""
+    from runner.tracking.reader import finished_rows
 
-    Values are escaped by ``runner.tracking.reader.run_filter``, as every query of the store is.
-    """
-    from runner.tracking.reader import find_runs
-
-    runs = find_runs(uri, experiment, sweep=parent, fingerprint=fingerprint, status="FINISHED")
-    return [(r.fingerprint or "", r.run_id, r.tags.get(FAILED_DOCUMENTS_TAG, "")) for r in runs]
-
-
-def _newest_clean(rows: Iterable[_Row]) -> dict[str, str]:
-    """The fingerprints whose newest run has no failed document, each with that run's id.
-
-    ``rows``: (fingerprint, run id, failed-documents tag), newest first.
-    """
-    newest: dict[str, tuple[str, str]] = {}
-    for fingerprint, run_id, failed in rows:
-        if fingerprint and fingerprint not in newest:
-            newest[fingerprint] = (run_id, failed)
-    return {f: run_id for f, (run_id, failed) in newest.items() if not failed}
+    return finished_rows(uri, experiment, sweep=parent, fingerprint=fingerprint)
 
 
 def model_run_folders(uri: str, model: str, limit: int) -> list[tuple[Path, float]]:

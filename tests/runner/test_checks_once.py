@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from runner.config import chunk_window
 from runner.config.run_config import RunConfig, build_run_config
 from runner.run import preflight
 from runner.run import prepare as prepare_module
@@ -52,13 +53,13 @@ def _config(server: ProbeCountingServer, stores: dict[str, str]) -> RunConfig:
 def _count_chunk_checks(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """Every ``check_chunk`` call, through either module's name for it."""
     seen: list[int] = []
-    real = preflight.check_chunk
+    real = chunk_window.check_chunk
 
     def spy(chunk: int, window: int, name: str) -> None:
         seen.append(window)
         real(chunk, window, name)
 
-    monkeypatch.setattr(preflight, "check_chunk", spy)
+    monkeypatch.setattr(chunk_window, "check_chunk", spy)
     monkeypatch.setattr(prepare_module, "check_chunk", spy)
     return seen
 

@@ -13,6 +13,7 @@ from mlflow.tracking import MlflowClient
 
 from runner.sweep.outcome import JobOutcome, failure_message, failures
 from runner.tracking import sqlite_peek
+from runner.tracking.tags import FAILED_DOCUMENTS_TAG, PARENT_TAG
 
 REPO = Path(__file__).resolve().parents[2]
 SWEEPER = "hydra_plugins.summarization_runner_sweeper.resuming_sweeper.ResumingSweeper"
@@ -97,16 +98,14 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]
     run("parent", 0, None, **{"runner.kind": "sweep"})
     run("other", 1, None, **{"runner.kind": "sweep"})
     p, o = ids["parent"], ids["other"]
-    child = {sqlite_peek.PARENT_TAG: p}
+    child = {PARENT_TAG: p}
     run("a-old", 10, "FINISHED", fingerprint="a", **child)
-    run(
-        "a-new", 20, "FINISHED", fingerprint="a", **child, **{sqlite_peek.FAILED_DOCUMENTS_TAG: "1"}
-    )
+    run("a-new", 20, "FINISHED", fingerprint="a", **child, **{FAILED_DOCUMENTS_TAG: "1"})
     run("b", 10, "FINISHED", fingerprint="b", **child)
     run("b-killed", 30, "KILLED", fingerprint="b", **child)
     run("b-running", 40, None, fingerprint="b", **child)
     run("c", 10, "FAILED", fingerprint="c", **child)
-    run("d", 10, "FINISHED", fingerprint="d", **{sqlite_peek.PARENT_TAG: o})
+    run("d", 10, "FINISHED", fingerprint="d", **{PARENT_TAG: o})
     run("e", 10, "FINISHED", fingerprint="e", **child)
     run(
         "e-deleted",
@@ -114,7 +113,7 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, dict[str, str]
         "FINISHED",
         fingerprint="e",
         **child,
-        **{sqlite_peek.FAILED_DOCUMENTS_TAG: "2"},
+        **{FAILED_DOCUMENTS_TAG: "2"},
     )
     client.delete_run(ids["e-deleted"])
     run("f", 10, "FINISHED", fingerprint="f")  # outside any sweep

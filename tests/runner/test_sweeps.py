@@ -263,19 +263,10 @@ def test_an_identical_rerun_launches_no_job_and_a_killed_or_deleted_cell_runs_ag
 
 
 def test_a_finished_run_with_failed_documents_does_not_count_as_done() -> None:
+    from runner.tracking.done import newest_clean
+
     rows = [("a", "new", "doc-3: timeout"), ("a", "old", ""), ("b", "only", ""), ("", "no-tag", "")]
-    assert sweep_module_newest(rows) == {"b": "only"}
-
-
-def sweep_module_newest(rows: list[tuple[str, str, str]]) -> dict[str, str]:
-    from runner.tracking.reader import FAILED_DOCUMENTS_TAG
-    from runner.tracking.sqlite_peek import FAILED_DOCUMENTS_TAG as SWEEP_TAG
-    from runner.tracking.sqlite_peek import _newest_clean
-
-    assert (
-        SWEEP_TAG == FAILED_DOCUMENTS_TAG
-    )  # runner.tracking.sqlite_peek keeps its own copy (results imports MLflow)
-    return _newest_clean(rows)
+    assert newest_clean(rows) == {"b": "only"}
 
 
 @contextlib.contextmanager

@@ -38,9 +38,8 @@ from runner.report.read import read_scores
 from runner.report.table import Scores
 from runner.text import sentence_spans
 from runner.tracking.reader import RunRecord, client
+from runner.tracking.tags import HUMAN_KIND, RUN_KIND_TAG
 
-KIND_TAG = "runner.kind"
-HUMAN_KIND = "human"
 JUDGMENTS_FILE = "human/judgments.jsonl"
 ANNOTATIONS_FILE = "annotations.json"
 """BooookScore's per-sentence answers, per document, in a judged run."""
@@ -76,7 +75,7 @@ class SentenceFlags:
 
 def human_runs(records: Iterable[RunRecord]) -> list[RunRecord]:
     """FINISHED runs tagged ``runner.kind=human``, in the order given (newest first)."""
-    return [r for r in records if r.tags.get(KIND_TAG) == HUMAN_KIND and r.status == "FINISHED"]
+    return [r for r in records if r.tags.get(RUN_KIND_TAG) == HUMAN_KIND and r.status == "FINISHED"]
 
 
 def read_meta(uri: str, records: Sequence[RunRecord]) -> MetaInputs:

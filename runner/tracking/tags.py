@@ -1,0 +1,30 @@
+"""The run tags the runner writes and reads back, named once (stdlib only).
+
+Every module that sets or queries one of these tags imports its name from here, so a writer
+and a reader (the job, the sweep, the report, the fast sqlite look of ``sqlite_peek``) cannot
+drift apart.
+"""
+
+from __future__ import annotations
+
+PARENT_TAG = "mlflow.parentRunId"
+"""MLflow's tag naming a run's parent (a sweep's children carry it): MLflow's UI nests by it."""
+FINGERPRINT_TAG = "fingerprint"
+"""A job's fingerprint (``runner.config.fingerprint``): the cell it stands for."""
+INPUTS_TAG = "fingerprint.inputs"
+"""The digests of the fingerprint's parts, so a report can name what changed between versions."""
+FAILED_DOCUMENTS_TAG = "runner.documents_failed"
+"""Set (to the count) on a FINISHED run whose failed documents were skipped (on_error=continue):
+its values cover fewer documents, so its cell is not done (``runner.tracking.done``)."""
+RUN_KIND_TAG = "runner.kind"
+"""What a run that is not a job is: ``SWEEP_KIND`` (a sweep's parent) or ``HUMAN_KIND``."""
+SWEEP_KIND = "sweep"
+HUMAN_KIND = "human"
+SWEEP_KEY_TAG = "runner.sweep_key"
+"""A sweep parent's identity (``runner.sweep.callback.sweep_key``): a rerun finds it by it."""
+SWEEP_TAG = "runner.sweep"
+"""On a sweep's job: its parent's run id."""
+STOPPED_TAG = "runner.stopped"
+"""Why the runner stopped a run early (``budget``)."""
+CHILDREN_TAG = "runner.children"
+"""On a sweep's parent: its children counted by status."""
