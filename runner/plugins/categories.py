@@ -12,7 +12,7 @@ would), so an older run keeps its legend and figure.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from types import ModuleType
 
 Categories = tuple[tuple[str, str], ...]
@@ -33,11 +33,14 @@ def tags(modules: Mapping[str, ModuleType]) -> dict[str, str]:
     }
 
 
-def recorded(run_tags: Mapping[str, str], params: Mapping[str, str]) -> dict[str, Categories]:
+def recorded(
+    run_tags: Mapping[str, str], params: Mapping[str, str], logged: Iterable[str] = ()
+) -> dict[str, Categories]:
     """The categories (by label) of the run's metrics that have any, in the run's order.
 
     From the run's tags; for a run recorded before them, from the plugins named by the
-    run's ``metrics`` param (each label was then the plugin's name).
+    run's ``metrics`` param (each label was then the plugin's name), or, without one, by the
+    groups of its ``logged`` metric names (``booookscore/score`` -> ``booookscore``).
     """
     found = {
         key[len(_PREFIX) : -len(_SUFFIX)]: value
@@ -45,7 +48,8 @@ def recorded(run_tags: Mapping[str, str], params: Mapping[str, str]) -> dict[str
         if key.startswith(_PREFIX) and key.endswith(_SUFFIX)
     }
     if not found:
-        return _declared(params.get("metrics", ""))
+        groups = dict.fromkeys(key.split("/", 1)[0] for key in logged if "/" in key)
+        return _declared(params.get("metrics") or ",".join(groups))
     out: dict[str, Categories] = {}
     for label, text in found.items():
         pairs = _pairs(text)

@@ -133,7 +133,7 @@ def error_kinds(runs: Sequence[RunRecord]) -> Kinds:
     """
     names: dict[str, list[str]] = {}
     for run in runs:
-        for metric, pairs in categories.recorded(run.tags, run.params).items():
+        for metric, pairs in categories.recorded(run.tags, run.params, run.metrics).items():
             for label, key in pairs:
                 found = names.setdefault(label, [])
                 if f"{metric}/{key}" not in found:

@@ -121,7 +121,7 @@ def _totals(metrics: dict[str, float]) -> list[Fact]:
 def build_legend(run: RunRecord, docs: list[DocView]) -> list[Legend]:
     """One entry per category the run's metrics recorded (a label shared by two, once)."""
     rates: dict[str, float | None] = {}
-    for metric, pairs in categories.recorded(run.tags, run.params).items():
+    for metric, pairs in categories.recorded(run.tags, run.params, run.metrics).items():
         for label, key in pairs:
             rates.setdefault(label, number(run.metrics.get(f"{metric}/{key}")))
     shades = colors(list(rates))
