@@ -8,19 +8,22 @@ version is below 1.0), and each such change is listed in the README. Anything el
 
 A strategy module declares ``ROLES``, ``IGNORES``, ``PROMPT_DIRS`` and
 ``summarize(chunks, <roles>, *, <params>) -> StrategyResult``; a metric module declares
-``ROLES``, ``PROMPT_DIRS`` and ``setup(<roles>, *, <params>) -> Metric``; a data loader
-declares ``KEYS`` and ``load(*, <keys>) -> list[Document]``. ``runner/plugins/contract.py``
+``ROLES``, ``PROMPT_DIRS`` and ``setup(<roles>, *, <params>) -> Metric`` (optionally
+``CATEGORIES``, the kinds of error its values count, for the viewer's legend and the report's
+figure; its ``Metric`` may name ``read_back`` values and give ``verdicts(result)`` for the
+document's trace, see ``runner.metric``); a data loader
+declares ``KEYS`` and ``load(*, <keys>) -> list[Document]``.
+A metric whose score people can give too declares ``HUMAN = HumanFormat(...)``
+(``runner.human_format``: ``CoherenceAnnotation``, ``Span``, ``Relation``,
+``HumanDataError``): its human-judgment format, which ``runner.human``, ``runner.annotate``
+and the meta-evaluation read, record and compare through it.
+``runner/plugins/contract.py``
 checks each when it is loaded; the README's "Write your own strategy or metric" walks
 through an example package (``examples/plugin/``).
 
 A strategy or metric may also declare ``estimate``, the calls it makes per document or per
 summary as ``Phase``s, each role's answer lengths asked of a ``Guide`` (``runner.estimating``);
 ``estimate=true`` counts them, and notes a plugin without the hook as unknown.
-
-A metric whose score people can give too declares ``HUMAN = HumanFormat(...)``
-(``runner.human_format``: ``CoherenceAnnotation``, ``Span``, ``Relation``,
-``HumanDataError``): its human-judgment format, which ``runner.human``, ``runner.annotate``
-and the meta-evaluation read, record and compare through it.
 
 A plugin that calls its models from threads of its own runs them through ``ThreadPool`` or
 ``thread_map(fn, items, max_workers)`` (``runner.threads``): each task keeps the document it
@@ -67,6 +70,7 @@ from runner.types import (
     MetricResult,
     StrategyResult,
     TraceStep,
+    Verdict,
 )
 
 
@@ -116,6 +120,7 @@ __all__ = [
     "StrategyResult",
     "ThreadPool",
     "TraceStep",
+    "Verdict",
     "count_tokens",
     "cut_to_sentence_end",
     "decode",
@@ -125,8 +130,8 @@ __all__ = [
     "mean_values",
     "split_into_chunks",
     "split_sentences",
-    "template_tokens",
     "thread_map",
+    "template_tokens",
     "word_opcodes",
     "words",
 ]

@@ -35,8 +35,8 @@ from typing import Any
 
 from metrics import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
 from metrics.booookscore.estimate import estimate as estimate  # estimate=true counts it
-from metrics.booookscore.human import HUMAN as HUMAN  # people's format (runner.api)
 from metrics.booookscore.feedback import on_trace
+from metrics.booookscore.human import HUMAN as HUMAN  # people's format (runner.api)
 from metrics.booookscore.judge import Ask, judge_all
 from metrics.booookscore.parse import LABELS, Verdict
 from metrics.booookscore.prompt import BATCH_PROMPT, SENTENCE_PROMPT, Template, load_template

@@ -58,15 +58,15 @@ def check_contract(kind: str, module: Any) -> str | None:
         return _check_names("KEYS", module.KEYS) or _keywords_cover(function, module.KEYS)
     if kind == "strategy" and not callable(getattr(module, "trace_view", print)):
         return "trace_view is not a function (it is optional: remove it or define it)"
-    if kind == "metrics" and hasattr(module, "CATEGORIES"):
-        problem = check_categories(module.CATEGORIES)
-        if problem:
-            return problem
     if kind != "data" and not callable(getattr(module, "estimate", print)):
         return "estimate is not a function (it is optional: remove it or define it)"
     human = getattr(module, "HUMAN", None)
     if kind == "metrics" and human is not None and not isinstance(human, HumanFormat):
         return "HUMAN must be a runner.api.HumanFormat (it is optional: remove it or define it)"
+    if kind == "metrics" and hasattr(module, "CATEGORIES"):
+        problem = check_categories(module.CATEGORIES)
+        if problem:
+            return problem
     return (
         _check_roles(module.ROLES)
         or _check_names("PROMPT_DIRS", module.PROMPT_DIRS)
