@@ -38,18 +38,13 @@ from metrics.booookscore.estimate import estimate as estimate  # estimate=true c
 from metrics.booookscore.feedback import on_trace
 from metrics.booookscore.human import HUMAN as HUMAN  # people's format (runner.api)
 from metrics.booookscore.judge import Ask, judge_all
-from metrics.booookscore.parse import LABELS, Verdict
+from metrics.booookscore.parse import LABELS, Verdict, type_key
 from metrics.booookscore.prompt import BATCH_PROMPT, SENTENCE_PROMPT, Template, load_template
 from metrics.judging import Usage
 from runner.api import LLM, ConfigError, Document, Metric, MetricResult, split_sentences
 from runner.api import Verdict as TraceVerdict  # not parse.Verdict, the judge's answer
 
 ARTIFACT = "annotations.json"
-
-
-def type_key(label: str) -> str:
-    """'entity omission' -> 'type/entity_omission' (the value's name)."""
-    return "type/" + label.replace(" ", "_")
 
 
 ROLES = ("judge",)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from metrics.booookscore.parse import LABELS
+from metrics.booookscore.parse import LABELS, type_key
 from runner.api import CoherenceAnnotation, HumanDataError, HumanFormat, split_sentences
 
 TAXONOMY: dict[str, str] = {
@@ -71,8 +71,6 @@ def summary_values(annotations: Sequence[CoherenceAnnotation]) -> dict[str, floa
     Every type of ``LABELS`` is given (0 where none is flagged: a rate), then any other label
     found, so a system's mean rate counts the summaries without that error.
     """
-    from metrics.booookscore import type_key  # the package imports this module first
-
     scores = [booookscore(a) for a in annotations]
     sentences = len(split_sentences(annotations[0].summary))
     values = {

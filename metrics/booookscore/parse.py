@@ -297,3 +297,8 @@ def parse_batch_answer(text: str, sentences: list[str]) -> tuple[dict[int, Verdi
         seen.add(index)
         found[index] = _item_verdict(item, json.dumps(item, ensure_ascii=False))
     return found, ""
+
+
+def type_key(label: str) -> str:
+    """'entity omission' -> 'type/entity_omission' (the value's name)."""
+    return "type/" + label.replace(" ", "_")
