@@ -8,6 +8,7 @@ written before any work (params, tags, config, prompts, the dataset) is
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 from dataclasses import dataclass
@@ -22,7 +23,7 @@ from runner.run.record_setup import log_setup as log_setup  # re-exported: the l
 from runner.run.usage import USAGE_FILE, kept_keys, split, usage_table
 from runner.trace_view import VIEWS_FILE, draw
 from runner.tracking.assessments import LLM_JUDGE, Feedback, log_verdicts
-from runner.tracking.reader import FAILED_DOCUMENTS_TAG
+from runner.tracking.tags import FAILED_DOCUMENTS_TAG, HEADLINE_TAG
 from runner.tracking.traces import log_traces
 from runner.tracking.writer import Tracker
 from runner.types import DocumentOutcome
@@ -138,6 +139,7 @@ def log_outcomes(
     if warnings:
         tracker.set_tags({"runner.warnings": " | ".join(warnings)})
     headline = tuple(f"{name}/{v}" for name, m in job.metrics.items() for v in m.headline)
+    tracker.set_tags({HEADLINE_TAG: json.dumps(headline)})  # the viewer's columns
     show_in_runs_table(tracker, job, headline)
     return Logged(system, per_doc, headline, tuple(warnings))
 

@@ -38,15 +38,8 @@ HUMAN = "HUMAN"
 """Source type of a person's verdict (its id: the annotator)."""
 LLM_JUDGE = "LLM_JUDGE"
 """Source type of a judge model's verdict (its id: the model string)."""
-COHERENCE_ERROR = "coherence_error"
-"""Name of a flagged sentence's (or span's) assessment."""
-BOOOOKSCORE = "booookscore"
-"""Name of a summary's BooookScore assessment."""
 ERROR_TAG = "assessments.error"
 """Run tag holding why the judge's verdicts were not (all) logged."""
-JUDGE_ARTIFACT = "annotations.json"
-"""BooookScore's per-sentence artifact (``metrics/booookscore/__init__.py``), read by
-``runner/human``."""
 
 
 @dataclass(frozen=True)
@@ -56,7 +49,8 @@ class Feedback:
     doc_id: str
     """The document whose trace it goes on."""
     name: str
-    """``COHERENCE_ERROR``, ``BOOOOKSCORE`` or a rating's criterion."""
+    """What the verdict is about: a metric's verdict name (``Verdict.name``), a human format's
+    assessment name, or a rating's criterion."""
     value: float | str | bool
     """The error type(s) as one string, a score, a label."""
     source_type: str

@@ -28,3 +28,6 @@ STOPPED_TAG = "runner.stopped"
 """Why the runner stopped a run early (``budget``)."""
 CHILDREN_TAG = "runner.children"
 """On a sweep's parent: its children counted by status."""
+HEADLINE_TAG = "runner.headline"
+"""A job's headline values (``<label>/<value>`` of each metric's ``headline``), as a JSON list:
+the viewer's document table shows them, whatever label the run gave each metric."""

@@ -8,11 +8,13 @@ the run record and its artifacts (``runner.view.artifacts``). No MLflow and no H
 
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from runner.plugins import categories
+from runner.tracking.tags import HEADLINE_TAG
 from runner.view.data import (
     Column,
     Marked,
@@ -137,9 +139,18 @@ def build_legend(run: RunRecord, docs: list[DocView]) -> list[Legend]:
     ]
 
 
+def recorded_headline(run_tags: dict[str, str]) -> list[str]:
+    """The headline values the run recorded ([] for a run from before the tag, or a bad one)."""
+    try:
+        value = json.loads(run_tags.get(HEADLINE_TAG, "[]"))
+    except ValueError:
+        return []
+    return [str(k) for k in value] if isinstance(value, list) else []
+
+
 def build_page(run: RunRecord, files: RunFiles) -> Page:
     """The page's values from the run record and its artifacts."""
-    columns = headline_columns(files.scores)
+    columns = headline_columns(files.scores, recorded_headline(run.tags))
     order = list(dict.fromkeys([*files.summaries, *files.scores, *files.traces]))
     docs = []
     for index, doc_id in enumerate(order):

@@ -28,15 +28,8 @@ PALETTE = (
 )
 """The legend's background colours, given to a run's categories in their order (BooookScore's
 eight error types get one each, entity omission orange to language pink)."""
-HEADLINE = (
-    ("booookscore/score", "score"),
-    ("booookscore/confused_sentences", "flagged"),
-    ("stats/length_tokens", "tokens"),
-    ("stats/novel_trigrams_pct", "novel %"),
-    ("stats/repeated_trigrams_pct", "repeated %"),
-)
-"""The document table's first columns, when the run has them; other metric groups follow."""
-_OWN_GROUPS = ("booookscore", "stats", "strategy")
+CORE_GROUPS = ("strategy",)
+"""Per-document values the job itself records (the strategy's counters), never a column."""
 
 Step = dict[str, Any]
 
@@ -169,18 +162,21 @@ class Column:
     title: str
 
 
-def headline_columns(scores: dict[str, dict[str, Any]]) -> list[Column]:
-    """The known headline values the run has, then each other metric group's ``score``.
+def headline_columns(scores: dict[str, dict[str, Any]], headline: Sequence[str]) -> list[Column]:
+    """The document table's columns: the run's headline values, then each other metric's.
 
-    A group without a ``score`` shows its first value: a metric added later shows up without
-    changes here.
+    ``headline`` is what the run recorded (``runner.tracking.tags.HEADLINE_TAG``), keyed by
+    the labels the run gave its metrics. A metric group without a recorded headline (a metric
+    naming none, or a run from before the tag) shows its ``score``, else its first value: a
+    metric added later shows up without changes here.
     """
     keys = {k for values in scores.values() for k in values}
-    columns = [Column(k, title) for k, title in HEADLINE if k in keys]
+    columns = [Column(k, k) for k in headline if k in keys]
+    shown = {k.split("/", 1)[0] for k in headline}
     groups: dict[str, list[str]] = {}
     for key in sorted(keys):
         group = key.split("/", 1)[0]
-        if group not in _OWN_GROUPS and "/" in key:
+        if group not in shown and group not in CORE_GROUPS and "/" in key:
             groups.setdefault(group, []).append(key)
     for group, found in groups.items():
         key = f"{group}/score" if f"{group}/score" in found else found[0]
