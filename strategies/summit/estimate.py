@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from runner.api import Chunk, Guide, Phase, Prompt
-from strategies.baseline_estimate import estimate as baseline
+from strategies.baseline.estimate import estimate as baseline
 from strategies.hier.estimate import estimate as hier
 from strategies.incremental.estimate import estimate as incremental
 
