@@ -1,4 +1,4 @@
-"""The sweep's key (tag ``runner.sweep_key``) hashes the built-in prompts without importing a plugin."""
+"""The sweep key (tag ``runner.sweep_key``) hashes the built-in prompts, importing no plugin."""
 
 from __future__ import annotations
 
