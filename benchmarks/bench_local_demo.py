@@ -113,7 +113,7 @@ def check_setup(overrides: list[str]) -> int:
     from runner.config.run_config import build_run_config
     from runner.llm.local.weights import default_gguf_path
     from runner.run import preflight
-    from tests.runner.test_config import composed
+    from tests.runner.config.test_config import composed
 
     config = build_run_config(composed(*overrides), tuple(overrides))
     items = preflight.check(config).items

@@ -62,7 +62,7 @@ def main() -> None:
 
     from runner.config.run_config import build_run_config
     from runner.run.lifecycle import run_experiment
-    from tests.runner.test_config import composed
+    from tests.runner.config.test_config import composed
 
     bound = 2 * max(STOP_AT.values()) * args.latency
     walls = []

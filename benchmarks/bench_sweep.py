@@ -13,7 +13,7 @@ With ``--rounds N`` the first run is repeated in N fresh stores; medians are pri
 
 ``--quick``: two cells (``chunk=1024 seed=0,1``) at 50 ms per call, one rerun, and no joblib
 part (its workers each import the runner: about a minute on a small CPU, and
-tests/runner/test_sweeps.py runs the joblib launcher); seconds.
+tests/runner/sweep/test_sweeps.py runs the joblib launcher); seconds.
 """
 
 from __future__ import annotations

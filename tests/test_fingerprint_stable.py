@@ -18,7 +18,7 @@ import pytest
 
 from runner.config.fingerprint import fingerprint, prompt_files
 from runner.config.run_config import build_run_config
-from tests.runner.test_config import composed
+from tests.runner.config.test_config import composed
 
 GOLDEN = Path(__file__).resolve().parent / "data" / "fingerprints.json"
 CONFIGS: list[tuple[str, ...]] = [

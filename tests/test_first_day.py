@@ -23,7 +23,7 @@ from mlflow.tracking import MlflowClient
 
 from runner.errors import ProviderUnreachableError
 from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
-from tests.runner.test_config import composed
+from tests.runner.config.test_config import composed
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "runner" / "sample_data"

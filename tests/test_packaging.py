@@ -25,7 +25,7 @@ from mlflow.tracking import MlflowClient
 from runner.config.fingerprint import fingerprint, prompt_files
 from runner.config.run_config import build_run_config
 from tests.helpers.fake_server import FakeOpenAIServer
-from tests.runner.test_config import composed
+from tests.runner.config.test_config import composed
 
 pytestmark = pytest.mark.packaging
 

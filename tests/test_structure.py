@@ -123,7 +123,7 @@ def _imported_after(code: str) -> set[str]:
 
 def test_validating_a_config_imports_neither_litellm_nor_mlflow() -> None:
     loaded = _imported_after(
-        "from tests.runner.test_config import composed\n"
+        "from tests.runner.config.test_config import composed\n"
         "from runner.config.run_config import build_run_config\n"
         "build_run_config(composed('strategy=hier', 'model=claude'))"
     )

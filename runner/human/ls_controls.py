@@ -6,7 +6,7 @@ export's results carry a control's name as ``from_name`` and its answer under va
 a TextArea, with ``start``/``end`` when it is per region). A control renamed in a project's
 config, or a value key spelt otherwise, used to be skipped in silence (a coherence span read
 with no error types); here every result is checked against its kind's controls, and a
-region of a span annotation must carry its error types. ``tests/human`` holds these names
+region of a span annotation must carry its error types. ``tests/runner/human`` holds these names
 equal to the XML the configs write.
 """
 

@@ -4,7 +4,7 @@
 cache (and ``calls.jsonl``) knows that request: the same values plus what is not sent but
 changes or tells apart an answer (the local model's file, the sample index, the repeat
 index), in a form that must never change, or every cache on disk would miss
-(``tests/runner/test_cache_keys_golden.py`` pins it).
+(``tests/runner/llm/test_cache_keys_golden.py`` pins it).
 """
 
 from __future__ import annotations

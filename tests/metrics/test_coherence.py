@@ -20,7 +20,7 @@ from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
 from runner.text import split_sentences
 from tests.helpers.fake_server import FakeOpenAIServer
-from tests.runner.test_local_embedder import require_weights
+from tests.runner.llm.test_local_embedder import require_weights
 
 # Letter counts (the fake server's letter_embedder): a3b3, z3, a3, b3z6, so the gap-2 pairs are
 # cos(a3b3, a3) = 9 / (sqrt(18) * 3) = 1/sqrt(2), cos(z3, b3z6) = 18 / (3 * sqrt(45)) = 2/sqrt(5).

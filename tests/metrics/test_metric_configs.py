@@ -31,7 +31,7 @@ def test_metric_group_keys_are_keyword_parameters(path) -> None:  # type: ignore
 def test_paper_group_composes_booookscore_and_stats_and_is_the_default() -> None:
     paper = yaml.safe_load((GROUP / "paper.yaml").read_text())
     assert set(paper) == {"defaults"}, "paper repeats keys instead of composing the groups"
-    from tests.runner.test_config import composed
+    from tests.runner.config.test_config import composed
 
     metrics = composed("metrics=paper", "metrics.booookscore.max_tokens=99")["metrics"]
     booookscore = yaml.safe_load((GROUP / "booookscore.yaml").read_text())["booookscore"]

@@ -19,7 +19,7 @@ from runner.run.lifecycle import RunResult, run_experiment
 from runner.text import count_tokens
 from runner.tracking.usage import read_usage
 from tests.helpers.fake_server import FakeOpenAIServer
-from tests.runner.test_config import composed
+from tests.runner.config.test_config import composed
 
 REPO = Path(__file__).resolve().parents[2]
 

@@ -30,8 +30,8 @@ from runner.tracking.writer import Tracker
 from runner.ui import experiment_url, run_url
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.test_app import overrides, run
-from tests.runner.test_mlflow_traces import _mlflow_server
-from tests.runner.test_view import chromium, run_chromium
+from tests.runner.tracking.test_mlflow_traces import _mlflow_server
+from tests.runner.view.test_view import chromium, run_chromium
 from tests.test_faults import responder
 
 HEADLINE = {

@@ -20,8 +20,8 @@ from strategies import summit
 from strategies.summit.feedback import Operation, parse_feedback
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.scripted_llm import calls_of, scripted_llm
+from tests.runner.config.test_config import composed
 from tests.runner.test_app import all_runs
-from tests.runner.test_config import composed
 from tests.strategies.conftest import text_of
 
 DOC = "The keeper lit the lamp. A storm came in the night. The ship was saved at dawn.\n\n"

@@ -9,7 +9,7 @@ dependency it does not need here: install it with ``--no-deps``.
 
 Each text is encoded on its own (no padding), so its vector depends on the text alone,
 never on which texts shared its batch: the gateway caches vectors per text, and a cache
-filled by one batching must agree with any other. ``tests/runner/test_local_embedder.py``
+filled by one batching must agree with any other. ``tests/runner/llm/test_local_embedder.py``
 checks the vectors against sentence-transformers' own (``data/minilm_reference.json``).
 """
 

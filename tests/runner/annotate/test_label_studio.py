@@ -1,0 +1,229 @@
+"""A real Label Studio round trip: export, annotate through its API, export, import.
+
+One Label Studio server (its own venv, ``tests/runner/annotate/ls_server.py``) serves the three task
+kinds: our labeling config makes each project (Label Studio parses and checks it), our
+``tasks.json`` is imported, an annotator's answers are submitted through the REST API as the
+labeling UI sends them, the project is exported as JSON, and ``python -m runner.annotate
+import`` with the key must give back exactly the judgments submitted, each side mapped back
+to its system. Skips without Label Studio, fails under CI=true (``.ci/run`` installs it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.human.judgments import (
+    CoherenceAnnotation,
+    Judgment,
+    Preference,
+    Relation,
+    Span,
+    Verdict,
+    from_record,
+)
+from tests.conftest import REPO, missing
+from tests.runner.annotate import ls_server
+
+SENTENCES = {
+    "book-a": ("Ann left the farm.", "She found work in the city.", "The farm burned down."),
+    "book-b": ("A ship sails north.", "The crew mutinies.", "Nobody says why the captain died."),
+    "book-c": ("Two sisters inherit a house.", "They sell it.", "The younger one regrets it."),
+}
+DOCS = {doc: " ".join(sentences) for doc, sentences in SENTENCES.items()}
+OTHER = {doc: text.replace(".", "!", 1) for doc, text in DOCS.items()}
+# The annotator's rule for every pairwise task: "hier" has more detail and better logic, the
+# structure is a draw, "inc" is preferred overall; the contradiction flag is Yes for book-b.
+RULE = {"detail": "hier", "structure": "draw", "logic": "hier", "preference": "inc"}
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ls_server.Server]:
+    """One Label Studio for the module."""
+    binary = ls_server.binary()
+    if not binary.exists():
+        missing(f"Label Studio is not installed at {binary}", ".ci/run's label-studio venv")
+    running = ls_server.start(binary, tmp_path_factory.mktemp("label-studio"))
+    yield running
+    running.stop()
+
+
+def _export(kind: str, out: Path, *extra: str) -> dict[str, Any]:
+    files = out.parent / "systems"
+    files.mkdir(exist_ok=True)
+    (files / "hier.json").write_text(json.dumps(DOCS))
+    (files / "inc.json").write_text(json.dumps(OTHER))
+    systems = ["--system", f"hier={files / 'hier.json'}"]
+    if kind == "preference":
+        systems += ["--system", f"inc={files / 'inc.json'}"]
+    _annotate("export", kind, *systems, *extra, "--seed", "3", "--out", str(out))
+    key: dict[str, Any] = json.loads((out / "key.json").read_text())
+    return key
+
+
+def _annotate(*args: str) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "runner.annotate", *args],
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    return done.stdout
+
+
+def _project(server: ls_server.Server, out: Path, kind: str) -> tuple[int, list[dict[str, Any]]]:
+    config = (out / f"labeling-{kind}.xml").read_text()
+    project = server.call("POST", "/api/projects", {"title": kind, "label_config": config})
+    tasks = json.loads((out / "tasks.json").read_text())
+    server.call("POST", f"/api/projects/{project['id']}/import", tasks)
+    listed = server.call("GET", f"/api/tasks?project={project['id']}&page_size=100")["tasks"]
+    assert [t["data"] for t in listed] == [t["data"] for t in tasks]
+    return int(project["id"]), listed
+
+
+def _round_trip(server: ls_server.Server, out: Path, kind: str, answer: Any) -> list[Judgment]:
+    """Import, answer each task with ``answer(data)``, export, and read back."""
+    project, listed = _project(server, out, kind)
+    for task in listed:
+        result = answer(task["data"])
+        server.call("POST", f"/api/tasks/{task['id']}/annotations", {"result": result})
+    exported = server.call("GET", f"/api/projects/{project}/export?exportType=JSON")
+    path = out / "export.json"
+    path.write_text(json.dumps(exported))
+    jsonl = out / "judgments.jsonl"
+    shown = _annotate(
+        "import", str(path), "--key", str(out / "key.json"), "--out", str(jsonl), "--no-record"
+    )
+    assert f"{len(listed)} judgments read" in shown and "not attributed" not in shown
+    return [from_record(json.loads(line)) for line in jsonl.read_text().splitlines()]
+
+
+def _choice(name: str, value: str) -> dict[str, Any]:
+    return {"from_name": name, "to_name": "summary_1", "type": "choices",
+            "value": {"choices": [value]}}  # fmt: skip
+
+
+def test_pairwise_choices_come_back_mapped_to_their_systems(
+    server: ls_server.Server, tmp_path: Path
+) -> None:
+    key = _export("preference", tmp_path / "out")
+    user = str(server.call("GET", "/api/current-user/whoami")["id"])
+
+    def answer(data: dict[str, Any]) -> list[dict[str, Any]]:
+        systems = key["tasks"][data["uid"]]["systems"]
+        side = {s: f"Summary {i}" for i, s in enumerate(systems, 1)} | {"draw": "Draw"}
+        result = [_choice(c, side[winner]) for c, winner in RULE.items()]
+        result.append(_choice("contradiction", "Yes" if data["book"] == "book-b" else "No"))
+        result.append(_choice("omission_summary_1", "No"))
+        comment = {"text": [f"about {data['book']}"]}
+        result.append(
+            {
+                "from_name": "logic_comments",
+                "to_name": "summary_1",
+                "type": "textarea",
+                "value": comment,
+            }
+        )
+        return result
+
+    judgments = _round_trip(server, tmp_path / "out", "preference", answer)
+    expected = [
+        Preference(
+            entry["doc_id"],
+            tuple(entry["systems"]),
+            user,
+            dict(RULE),
+            {
+                "contradiction": entry["doc_id"] == "book-b",
+                f"omission:{entry['systems'][0]}": False,
+            },
+            {"logic": f"about {entry['doc_id']}"},
+        )  # fmt: skip
+        for entry in key["tasks"].values()
+    ]
+    by_doc = sorted(judgments, key=lambda j: j.doc_id)
+    assert by_doc == sorted(expected, key=lambda j: j.doc_id)
+    assert {p.systems for p in by_doc if isinstance(p, Preference)} == {
+        ("hier", "inc"),
+        ("inc", "hier"),
+    }  # seed 3 puts each system on both sides
+
+
+def test_spans_questions_and_relations_come_back(server: ls_server.Server, tmp_path: Path) -> None:
+    key = _export("coherence", tmp_path / "out")
+    user = str(server.call("GET", "/api/current-user/whoami")["id"])
+
+    def region(rid: str, text: str, part: str, labels: list[str], questions: str) -> list[Any]:
+        start = text.index(part)
+        where = {"start": start, "end": start + len(part)}
+        out = [{"id": rid, "from_name": "error_type", "to_name": "summary", "type": "labels",
+                "value": {**where, "text": part, "labels": labels}}]  # fmt: skip
+        if questions:
+            out.append({"id": rid, "from_name": "questions", "to_name": "summary",
+                        "type": "textarea", "value": {**where, "text": [questions]}})  # fmt: skip
+        return out
+
+    def answer(data: dict[str, Any]) -> list[dict[str, Any]]:
+        text = data["summary"]
+        first, second, third = SENTENCES[data["book"]]
+        result = region("r1", text, first, ["entity omission"], "Who is this?")
+        result += region("r2", text, second, ["discontinuity"], "Why now?")
+        result += region("r3", text, third, ["discontinuity"], "")
+        result.append({"type": "relation", "from_id": "r2", "to_id": "r3", "direction": "right"})
+        return result
+
+    judgments = _round_trip(server, tmp_path / "out", "coherence", answer)
+    expected = []
+    for entry in key["tasks"].values():
+        first, second, third = SENTENCES[entry["doc_id"]]
+        expected.append(CoherenceAnnotation(
+            entry["doc_id"], "hier", user, DOCS[entry["doc_id"]],
+            singles=(Span(first, "Who is this?", ("entity omission",)),),
+            relations=(Relation(Span(second), Span(third, "", ("discontinuity",)), "Why now?",
+                                ("discontinuity",)),),
+        ))  # fmt: skip
+    assert sorted(judgments, key=lambda j: j.doc_id) == sorted(expected, key=lambda j: j.doc_id)
+    assert all(j.flagged == 2 for j in judgments if isinstance(j, CoherenceAnnotation))
+
+
+def test_validation_verdicts_come_back_with_their_source(
+    server: ls_server.Server, tmp_path: Path
+) -> None:
+    notes = {
+        "book-a": {
+            "Ann left the farm.": {"questions": "Why?", "types": ["causal omission"]},
+            "The farm burned down.": {"questions": None, "types": None},
+        },
+        "book-c": {"They sell it.": {"questions": "Who buys it?", "types": ["salience"]}},
+    }
+    (tmp_path / "model.json").write_text(json.dumps(notes))
+    key = _export(
+        "validation", tmp_path / "out", "--annotations", f"gpt4={tmp_path / 'model.json'}"
+    )
+    assert len(key["tasks"]) == 2  # the "no confusion" sentence is no annotation
+    user = str(server.call("GET", "/api/current-user/whoami")["id"])
+    verdict = {"book-a": "Partially agree", "book-c": "Don't agree"}
+
+    def answer(data: dict[str, Any]) -> list[dict[str, Any]]:
+        return [
+            {"from_name": "agreement", "to_name": "summary", "type": "choices",
+             "value": {"choices": [verdict[data["book"]]]}},
+            {"from_name": "reasons", "to_name": "summary", "type": "textarea",
+             "value": {"text": ["answered later"]}},
+        ]  # fmt: skip
+
+    judgments = _round_trip(server, tmp_path / "out", "validation", answer)
+    expected = [
+        Verdict("book-a", "gpt4", {"text": "Ann left the farm.", "questions": "Why?"},
+                "Partially agree", user, "answered later"),
+        Verdict("book-c", "gpt4", {"text": "They sell it.", "questions": "Who buys it?"},
+                "Don't agree", user, "answered later"),
+    ]  # fmt: skip
+    assert sorted(judgments, key=lambda j: j.doc_id) == expected

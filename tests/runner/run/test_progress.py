@@ -1,0 +1,94 @@
+"""Progress: a bar naming the current step on a terminal, one line per document in a log,
+nothing with progress=off."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from runner.llm.call_log import CallTotals
+from runner.run.progress import Progress
+from tests.helpers.fake_server import FakeOpenAIServer
+
+SAMPLES = Path(__file__).resolve().parents[3] / "runner" / "sample_data"
+
+
+def _run(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "runner",
+            "strategy=hier",
+            "chunk=1024",
+            "metrics=stats",
+            "model=openai_compatible",
+            f"model.api_base={url}",
+            f"tracking.uri=sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}",
+            f"cache.dir={tmp_path / 'cache'}",
+            *extra,
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+
+
+def test_a_log_gets_one_line_per_document_with_eta_and_the_calls_so_far(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        done = _run(tmp_path, server.url)  # stderr is a pipe: progress=auto means lines
+        calls = len(server.requests)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = [line for line in done.stderr.splitlines() if re.match(r"hier \[\d/3\] ", line)]
+    expected = sorted(p.stem for p in SAMPLES.glob("*.txt"))
+    assert sorted(line.split()[2] for line in lines) == expected  # every document, once
+    assert [line.split()[1] for line in lines] == ["[1/3]", "[2/3]", "[3/3]"]
+    assert "ETA" in lines[0] and "ETA" in lines[1] and "ETA" not in lines[2]
+    assert f"calls={calls} " in lines[-1]  # the server's own count of the requests it answered
+    assert "\r" not in done.stderr  # no bar redraws in a log
+
+
+def test_progress_off_prints_no_progress(tmp_path: Path) -> None:
+    with FakeOpenAIServer() as server:
+        done = _run(tmp_path, server.url, "progress=off")
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert not re.search(r"\[\d/3\]", done.stderr)
+
+
+def test_an_unknown_mode_is_one_clear_error(tmp_path: Path) -> None:
+    done = _run(tmp_path, "http://127.0.0.1:9", "progress=sometimes")
+    assert done.returncode == 2
+    assert "progress=sometimes is not a progress mode; use auto, bar, lines or off" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_the_bar_names_the_document_and_step_of_the_last_call(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    progress = Progress("bar", "hier")
+    progress.set_total(3)
+    progress.on_call(
+        CallTotals(
+            calls=4, cache_hits=1, prompt_tokens=900, completion_tokens=100, cost_usd=0.0125
+        ),
+        {"document": "salt-and-copper", "purpose": "hier/merge"},
+    )
+    postfix = progress.bar.postfix
+    progress.doc_done("salt-and-copper")
+    progress.close()
+    assert postfix == "salt-and-copper: hier/merge | calls=4 cached=1 tok=1000 $0.0125"
+    assert "1/3" in capsys.readouterr().err  # tqdm's own count, drawn on stderr
+
+
+def test_calls_outside_a_document_show_their_purpose_alone() -> None:
+    progress = Progress("off", "summit")
+    progress.on_call(
+        CallTotals(calls=1), json.loads('{"document": null, "purpose": "geval/steps/coherence"}')
+    )
+    assert progress._postfix().startswith("geval/steps/coherence | calls=1 ")
