@@ -12,7 +12,7 @@ import yaml
 
 from metrics import geval
 from metrics.geval import parse_score, setup
-from metrics.geval_prompt import PROMPT_DIR
+from metrics.geval.prompt import PROMPT_DIR
 from runner.errors import ConfigError
 from runner.llm.cache import ResponseCache
 from runner.llm.call_log import CallLog

@@ -27,7 +27,7 @@ from metrics.judging import run_units
 from metrics.slots import SlotTemplate, load_slots
 from runner.api import LLM, ConfigError, Message, MetricError
 
-PROMPT_DIR = Path(__file__).parent / "prompts" / "geval"
+PROMPT_DIR = Path(__file__).parent.parent / "prompts" / "geval"
 OFFICIAL_STEPS = PROMPT_DIR / "official_steps.txt"
 STEPS_ATTEMPTS = 3
 """Asks for a dimension's steps before setup gives up (an empty answer is re-asked)."""

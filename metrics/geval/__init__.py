@@ -2,7 +2,7 @@
 
 Per summary and dimension (coherence, consistency, relevance: 1-5; fluency: 1-3), the
 judge fills the official form ("Evaluation Form (scores ONLY): - Coherence:") after the
-official criteria and the evaluation steps fixed in setup (``metrics/geval_prompt.py``).
+official criteria and the evaluation steps fixed in setup (``metrics/geval/prompt.py``).
 The score is G-Eval's expectation over the score tokens, estimated one of two ways:
 
 - **logprobs** (when ``top_logprobs`` > 0 and the provider returns them): one call at
@@ -31,7 +31,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from metrics.geval_prompt import (
+from metrics import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
+from metrics.geval.prompt import (
     Dimension,
     Prompts,
     fixed_steps,
@@ -40,7 +41,7 @@ from metrics.geval_prompt import (
     load_prompts,
     pick_dimensions,
 )
-from metrics.geval_score import parse_score, weighted_score
+from metrics.geval.score import parse_score, weighted_score
 from metrics.judging import Usage, run_units
 from runner.api import (
     LLM,
