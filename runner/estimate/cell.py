@@ -98,6 +98,11 @@ class CellEstimate:
     span: Span | None = None
     """The least and most of each figure over the guesses' bounds (None: not computed)."""
     drivers: tuple[Driver, ...] = field(default=())
+    unknown: tuple[str, ...] = ()
+    """The plugins whose calls are not counted (``strategy x``, ``metric y``: no ``estimate``
+    hook): the cell's figures are then lower bounds, and printed so."""
+    unknown_roles: tuple[str, ...] = ()
+    """The roles those plugins call: their rows are lower bounds too."""
     """Each guess with the span it drives alone (``ranges.py``)."""
     role_spans: tuple[Span, ...] = ()
     """Each role's span, in the order of ``roles`` (empty: not computed)."""
@@ -266,10 +271,12 @@ def estimate_cell(
     per_role: dict[str, list[float]] = {role: [0.0, 0.0, 0.0] for role in config.roles}
     seconds: dict[str, float] = {role: 0.0 for role in config.roles}
     longest, notes = 0.0, set()
+    unknown: set[str] = set()
     for item in items:
         phases, note = _strategy(config, item, window, guide)
         scored, more = _metrics(config, item, _summary_tokens(phases), guide)
         notes.update([note, *more])
+        unknown.update(n.split(":", 1)[0] for n in (note, *more) if n)  # "strategy x: ..."
         path = 0.0
         for phase in phases + scored:
             figures = per_role[phase.role]
@@ -308,7 +315,26 @@ def estimate_cell(
         overhead = scenario.pick("job's own seconds", STARTUP_S, low, high, text)
     kept = tuple(sorted(n for n in notes if n))
     used = tuple(sorted(scenario.used.items()))
-    return CellEstimate(name, len(items), roles, wall + overhead, kept, guesses=used)
+    return CellEstimate(
+        name,
+        len(items),
+        roles,
+        wall + overhead,
+        kept,
+        guesses=used,
+        unknown=tuple(sorted(unknown)),
+        unknown_roles=_roles_of(config, unknown),
+    )
+
+
+def _roles_of(config: RunConfig, unknown: set[str]) -> tuple[str, ...]:
+    """The model roles of the plugins named ``strategy <name>`` or ``metric <label>``."""
+    roles: set[str] = set()
+    for who in unknown:
+        kind, _, label = who.partition(" ")
+        module = config.strategy_module if kind == "strategy" else config.metric_module(label)
+        roles.update(module.ROLES)
+    return tuple(sorted(roles))
 
 
 def _per_call(guide: Guide, phase: Phase) -> float:

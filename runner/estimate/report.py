@@ -23,6 +23,10 @@ NAMES = {
 }
 
 
+AT_LEAST = "+?"
+"""After a figure that leaves out the calls of a plugin without an ``estimate`` hook."""
+
+
 def duration(seconds: float) -> str:
     """'42 s', '12 min', '3.4 h'."""
     if seconds < 90:
@@ -58,9 +62,13 @@ def figure(key: str, span: Span) -> str:
     return f"{_one(key, low, True)}{DASH}{_one(key, high, True)}"
 
 
-def _line(name: str, docs: str, span: Span, keys: tuple[str, ...] = KEYS) -> str:
+def _line(
+    name: str, docs: str, span: Span, keys: tuple[str, ...] = KEYS, unknown: bool = False
+) -> str:
+    """One row; ``unknown``: some calls are not counted, so each figure is a lower bound."""
     label = name if len(name) <= 40 else name[:37] + "..."
-    cells = " ".join(f"{figure(k, span):>{WIDTHS[k]}}" for k in keys)
+    more = AT_LEAST if unknown else ""
+    cells = " ".join(f"{figure(k, span) + more:>{WIDTHS[k]}}" for k in keys)
     return f"{label:<40} {docs:>4} {cells}"
 
 
@@ -68,10 +76,11 @@ def cell_lines(cell: CellEstimate) -> list[str]:
     """The cell's line and one per role."""
     if cell.done_run:
         return [f"{cell.name:<40} done: run {cell.done_run} is FINISHED, costs nothing"]
-    out = [_line(cell.name, str(cell.documents), cell.range)]
+    out = [_line(cell.name, str(cell.documents), cell.range, unknown=bool(cell.unknown))]
     spans = cell.role_spans or tuple(Span.exact(r.figures) for r in cell.roles)
     for r, span in zip(cell.roles, spans, strict=True):
-        out.append(_line(f"  {r.role}={r.model}", "", span, KEYS[:-1]))
+        unknown = r.role in cell.unknown_roles
+        out.append(_line(f"  {r.role}={r.model}", "", span, KEYS[:-1], unknown=unknown))
     return out
 
 
@@ -86,7 +95,11 @@ def table(cells: list[CellEstimate], skipped: str, parallel: int = 1) -> str:
     todo = [c for c in cells if not c.done_run]
     total = _total(todo, parallel)
     count = f"total ({len(todo)} of {len(cells)} cells to run)"
-    lines.append(_line(count, str(sum(c.documents for c in todo)), total))
+    unknown = sorted({who for c in todo for who in c.unknown})
+    lines.append(_line(count, str(sum(c.documents for c in todo)), total, unknown=bool(unknown)))
+    if unknown:
+        who = ", ".join(unknown)
+        lines.append(f"{AT_LEAST}: at least this much; not counted: the calls of {who}")
     lines.append(
         ("wall: jobs one after another" if parallel <= 1 else f"wall: {parallel} jobs at once")
         + ", at least what the endpoints' shared rate limits (model.rpm, tpm) allow"
