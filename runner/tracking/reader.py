@@ -21,9 +21,7 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from runner.tracking.done import Row, newest_clean
-from runner.tracking.tags import FAILED_DOCUMENTS_TAG as FAILED_DOCUMENTS_TAG  # re-exported
-from runner.tracking.tags import FINGERPRINT_TAG
-from runner.tracking.tags import PARENT_TAG as PARENT_TAG  # re-exported
+from runner.tracking.tags import FAILED_DOCUMENTS_TAG, FINGERPRINT_TAG, PARENT_TAG
 
 if TYPE_CHECKING:
     import pandas
