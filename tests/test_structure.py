@@ -4,12 +4,11 @@ and module size as a signal (a tripwire, not a rule)."""
 from __future__ import annotations
 
 import ast
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers.fresh import run_fresh
 
 REPO = Path(__file__).resolve().parent.parent
 PACKAGES = ("runner", "strategies", "metrics")
@@ -107,17 +106,8 @@ def _imported_after(code: str) -> set[str]:
         f"{code}\n"
         "print('MODULES', ' '.join(sorted({m.split('.')[0] for m in sys.modules})))\n"
     )
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    done = subprocess.run(
-        [sys.executable, "-c", probe],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    (line,) = [x for x in done.stdout.splitlines() if x.startswith("MODULES ")]
+    stdout = run_fresh(probe)
+    (line,) = [x for x in stdout.splitlines() if x.startswith("MODULES ")]
     return set(line.split()[1:])
 
 

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.helpers.fresh import run_fresh
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -41,16 +40,7 @@ print(json.dumps({"imported": imported, "key": parent.key, "before": before}))
 
 def test_a_sweeps_parent_imports_no_plugin_and_keeps_its_key() -> None:
     """The key is what it was with the two prompt folders named: a rerun finds its parent."""
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
-    done = subprocess.run(
-        [sys.executable, "-c", PROBE],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-    )
-    assert done.returncode == 0, done.stderr[-2000:]
-    seen = json.loads(done.stdout.strip().splitlines()[-1])
+    stdout = run_fresh(PROBE)
+    seen = json.loads(stdout.strip().splitlines()[-1])
     assert seen["imported"] == []
     assert seen["key"] == seen["before"]
