@@ -6,7 +6,7 @@ described here as a Protocol: what ``runner.llm.gateway.Gateway`` offers a strat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -33,6 +33,10 @@ class WorkItem:
     """The source text; None when scoring summaries whose sources were not given."""
     summary: str | None = None
     """A summary made elsewhere (``data=summaries``); None when the strategy makes one."""
+    extras: Mapping[str, Any] = field(default_factory=dict, hash=False)
+    """What the data says about this summary beyond its text, for the metrics that read it
+    (a metric's ``score`` or ``estimate`` with an ``extras`` keyword gets it): StorySumm's and
+    FABLES' ``claims`` (a tuple of atomic claims, in order). Empty for most sources."""
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ Every figure that is not exact is taken through the cell's ``Scenario`` (``guide
 from __future__ import annotations
 
 import hashlib
+import inspect
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -221,6 +222,8 @@ def _metrics(
         if hook is not None:
             roles: dict[str, HookGuide] = {role: guide[role] for role in module.ROLES}
             prompt = _prompts(module)
+            if "extras" in inspect.signature(hook).parameters:
+                params = {**params, "extras": dict(item.extras)}
             phases += _called(
                 f"metric {label}",
                 module,

@@ -87,7 +87,9 @@ def process(
         for name, metric in job.metrics.items():
             module = job.config.metric_module(name)
             with locks[name]:
-                scores[name] = plugin_calls.score(name, metric, module, item.source, result.summary)
+                scores[name] = plugin_calls.score(
+                    name, metric, module, item.source, result.summary, item.extras
+                )
     return DocumentOutcome(item.doc_id, result, scores)
 
 

@@ -11,6 +11,7 @@ line that names the plugin: ``runner/run/plugin_errors.py``.
 
 from __future__ import annotations
 
+import inspect
 import reprlib
 from collections.abc import Mapping, Sequence
 from numbers import Real
@@ -62,16 +63,38 @@ def set_up(label: str, module: ModuleType, roles: Mapping[str, Any], params: Any
 
 
 def score(
-    label: str, metric: Metric, module: ModuleType, document: Document | None, summary: str
+    label: str,
+    metric: Metric,
+    module: ModuleType,
+    document: Document | None,
+    summary: str,
+    extras: Mapping[str, Any] | None = None,
 ) -> MetricResult:
-    """``metric.score(document, summary)``, checked: a ``MetricResult`` of numbers."""
+    """``metric.score(document, summary)``, checked: a ``MetricResult`` of numbers.
+
+    A metric whose ``score`` takes an ``extras`` keyword also gets what the data says about
+    the summary (``WorkItem.extras``: given claims...); the others are called as before.
+    """
     who = plugin("metric", label, module, type(metric))
-    result = call(who, IN_THE_RUN, metric.score, document, summary)
+    if takes_keyword(metric.score, "extras"):
+        result = call(who, IN_THE_RUN, metric.score, document, summary, extras=dict(extras or {}))
+    else:
+        result = call(who, IN_THE_RUN, metric.score, document, summary)
     problem = metric_result_problem(result)
     if problem:
         raise who.breach(metric.score, f"score returned {problem}", SCORE_FIX)
     assert isinstance(result, MetricResult)
     return result
+
+
+def takes_keyword(function: Any, name: str) -> bool:
+    """True when ``function`` accepts the keyword argument ``name`` (named, not ``**kwargs``)."""
+    try:
+        parameters = inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+    found = parameters.get(name)
+    return found is not None and found.kind in (found.KEYWORD_ONLY, found.POSITIONAL_OR_KEYWORD)
 
 
 def reduce(

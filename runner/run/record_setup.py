@@ -176,6 +176,9 @@ def log_dataset(tracker: Tracker, job: Job) -> None:
     for item in job.items:
         for part in (item.doc_id, item.source.text if item.source else "", item.summary or ""):
             digest.update(part.encode("utf-8") + b"\0")
+        if item.extras:  # given claims are data too; items without extras digest as before
+            extras = json.dumps(item.extras, sort_keys=True, default=list)
+            digest.update(extras.encode("utf-8") + b"\0")
     source = (
         data.path or data.name or ("runner/sample_data" if data.source == "sample" else data.source)
     )
