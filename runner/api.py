@@ -16,7 +16,10 @@ declares ``KEYS`` and ``load(*, <keys>) -> list[Document]``.
 A metric whose score people can give too declares ``HUMAN = HumanFormat(...)``
 (``runner.human_format``: ``CoherenceAnnotation``, ``Span``, ``Relation``,
 ``HumanDataError``): its human-judgment format, which ``runner.human``, ``runner.annotate``
-and the meta-evaluation read, record and compare through it.
+and the meta-evaluation read, record and compare through it. A metric whose human judgments
+come as files of their own (StorySumm's, FABLES' releases) declares ``HUMAN_FILES``, a tuple of
+``HumanFile`` readers giving ``ClaimsJudgment`` values (summary label, claims' labels), which
+``python -m runner.annotate import FILE`` finds by the file's shape.
 ``runner/plugins/contract.py``
 checks each when it is loaded; the README's "Write your own strategy or metric" walks
 through an example package (``examples/plugin/``).
@@ -46,7 +49,17 @@ from runner.errors import (
     RunnerError,
 )
 from runner.estimating import Guide, Phase, Prompt, prompt_text, template_tokens
-from runner.human_format import CoherenceAnnotation, HumanDataError, HumanFormat, Relation, Span
+from runner.human_format import (
+    CLAIM_LABELS,
+    ClaimLabel,
+    ClaimsJudgment,
+    CoherenceAnnotation,
+    HumanDataError,
+    HumanFile,
+    HumanFormat,
+    Relation,
+    Span,
+)
 from runner.metric import Metric, mean_values
 from runner.text import (
     count_tokens,
@@ -85,6 +98,10 @@ VERSION = _version()
 """The installed package's version, which versions this API."""
 
 __all__ = [
+    "CLAIM_LABELS",
+    "ClaimLabel",
+    "ClaimsJudgment",
+    "HumanFile",
     "LLM",
     "VERSION",
     "Chart",

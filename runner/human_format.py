@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from runner.errors import DataError
 
@@ -101,3 +102,66 @@ class HumanFormat:
     """The task's instructions, one paragraph each, above the labels."""
     label_help: Mapping[str, str] = field(default_factory=dict)
     """Label -> its definition, shown with the task."""
+
+
+CLAIM_LABELS: tuple[str, ...] = ("supported", "partial", "unsupported", "cannot_tell")
+"""What a person may say of one claim (or sentence) of a summary against its source:
+FABLES' Yes / PartialSupport / No / Inapplicable, the Label Studio ``claims`` task's
+supported / partially / not supported / cannot tell."""
+
+
+@dataclass(frozen=True)
+class ClaimLabel:
+    """One person's label of one claim (or summary sentence) against the source."""
+
+    index: int
+    """The claim's position in the summary's list of claims (or sentences), from 0."""
+    text: str
+    label: str
+    """One of ``CLAIM_LABELS``."""
+    evidence: tuple[str, ...] = ()
+    """Quotes of the source the person cites."""
+    reason: str = ""
+
+
+@dataclass(frozen=True)
+class ClaimsJudgment:
+    """One person's faithfulness judgment of one summary: its label, and its claims' labels.
+
+    StorySumm gives the summary's label, its difficulty and per-sentence labels with
+    explanations (``unit="sentence"``); FABLES gives per-claim labels with evidence and reasons
+    (``faithful`` None: the release has no summary label). The Label Studio ``claims`` task
+    gives per-claim labels.
+    """
+
+    doc_id: str
+    system: str
+    annotator: str
+    summary: str
+    faithful: bool | None = None
+    """The summary-level label: True faithful, False not, None not given."""
+    difficulty: str = ""
+    """StorySumm's ``easy`` or ``hard`` (of an unfaithful summary); '' when not given."""
+    claims: tuple[ClaimLabel, ...] = ()
+    unit: str = "claim"
+    """``claim`` (atomic claims) or ``sentence`` (the summary's sentences)."""
+    metric: str = ""
+    """The metric that owns the format (as ``CoherenceAnnotation.metric``)."""
+
+
+@dataclass(frozen=True)
+class HumanFile:
+    """A file format of people's judgments that a metric module reads (its ``HUMAN_FILES``).
+
+    ``python -m runner.annotate import FILE`` asks each metric declaring ``HUMAN_FILES`` whether
+    it ``recognizes`` the file (by its shape, never its name) and reads it with the one that
+    does; a file no format recognizes is one line naming the formats tried.
+    """
+
+    name: str
+    """The format as people know it (``StorySumm release``)."""
+    recognizes: Callable[[Path], bool]
+    """True when the file has this format's shape (cheap; never raises for another format)."""
+    read: Callable[[Path], tuple[list[ClaimsJudgment], list[str]]]
+    """The file's judgments and notes (one line each: a repaired line...); raises
+    ``HumanDataError`` naming the file and the field for a file of this format it cannot read."""
