@@ -18,6 +18,7 @@ from typing import Any
 
 from runner.config.checks import check_fields, number, refuse_secret
 from runner.config.data_config import DataConfig, data_config
+from runner.data.sources import SOURCE_KEYS
 from runner.errors import ConfigError
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
@@ -170,7 +171,10 @@ def _check_data_and_strategy(
             f"strategy=precomputed was replaced; use strategy=none data=summaries data.path={file} "
             "(data.sources=DIR adds the source texts)"
         )
-    if (data.source == "summaries") != (strategy == "none"):
+    built_in_without_summaries = data.source in SOURCE_KEYS and data.source != "summaries"
+    if (data.source == "summaries" and strategy != "none") or (
+        strategy == "none" and built_in_without_summaries
+    ):
         raise ConfigError(
             "data=summaries scores summaries made elsewhere and goes with strategy=none; "
             "use both together (python -m runner strategy=none data=summaries data.path=FILE.json)"

@@ -72,6 +72,32 @@ def read_items(source: str, values: dict[str, Any], limit: int | None) -> list[W
     return items[:limit] if limit else items
 
 
+def for_strategy(items: list[WorkItem], source: str, strategy: str) -> list[WorkItem]:
+    """The items as the strategy uses them: given summaries for ``strategy=none``, else sources.
+
+    A source that gives summaries with their sources (StorySumm) serves both: ``strategy=none``
+    scores the given summaries; any other strategy summarizes the sources, and the given
+    summaries and what the data says about them (``extras``: their claims) are left out, so
+    no metric reads another summary's claims.
+    """
+    if strategy == "none":
+        lacking = [i.doc_id for i in items if i.summary is None]
+        if lacking:
+            raise DataError(
+                f"data={source} gives no summary for {len(lacking)} document(s) "
+                f"({', '.join(lacking[:3])}); strategy=none scores given summaries: choose a "
+                "strategy to summarize them"
+            )
+        return items
+    sourceless = [i.doc_id for i in items if i.source is None]
+    if sourceless:
+        raise DataError(
+            f"data={source} gives summaries without their sources ({', '.join(sourceless[:3])}); "
+            f"use strategy=none to score them, or give the sources"
+        )
+    return [i if i.summary is None else WorkItem(i.doc_id, i.source) for i in items]
+
+
 def _item(source: str, got: object) -> WorkItem:
     if isinstance(got, WorkItem):
         return got

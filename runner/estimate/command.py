@@ -15,7 +15,7 @@ from pathlib import Path
 from runner.config.chunk_window import check_known_window
 from runner.config.fingerprint import fingerprint, prompt_files
 from runner.config.run_config import RunConfig
-from runner.data.sources import read_items
+from runner.data.sources import for_strategy, read_items
 from runner.errors import DataError
 from runner.estimate.cell import CellEstimate
 from runner.estimate.ranges import ranged
@@ -41,7 +41,7 @@ def documents(config: RunConfig) -> list[WorkItem]:
     key = json.dumps([data.source, data.values(), data.limit], sort_keys=True, default=str)
     if key not in _READ:  # a sweep's cells share their documents: read once per process
         _READ[key] = tuple(read_items(data.source, data.values(), data.limit))
-    items = _READ[key]
+    items = tuple(for_strategy(list(_READ[key]), data.source, config.strategy))
     if not items:
         raise DataError("no documents to summarize; choose data=sample or data=dir data.path=...")
     return list(items)

@@ -25,7 +25,7 @@ from runner.config.chunk_window import check_known_window
 from runner.config.fingerprint import prompt_files
 from runner.config.folders import suggested_store
 from runner.config.run_config import RunConfig
-from runner.data.sources import read_items
+from runner.data.sources import for_strategy, read_items
 from runner.errors import ConfigError, DataError
 from runner.llm.endpoints import check_reachable, require_key
 from runner.llm.spec import ModelSpec
@@ -57,6 +57,7 @@ def check(config: RunConfig) -> Checked:
     _tracking(config.tracking_uri)
     data = config.data
     items = read_items(data.source, data.values(), data.limit)
+    items = for_strategy(items, data.source, config.strategy)
     if not items:
         raise DataError("no documents to summarize; choose data=sample or data=dir data.path=...")
     prompts_fit(config, items)
