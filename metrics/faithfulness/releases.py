@@ -46,8 +46,9 @@ STORYSUMM_FIELDS = (
 """The fields of one StorySumm summary."""
 FABLES_FIELDS = ("summary", "claims")
 FABLES_CLAIM_FIELDS = ("claim", "label", "evidence", "reason")
-_STRAY = re.compile(r'^\s*".*",\s"$')
-"""A summary sentence (an array's string element) followed by the release's stray ``", "``."""
+_STRAY = re.compile(r'^\s*"(?:[^"\\]|\\.)*", "$')
+"""A line that is one JSON string alone (an array's element, no ``key:``) followed by the
+release's stray ``", "``."""
 
 
 @dataclass(frozen=True)

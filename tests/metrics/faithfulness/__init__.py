@@ -1,0 +1,1 @@
+"""Tests of the faithfulness metric plugin (metrics/faithfulness/)."""
