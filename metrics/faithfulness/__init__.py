@@ -1,15 +1,52 @@
 """Faithfulness (StorySumm, FABLES raters): is the summary true to its source?
 
-``metrics.faithfulness.method`` picks the rater; work in progress (see the package's
-modules as they land).
+``metrics.faithfulness.method`` picks the rater, each with the release's own prompts
+(``prompts/faithfulness/``, copied verbatim; ``SOURCE.md`` there cites files and licence):
+
+- ``binary``: StorySumm's "just question" rater, one call per summary (``label.py``);
+- ``cot``: StorySumm's chain-of-thought rater, reasoning then the answer (two calls);
+- ``claims``: FABLES' approach as StorySumm ran it: every atomic claim asked about against
+  the source, the summary faithful when every claim is supported (``claims.py``); the claims
+  the data gives (``extras["claims"]``) or the judge's own.
+
+Values (the runner prefixes the metric's label, e.g. ``faithfulness/faithful``):
+``faithful`` (1.0 faithful, 0.0 not, NaN undecided) for every method, and for ``claims``
+also ``supported`` (share of the decided claims supported), ``claims`` and
+``undecided_claims``; the judge's accounting (``judge_calls``, tokens) too. A summary with
+no source is NaN with the note "no source". ``binary`` and ``cot`` show the judge the whole
+story, so a source longer than the judge's window is NaN with a note naming ``claims``,
+which retrieves passages per claim instead (``retrieval.py``).
+
+The judge's answers go to the artifact ``claims.json`` (``{doc_id: [{"index", "claim",
+"supported", "answer", "passages"}]}``, method claims) or ``answers.json``
+(``{doc_id: {"faithful", "answer", "reasoning"?}}``, binary and cot), and to the document's
+trace as verdicts (``verdicts.py``).
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from runner.api import LLM, Metric
+from metrics.article_qa import Asker, check_float, check_int
+from metrics.faithfulness.claims import (
+    EXTRACT_TOKENS,
+    ClaimJudge,
+    claims_of,
+    extraction_prompt,
+    notes_of,
+    values_of,
+)
+from metrics.faithfulness.estimate import estimate as estimate  # estimate=true counts it
+from metrics.faithfulness.human import HUMAN_FILES as HUMAN_FILES  # people's labels (runner.api)
+from metrics.faithfulness.label import Label, LabelJudge
+from metrics.faithfulness.prompts import Prompts, load
+from metrics.faithfulness.retrieval import check_retrieval, prepare
+from metrics.faithfulness.verdicts import ANSWERS, ARTIFACT, on_trace
+from metrics.judging import Usage
+from runner.api import LLM, ConfigError, Document, Metric, MetricResult, Verdict
 
 PROMPT_ROOT = Path(__file__).parent / "prompts"
 """``metrics/faithfulness/prompts/``: the package keeps its prompts beside it."""
@@ -17,6 +54,87 @@ PROMPT_DIRS = ("faithfulness",)
 """Its folder under ``PROMPT_ROOT``: every method's prompts, logged and fingerprinted."""
 ROLES = ("judge",)
 METHODS = ("binary", "cot", "claims")
+KEY = "metrics.faithfulness"
+
+
+class Faithfulness(Metric):
+    """One rater (method, prompts, judge, settings) bound once per job."""
+
+    def __init__(self, method: str, judge: LLM, prompts: Prompts, settings: dict[str, Any]):
+        """Bind the job's judge and checked settings (``setup`` builds it)."""
+        self.method, self.judge, self.prompts = method, judge, prompts
+        self.max_tokens: int = settings["max_tokens"]
+        self.reasoning_tokens: int = settings["reasoning_tokens"]
+        self.temperature: float = settings["temperature"]
+        self.chunk_tokens: int = settings["chunk_tokens"]
+        self.budget: int = settings["budget"]
+        self.headline = ("faithful", "supported") if method == "claims" else ("faithful",)
+
+    def verdicts(self, result: MetricResult) -> list[Verdict]:
+        """The judge's verdicts for the document's trace: per claim, and the summary's."""
+        return on_trace(result)
+
+    def score(
+        self, document: Document | None, summary: str, *, extras: Mapping[str, Any] | None = None
+    ) -> MetricResult:
+        """The summary's label (and its claims' answers) against ``document``'s text."""
+        usage = Usage()
+        if document is None or not document.text.strip():
+            return self._undecided("faithfulness: no source to judge the summary against", usage)
+        story = document.text.strip()
+        if self.method == "claims":
+            return self._claims(story, summary, dict(extras or {}), usage)
+        tokens = self.judge.count_tokens(story) + self.judge.count_tokens(summary)
+        if tokens > self.budget:
+            return self._undecided(
+                f"faithfulness: the source and summary ({tokens} tokens) do not fit "
+                f"judge={self.judge.name}'s window for method={self.method}; "
+                "method=claims judges passages retrieved per claim",
+                usage,
+            )
+        rater = LabelJudge(
+            self.judge, self.prompts, self.max_tokens, self.reasoning_tokens, self.temperature
+        )
+        label = (rater.binary if self.method == "binary" else rater.cot)(story, summary, usage)
+        return _label_result(label, usage)
+
+    def _claims(
+        self, story: str, summary: str, extras: dict[str, Any], usage: Usage
+    ) -> MetricResult:
+        asker = Asker(self.judge, 3, EXTRACT_TOKENS, self.temperature)
+        claims = claims_of(summary, extras, asker, extraction_prompt(), usage)
+        if not claims.texts:
+            why = claims.notes or ("faithfulness: no claims to judge",)
+            return self._undecided(why[0], usage)
+        tokens = self.judge.count_tokens(story)
+        source = prepare(story, tokens, self.budget, self.chunk_tokens)
+        rater = ClaimJudge(self.judge, self.prompts, source, self.max_tokens, self.temperature)
+        rows = rater.ask_all(claims.texts, usage)
+        notes = claims.notes + notes_of(rows)
+        if not source.whole:
+            notes += (
+                f"faithfulness: the source ({tokens} tokens) exceeds the judge's room "
+                f"({self.budget}); each claim was judged against BM25 passages (claims.json)",
+            )
+        values = {**values_of(rows), **usage.values()}
+        return MetricResult(values=values, artifacts={ARTIFACT: rows}, notes=notes)
+
+    def _undecided(self, note: str, usage: Usage) -> MetricResult:
+        values = dict.fromkeys(self.headline, math.nan)
+        if self.method == "claims":
+            values.update(claims=0.0, undecided_claims=0.0)
+        return MetricResult(values={**values, **usage.values()}, notes=(note,))
+
+
+def _label_result(label: Label, usage: Usage) -> MetricResult:
+    summary_row = {"faithful": label.faithful, "answer": label.answer}
+    if label.reasoning:
+        summary_row["reasoning"] = label.reasoning
+    return MetricResult(
+        values={"faithful": label.faithful, **usage.values()},
+        artifacts={ANSWERS: summary_row},
+        notes=label.notes,
+    )
 
 
 def setup(
@@ -30,10 +148,34 @@ def setup(
     max_tokens: int = 50,
     reasoning_tokens: int = 350,
     temperature: float = 0.0,
-) -> Metric:
+) -> Faithfulness:
     """The metric for a job (parameters as in ``conf/metrics/faithfulness.yaml``)."""
-    raise NotImplementedError
-
-
-def _unused(*_: Any) -> None:
-    return None
+    if method not in METHODS:
+        raise ConfigError(f"{KEY}.method={method} is not a method; use one of {', '.join(METHODS)}")
+    check_retrieval(retrieval)
+    for name, value, low in (
+        ("chunk_tokens", chunk_tokens, 16),
+        ("room_tokens", room_tokens, 0),
+        ("max_tokens", max_tokens, 1),
+        ("reasoning_tokens", reasoning_tokens, 1),
+    ):
+        check_int(f"{KEY}.{name}", value, low)
+    check_float(f"{KEY}.temperature", temperature, 0.0, 2.0)
+    prompts = load(method, prompt_dir)
+    answers = max_tokens + (2 * reasoning_tokens if method == "cot" else 0)
+    fixed = judge.count_tokens(prompts.fixed_text())
+    budget = judge.context_window - fixed - answers - room_tokens
+    if budget < 64:
+        raise ConfigError(
+            f"{KEY}: judge.context_window={judge.context_window} leaves {budget} tokens for the "
+            f"source after the prompt ({fixed}), the answers ({answers}) and room_tokens "
+            f"({room_tokens}); lower them or use a judge with a larger window"
+        )
+    settings = {
+        "max_tokens": max_tokens,
+        "reasoning_tokens": reasoning_tokens,
+        "temperature": float(temperature),
+        "chunk_tokens": chunk_tokens,
+        "budget": budget,
+    }
+    return Faithfulness(method, judge, prompts, settings)
