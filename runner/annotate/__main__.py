@@ -37,8 +37,14 @@ def parser() -> argparse.ArgumentParser:
         metavar="SOURCE=FILE",
         help="validation: annotations to validate, BooookScore's or the authors' human format",
     )
-    back = sub.add_parser("import", help="read a Label Studio JSON export back as judgments")
-    back.add_argument("export", help="the project's export (Label Studio's JSON format)")
+    back = sub.add_parser(
+        "import", help="read a Label Studio JSON export, or a release of people's labels"
+    )
+    back.add_argument(
+        "export",
+        help="the project's export (Label Studio's JSON format), or a file of people's labels "
+        "in a format a metric declares (HUMAN_FILES; recognized by its shape)",
+    )
     back.add_argument("--key", help="key.json written by export (omit for the authors' files)")
     back.add_argument(
         "--run",

@@ -8,6 +8,11 @@ judgments become a human run in MLflow (``runner.human.record.record_human_run``
 experiment of the runs judged, with HUMAN assessments on their traces) unless ``--no-record``,
 or unless the store holds them already (``--force`` records them again), and a JSON-lines file
 of ``to_record`` lines with ``--out``.
+
+A file given with no key, system, run or kind that is not a Label Studio export is offered to
+the people's-judgment file formats the metrics declare (``HUMAN_FILES``, through
+``runner.human.claim_files``): the one that recognizes it reads it, and its notes are printed
+one line each; a file none recognizes is one line naming the formats tried.
 """
 
 from __future__ import annotations
@@ -20,7 +25,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from runner.annotate.sources import SourceError, gather, read_json
-from runner.human.judgments import Judgment, Preference, Verdict, kind_of, to_record
+from runner.human.judgments import (
+    CLAIM_LABELS,
+    ClaimsJudgment,
+    Judgment,
+    Preference,
+    Verdict,
+    kind_of,
+    to_record,
+)
 
 if TYPE_CHECKING:
     from runner.tracking.reader import RunRecord
@@ -50,6 +63,43 @@ def read(args: argparse.Namespace, uri: str) -> tuple[list[Judgment], list[str]]
     if not export.is_file():
         raise SourceError(f"export file {export} does not exist; export the project as JSON")
     return read_labelstudio(export, key, candidates, kind=args.kind)
+
+
+def claim_file(args: argparse.Namespace) -> tuple[list[Judgment], list[str]] | None:
+    """The judgments and notes of a metric's people's-judgment file, or None.
+
+    None: a Label Studio export, or a file a key, system, run or kind says is one.
+    """
+    if args.key is not None or args.run or args.system or args.kind is not None:
+        return None
+    from runner.human.claim_files import claim_formats, read_claim_file, recognizing
+
+    path = Path(args.export)
+    if not path.is_file():
+        raise SourceError(f"file {path} does not exist; check the path")
+    formats = recognizing(path)
+    if len(formats) > 1:
+        both = " and ".join(f.label for f in formats)
+        raise SourceError(f"{path} has the shape of {both}; import it with one of them removed")
+    if formats:
+        judgments, notes = read_claim_file(path, formats[0])
+        return list(judgments), notes
+    if _labelstudio_shaped(path):
+        return None
+    tried = [f.label for f in claim_formats()] + ["Label Studio JSON export"]
+    raise SourceError(
+        f"{path} is in no format known here (tried: {', '.join(tried)}); give a file of one of "
+        "them, or --key/--system for a Label Studio export"
+    )
+
+
+def _labelstudio_shaped(path: Path) -> bool:
+    """A JSON list of tasks (objects with ``data``): what Label Studio's JSON export is."""
+    try:
+        tasks = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(tasks, list) and all(isinstance(t, dict) and "data" in t for t in tasks)
 
 
 def summary(judgments: list[Judgment], unmatched: list[str], source: str) -> list[str]:
@@ -83,7 +133,21 @@ def tallies(judgments: list[Judgment]) -> list[str]:
     verdicts = [j for j in judgments if isinstance(j, Verdict)]
     for source, p in precision(verdicts).items():
         lines.append(f"  precision of {_short(source)}: {p.agreed}/{p.total} agreed")
-    return lines
+    return lines + claim_tallies([j for j in judgments if isinstance(j, ClaimsJudgment)])
+
+
+def claim_tallies(claims: list[ClaimsJudgment]) -> list[str]:
+    """Faithfulness judgments: summaries with a label (how many faithful), claims per label."""
+    if not claims:
+        return []
+    labelled = [j for j in claims if j.faithful is not None]
+    faithful = sum(1 for j in labelled if j.faithful)
+    counts = Counter(c.label for j in claims for c in j.claims)
+    per_label = ", ".join(f"{label} {counts[label]}" for label in CLAIM_LABELS)
+    return [
+        f"  summaries with a label: {len(labelled)} ({faithful} faithful)",
+        f"  claims labelled: {sum(counts.values())} ({per_label})",
+    ]
 
 
 def _short(system: str) -> str:
@@ -117,7 +181,13 @@ def run(args: argparse.Namespace, uri: str) -> int:
     the store already is as asked, so that is 0 too (a rerun script carries on), and the
     line says so.
     """
-    judgments, unmatched = read(args, uri)
+    found = claim_file(args)
+    if found is None:
+        judgments, unmatched = read(args, uri)
+    else:
+        (judgments, notes), unmatched = found, []
+        for note in notes:
+            print(note)
     print("\n".join(summary(judgments, unmatched, args.export)))
     if args.out is not None:
         write_jsonl(judgments, Path(args.out))
@@ -130,6 +200,8 @@ def run(args: argparse.Namespace, uri: str) -> int:
             print(already_line(human.already, len(judgments)))
             return 0
         print(f"recorded human run {human.run_id} in {uri}")
+        if any(isinstance(j, ClaimsJudgment) for j in judgments) and not human.claims_judged:
+            print("  no judged run found; assessments not written")
         if human.assessments:
             print(f"  {human.assessments} HUMAN assessments on the judged documents' traces")
         if human.untraced:

@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from datetime import datetime, timezone
 
 from runner.human.judgments import (
+    ClaimsJudgment,
     CoherenceAnnotation,
     Judgment,
     Preference,
@@ -55,7 +56,9 @@ def judgment_key(judgment: Judgment) -> str:
     Item and question per kind: a summary's coherence annotation (system, document); a
     comparison of a pair (document, the two systems in either order; its criteria are
     answered together); a verdict on one annotation (document, source, the annotation); a
-    rating (document, system, criterion). Without an annotator's name two people cannot be
+    rating (document, system, criterion); a faithfulness judgment of a summary (system,
+    document, the metric owning the format; its label and claim labels are answered
+    together). Without an annotator's name two people cannot be
     told apart, so only an identical judgment is the same one.
     """
     kind = kind_of(judgment)
@@ -66,6 +69,8 @@ def judgment_key(judgment: Judgment) -> str:
         item = [judgment.system, judgment.doc_id]
     elif isinstance(judgment, Preference):
         item = [judgment.doc_id, sorted(judgment.systems)]
+    elif isinstance(judgment, ClaimsJudgment):
+        item = [judgment.system, judgment.doc_id, judgment.metric]
     elif isinstance(judgment, Verdict):
         item = [judgment.doc_id, judgment.source, judgment.annotation]
     else:

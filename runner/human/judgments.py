@@ -1,6 +1,7 @@
 """Human judgments as plain values: what a person said about a summary, or about a pair.
 
-Four kinds, one per kind of study in the seed papers and the metrics article:
+Five kinds, one per kind of study in the seed papers, the metrics article and the
+faithfulness releases:
 
 - ``CoherenceAnnotation``: one annotator's span annotation of one summary (spans with
   questions and labels, and relations between two spans), in the format of the metric that
@@ -8,7 +9,10 @@ Four kinds, one per kind of study in the seed papers and the metrics article:
 - ``Preference``: one pairwise comparison (Table 4: detail, structure, logic, overall
   preference; contradiction and omission flags);
 - ``Verdict``: a validator's verdict on one annotation (Appendix J);
-- ``Rating``: a per-document score or label from any other tool (Likert ratings...).
+- ``Rating``: a per-document score or label from any other tool (Likert ratings...);
+- ``ClaimsJudgment``: one person's faithfulness judgment of one summary (its label, and each
+  claim's or sentence's label against the source; ``runner.human_format``, read by a metric's
+  ``HUMAN_FILES``).
 
 Every judgment names its document and the system(s) judged: an MLflow run id, or the name
 of a system of ``data=summaries`` (``hier``, ``inc``...). Readers build these values from
@@ -18,12 +22,30 @@ human run's ``human/judgments.jsonl`` so the report reads them back from MLflow.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
-from runner.human_format import CoherenceAnnotation, HumanDataError, Relation, Span
+from runner.human_format import (
+    CLAIM_LABELS,
+    ClaimLabel,
+    ClaimsJudgment,
+    CoherenceAnnotation,
+    HumanDataError,
+    Relation,
+    Span,
+)
 
-__all__ = ["CoherenceAnnotation", "HumanDataError", "Relation", "Span"]  # the plugin API's
+__all__ = [  # the plugin API's
+    "CLAIM_LABELS",
+    "ClaimLabel",
+    "ClaimsJudgment",
+    "CoherenceAnnotation",
+    "HumanDataError",
+    "Relation",
+    "Span",
+]
 
 CRITERIA: tuple[str, ...] = ("detail", "structure", "logic", "preference")
 """Pairwise criteria answered ``Summary 1 | Summary 2 | Draw`` (Table 4; ``preference`` is
@@ -78,17 +100,18 @@ class Rating:
     annotator: str
 
 
-Judgment = CoherenceAnnotation | Preference | Verdict | Rating
+Judgment = CoherenceAnnotation | Preference | Verdict | Rating | ClaimsJudgment
 _KINDS: dict[str, type] = {
     "coherence": CoherenceAnnotation,
     "preference": Preference,
     "verdict": Verdict,
     "rating": Rating,
+    "claims": ClaimsJudgment,
 }
 
 
 def kind_of(judgment: Judgment) -> str:
-    """``coherence``, ``preference``, ``verdict`` or ``rating``."""
+    """``coherence``, ``preference``, ``verdict``, ``rating`` or ``claims``."""
     return next(k for k, cls in _KINDS.items() if isinstance(judgment, cls))
 
 
@@ -122,8 +145,38 @@ def from_record(record: dict[str, Any]) -> Judgment:
         return Verdict(**data)
     if kind == "rating":
         return Rating(**data)
+    if kind == "claims":
+        data["claims"] = tuple(_claim(c) for c in data.get("claims", ()))
+        return ClaimsJudgment(**data)
     raise HumanDataError(f"a stored judgment has kind={kind!r}; expected one of {list(_KINDS)}")
 
 
 def _span(raw: dict[str, Any]) -> Span:
     return Span(raw["text"], raw.get("questions", ""), tuple(raw.get("labels", ())))
+
+
+def _claim(raw: dict[str, Any]) -> ClaimLabel:
+    return ClaimLabel(
+        int(raw["index"]),
+        raw["text"],
+        raw["label"],
+        tuple(raw.get("evidence", ())),
+        raw.get("reason", ""),
+    )
+
+
+def check_claim_labels(judgments: Sequence[Judgment], source: Path | str) -> None:
+    """``HumanDataError`` (one line) for the first claim label outside ``CLAIM_LABELS``.
+
+    Checked before anything is recorded: an unknown label would be counted as "not
+    supported" and silently lower the summary's share of supported claims.
+    """
+    for judgment in judgments:
+        if not isinstance(judgment, ClaimsJudgment):
+            continue
+        for claim in judgment.claims:
+            if claim.label not in CLAIM_LABELS:
+                raise HumanDataError(
+                    f"{source}: {judgment.doc_id}, {judgment.unit} {claim.index}: label "
+                    f"{claim.label!r} is not one of {', '.join(CLAIM_LABELS)}; fix the label"
+                )

@@ -15,30 +15,48 @@ one summary are averaged by the metric, and the run's value is the mean over sum
 When a judged system is a run with traces, each annotation also goes on that document's
 trace as source ``HUMAN`` (``runner/tracking/assessments.py``), beside the judge's verdicts,
 under the assessment names the owning metric gives (its judge's names).
+
+Faithfulness judgments (``ClaimsJudgment``: a release's summary and claim labels) name no
+run: their summaries were made by the release's summarizers. The judged documents are found
+in the store instead: every FINISHED job run of the experiment (the one given, else
+``summarization``) with a document of the same doc_id and the same summary text
+(whitespace-normalized) gets the judgment on that document's trace, as
+``<metric>/faithful`` (the summary's label, its difficulty as rationale) and one
+``<metric>/claim`` per claim (the label of ``CLAIM_LABELS``, the reason as rationale, the
+claim, its index and evidence as metadata). With no such run the human run is still recorded:
+the meta-evaluation matches later runs by doc_id and summary text.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.human.attribute import normalize
+from runner.human.claim_files import built_in_claims_owner
 from runner.human.identity import IDENTITY_TAG, content_identity, recorded_run
 from runner.human.judgments import (
+    CLAIM_LABELS,
+    ClaimsJudgment,
     CoherenceAnnotation,
     HumanDataError,
     Judgment,
     Preference,
     Rating,
+    check_claim_labels,
     kind_of,
     to_record,
 )
 from runner.human.owner import owner_of
 from runner.text import split_sentences
 from runner.tracking.assessments import HUMAN, Feedback, judged_run, log_feedback
-from runner.tracking.reader import RunRecord
+from runner.tracking.reader import RunRecord, client, find_runs
+from runner.tracking.store import quiet_downloads
+from runner.tracking.tags import HUMAN_KIND, RUN_KIND_TAG, SWEEP_KIND
 from runner.tracking.writer import Tracker
 
 JUDGMENTS_FILE = "human/judgments.jsonl"
@@ -48,6 +66,10 @@ has its own judge (``human``). Every other param is repeated, so the human run d
 the run it judged only by its judge and sits beside it in a report (a param it lacked, such
 as ``data.path`` or ``strategy.max_summary_len``, would open rows of its own)."""
 _RUN_ID = re.compile(r"[0-9a-f]{32}")
+DEFAULT_EXPERIMENT = "summarization"
+SUPPORTED = CLAIM_LABELS[0]
+"""The one claim label counted as supported: ``partial`` and ``cannot_tell`` are not, as
+FABLES reports the share of claims labelled Yes among all claims."""
 
 
 @dataclass(frozen=True)
@@ -61,6 +83,8 @@ class HumanRun:
     """``<run>/<doc_id>`` of judged documents whose run has no trace of them (none written)."""
     already: RunRecord | None = None
     """Set when the store already held these judgments: that run (``run_id``), nothing written."""
+    claims_judged: tuple[str, ...] = ()
+    """The runs whose documents the faithfulness judgments judged (by doc_id and text)."""
 
 
 def record_human_run(
@@ -82,15 +106,24 @@ def record_human_run(
     """
     if not judgments:
         raise HumanDataError(f"{source_file}: no judgments to record; check the file and its key")
+    check_claim_labels(judgments, source_file)
     identity = content_identity(judgments)
     earlier = None if force else recorded_run(tracking_uri, identity)
     if earlier is not None:
         return HumanRun(earlier.run_id, 0, (), earlier)
     systems = judged_systems(judgments)
     runs = _judged_runs(tracking_uri, systems, source_file)
+    claims = [j for j in judgments if isinstance(j, ClaimsJudgment)]
+    claim_runs = (
+        claims_judged(tracking_uri, experiment or DEFAULT_EXPERIMENT, claims, source_file)
+        if claims
+        else {}
+    )
     scores = per_summary([j for j in judgments if isinstance(j, CoherenceAnnotation)])
+    for doc, values in claim_values(claims).items():
+        scores.setdefault(doc, {}).update(values)
     if experiment is None:
-        experiment = next((name for _, name in runs.values()), "summarization")
+        experiment = next((name for _, name in runs.values()), DEFAULT_EXPERIMENT)
     tracker = Tracker(tracking_uri, experiment, artifact_root)
     annotators = sorted({j.annotator for j in judgments if j.annotator})
     tags = {
@@ -106,6 +139,13 @@ def record_human_run(
         (run_id, (record, _)), *_ = runs.items()
         tags["human.judged_run"] = run_id
         params.update({k: v for k, v in record.params.items() if k.split(".")[0] not in NOT_COPIED})
+    elif len(claims) == len(judgments) and len(claim_runs) == 1:
+        (run_id, (record, judged)), *_ = claim_runs.items()
+        if len(judged) == len(claims):  # every judged summary is a document of this run
+            tags["human.judged_run"] = run_id
+            params.update(
+                {k: v for k, v in record.params.items() if k.split(".")[0] not in NOT_COPIED}
+            )
     tracker.start(f"human {Path(source_file).stem}"[:250], tags)
     try:
         tracker.log_params(params)
@@ -113,11 +153,14 @@ def record_human_run(
         tracker.log_text("\n".join(lines) + "\n", JUDGMENTS_FILE)
         _log_scores(tracker, scores)
         written, untraced = _log_assessments(tracking_uri, tracker.run_id, judgments, runs)
+        more, missing = _log_claims(tracking_uri, tracker.run_id, claim_runs)
     except BaseException as err:
         tracker.finish("FAILED", f"{type(err).__name__}: {err}")
         raise
     tracker.finish("FINISHED")
-    return HumanRun(tracker.run_id, written, tuple(untraced))
+    return HumanRun(
+        tracker.run_id, written + more, tuple(untraced + missing), None, tuple(claim_runs)
+    )
 
 
 def judged_systems(judgments: Sequence[Judgment]) -> set[str]:
@@ -250,3 +293,121 @@ def human_feedback(judgment: Judgment, human_run: str) -> list[Feedback]:
 
 def _types(labels: tuple[str, ...]) -> str:
     return ", ".join(labels) or "unlabeled"
+
+
+def claims_judged(
+    uri: str, experiment: str, claims: Sequence[ClaimsJudgment], source_file: Path | str
+) -> dict[str, tuple[RunRecord, list[ClaimsJudgment]]]:
+    """The judged runs: run id -> (run, the judgments of its documents).
+
+    A judged run is a FINISHED job run of ``experiment`` holding a document with the
+    judgment's doc_id and the same summary text (whitespace-normalized).
+
+    A run holding the judged text under the judgment's doc_id and under another one is an
+    error naming both (which document the people judged cannot be told), raised before
+    anything is written.
+    """
+    found: dict[str, tuple[RunRecord, list[ClaimsJudgment]]] = {}
+    for run in find_runs(uri, experiment, status="FINISHED"):
+        if run.tags.get(RUN_KIND_TAG) in (HUMAN_KIND, SWEEP_KIND):
+            continue
+        docs_of: dict[str, list[str]] = {}
+        for doc, text in _summaries(uri, run.run_id).items():
+            docs_of.setdefault(normalize(text), []).append(doc)
+        judged = []
+        for judgment in claims:
+            docs = docs_of.get(normalize(judgment.summary), [])
+            if judgment.doc_id not in docs:
+                continue
+            if len(docs) > 1:
+                other = next(d for d in docs if d != judgment.doc_id)
+                raise HumanDataError(
+                    f"{source_file}: the summary of {judgment.doc_id!r} matches two documents "
+                    f"of run {run.run_id}, {judgment.doc_id!r} and {other!r}; give each "
+                    "document its own summary in that run (or record into another experiment)"
+                )
+            judged.append(judgment)
+        if judged:
+            found[run.run_id] = (run, judged)
+    return found
+
+
+def _summaries(uri: str, run_id: str) -> dict[str, str]:
+    """The run's ``summaries.json`` ({} when it has none: a run that made no summary)."""
+    store = client(uri)
+    if "summaries.json" not in {a.path for a in store.list_artifacts(run_id)}:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="human-") as tmp, quiet_downloads():
+        path = Path(store.download_artifacts(run_id, "summaries.json", tmp))
+        data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): str(v) for k, v in data.items()}
+
+
+def claim_values(claims: Sequence[ClaimsJudgment]) -> dict[str, dict[str, float]]:
+    """Per summary (doc_id): ``<metric>/faithful``, ``<metric>/supported``, ``<metric>/claims``.
+
+    ``faithful`` is 1.0 or 0.0 (the mean over annotators who gave a label; absent when none
+    did); ``supported`` the share of claims labelled ``supported`` (``partial`` and
+    ``cannot_tell`` count as not supported: FABLES' % of claims labelled Yes among all
+    claims) and ``claims`` their count, each the mean over annotators who labelled claims.
+    """
+    groups: dict[tuple[str, str], list[ClaimsJudgment]] = {}
+    for judgment in claims:
+        groups.setdefault((judgment.doc_id, _metric(judgment)), []).append(judgment)
+    out: dict[str, dict[str, float]] = {}
+    for (doc, metric), group in groups.items():
+        values = out.setdefault(doc, {})
+        labels = [1.0 if j.faithful else 0.0 for j in group if j.faithful is not None]
+        if labels:
+            values[f"{metric}/faithful"] = _mean(labels)
+        labelled = [j.claims for j in group if j.claims]
+        if labelled:
+            shares = [sum(c.label == SUPPORTED for c in cs) / len(cs) for cs in labelled]
+            values[f"{metric}/supported"] = _mean(shares)
+            values[f"{metric}/claims"] = _mean([float(len(cs)) for cs in labelled])
+    return out
+
+
+def _metric(judgment: ClaimsJudgment) -> str:
+    """The metric owning the judgment's format (the built-in one when it names none)."""
+    return judgment.metric or built_in_claims_owner()
+
+
+def _log_claims(
+    uri: str, human_run: str, claim_runs: dict[str, tuple[RunRecord, list[ClaimsJudgment]]]
+) -> tuple[int, list[str]]:
+    """HUMAN assessments of the faithfulness judgments on the judged runs' traces."""
+    written, untraced = 0, []
+    for run_id, (_, judged) in claim_runs.items():
+        feedback = [f for j in judged for f in claims_feedback(j, human_run)]
+        missing = log_feedback(uri, run_id, feedback)
+        written += sum(1 for f in feedback if f.doc_id not in missing)
+        untraced += [f"{run_id}/{doc}" for doc in missing]
+    return written, untraced
+
+
+def claims_feedback(judgment: ClaimsJudgment, human_run: str) -> list[Feedback]:
+    """One faithfulness judgment as HUMAN verdicts, named as the metric's judge names its own.
+
+    ``<metric>/faithful`` (bool; rationale the difficulty) when the summary has a label, and
+    one ``<metric>/claim`` per claim or sentence (value its label, rationale the reason;
+    metadata the claim, its index, the evidence as a JSON list, the unit).
+    """
+    metric, who = _metric(judgment), judgment.annotator or "unknown"
+    doc, meta = judgment.doc_id, {"human_run": human_run}
+    out = []
+    if judgment.faithful is not None:
+        why = f"difficulty: {judgment.difficulty}" if judgment.difficulty else ""
+        out.append(Feedback(doc, f"{metric}/faithful", judgment.faithful, HUMAN, who, why, meta))
+    for claim in judgment.claims:
+        about = {
+            "claim": claim.text,
+            "index": str(claim.index),
+            "evidence": json.dumps(list(claim.evidence), ensure_ascii=False),
+            "unit": judgment.unit,
+            **meta,
+        }
+        out.append(Feedback(doc, f"{metric}/claim", claim.label, HUMAN, who, claim.reason, about))
+    return out
