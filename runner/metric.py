@@ -41,6 +41,10 @@ class Metric:
     """Other system values that readers of the run use (e.g. the rates behind the viewer's
     legend): kept as MLflow metrics ``<label>/<value>`` beside the headline, while the
     remaining bookkeeping values go to the run's ``usage.json``."""
+    run_params: Mapping[str, str] = {}
+    """What ``setup`` settled that the config does not show (a default derived from a file,
+    the file's digest): logged as the run's params ``metrics.<label>.<key>``, so a reader
+    (the meta-evaluation's row of a rater) finds the effective value."""
 
     def score(self, document: Document | None, summary: str) -> MetricResult:
         """Numbers (NaN with a note when undecidable) and artifacts for one summary."""

@@ -195,6 +195,10 @@ class Verdict:
     """What was judged (e.g. the ``sentence``)."""
     role: str = "judge"
     """The metric's model role that gave it: its model string is the assessment's source."""
+    source: str = ""
+    """Who gave it when no model of the job did (a rater's outputs read from a file,
+    ``metrics=given``): the assessment's source id, in place of the role's model; ``role``
+    is then not read."""
 
 
 @dataclass(frozen=True)

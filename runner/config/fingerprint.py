@@ -4,7 +4,8 @@ The fingerprint hashes the resolved config minus what cannot change a result (wh
 results go, progress display, and per-model concurrency, timeouts and retry policy), the
 blocks of the model roles the job actually uses, and the SHA-256 of every prompt file it
 can read: the strategy's and metrics' prompt folders, and any file a ``*prompt_path`` (or
-G-Eval's ``steps``) parameter names, wherever it lives. A changed prompt is a changed
+G-Eval's ``steps``, or a metric's ``path``: a rater's outputs for ``metrics=given``)
+parameter names, wherever it lives. A changed prompt (or file of values) is a changed
 experiment. A strategy or metric from outside this package adds its identity (distribution
 and version, and its source file's SHA-256: ``runner/plugins/identity.py``), so an edited
 plugin is a changed experiment too.
@@ -38,7 +39,7 @@ def prompt_files(config: RunConfig) -> dict[str, Path]:
     for key, value in _prompt_path_params(config):
         path = Path(str(value)).expanduser()
         if not path.is_file():
-            raise ConfigError(f"{key}={value} does not exist; give an existing prompt file")
+            raise ConfigError(f"{key}={value} does not exist; give an existing file")
         files[f"prompts/{key}/{path.name}"] = path.resolve()
     return files
 
@@ -46,14 +47,23 @@ def prompt_files(config: RunConfig) -> dict[str, Path]:
 def _prompt_path_params(config: RunConfig) -> list[tuple[str, Any]]:
     """(config key, value) of every set parameter naming a file the job reads.
 
-    That is every ``*prompt_path``, and G-Eval's ``steps`` when it is a file rather than
-    ``official``.
+    That is every ``*prompt_path``, G-Eval's ``steps`` when it is a file rather than
+    ``official``, and a metric's ``path``.
     """
     found = [(f"strategy.{k}", v) for k, v in config.strategy_params.items()]
     found += [
         (f"metrics.{m}.{k}", v) for m, params in config.metrics.items() for k, v in params.items()
     ]
-    return [(k, v) for k, v in found if v and (k.endswith("prompt_path") or _steps_file(k, v))]
+    files = [(k, v) for k, v in found if v and (k.endswith("prompt_path") or _steps_file(k, v))]
+    return files + [(k, v) for k, v in found if v and _metric_path(k)]
+
+
+def _metric_path(key: str) -> bool:
+    """A metric's ``path``: a file of values it reads (``metrics.given.path``).
+
+    So a changed file is a changed experiment, as a changed prompt is.
+    """
+    return key.startswith("metrics.") and key.endswith(".path")
 
 
 def _steps_file(key: str, value: Any) -> bool:

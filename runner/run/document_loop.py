@@ -88,7 +88,7 @@ def process(
             module = job.config.metric_module(name)
             with locks[name]:
                 scores[name] = plugin_calls.score(
-                    name, metric, module, item.source, result.summary, item.extras
+                    name, metric, module, item.source, result.summary, item.extras, item.doc_id
                 )
     return DocumentOutcome(item.doc_id, result, scores)
 

@@ -69,17 +69,22 @@ def score(
     document: Document | None,
     summary: str,
     extras: Mapping[str, Any] | None = None,
+    doc_id: str | None = None,
 ) -> MetricResult:
     """``metric.score(document, summary)``, checked: a ``MetricResult`` of numbers.
 
     A metric whose ``score`` takes an ``extras`` keyword also gets what the data says about
-    the summary (``WorkItem.extras``: given claims...); the others are called as before.
+    the summary (``WorkItem.extras``: given claims...), and one that takes ``doc_id`` the
+    document's id (a summary given without its source has no ``Document`` to carry it: a
+    rater's outputs made elsewhere are keyed by it); the others are called as before.
     """
     who = plugin("metric", label, module, type(metric))
+    keywords: dict[str, Any] = {}
     if takes_keyword(metric.score, "extras"):
-        result = call(who, IN_THE_RUN, metric.score, document, summary, extras=dict(extras or {}))
-    else:
-        result = call(who, IN_THE_RUN, metric.score, document, summary)
+        keywords["extras"] = dict(extras or {})
+    if takes_keyword(metric.score, "doc_id"):
+        keywords["doc_id"] = doc_id
+    result = call(who, IN_THE_RUN, metric.score, document, summary, **keywords)
     problem = metric_result_problem(result)
     if problem:
         raise who.breach(metric.score, f"score returned {problem}", SCORE_FIX)
@@ -132,14 +137,17 @@ def warnings(
 
 
 def verdicts(label: str, metric: Metric, module: ModuleType, result: MetricResult) -> list[Verdict]:
-    """``metric.verdicts(result)``, checked: ``Verdict``s, each from a role the module declares."""
+    """``metric.verdicts(result)``, checked: ``Verdict``s, each from a role the module declares.
+
+    A verdict with a ``source`` (a rater outside the job) names no role.
+    """
     who = plugin("metric", label, module, type(metric))
     found = call(who, IN_THE_RUN, metric.verdicts, result)
     fix = f"return a list of runner.api.Verdict (or []), each role one of ROLES {module.ROLES}"
     if not isinstance(found, (list, tuple)) or not all(isinstance(v, Verdict) for v in found):
         raise who.breach(metric.verdicts, f"verdicts returned {shown(found)}", fix)
     for verdict in found:
-        if verdict.role not in module.ROLES:
+        if not verdict.source and verdict.role not in module.ROLES:
             raise who.breach(metric.verdicts, f"a verdict of role {verdict.role!r}", fix)
     return list(found)
 

@@ -83,6 +83,8 @@ def log_setup(tracker: Tracker, job: Job) -> None:
     if "model" in job.roles:
         params["context_window"] = job.roles["model"].context_window
     params.update({f"strategy.{k}": v for k, v in config.strategy_params.items()})
+    for label, metric in job.metrics.items():  # what setup settled (e.g. a derived default)
+        params.update({f"metrics.{label}.{k}": v for k, v in metric.run_params.items()})
     for key, value in _swept(config.overrides).items():
         params.setdefault(key, value)  # the effective value wins over the override's text
     tracker.log_params(params)

@@ -145,7 +145,10 @@ def log_outcomes(
 
 
 def metric_feedback(job: Job, outcomes: list[DocumentOutcome]) -> list[Feedback]:
-    """Every metric's verdicts on each document, sourced from the model of the verdict's role."""
+    """Every metric's verdicts on each document, sourced from the model of the verdict's role.
+
+    A verdict with its own ``source`` (a rater outside the job) is sourced from that.
+    """
     out = []
     for label, metric in job.metrics.items():
         module = job.config.metric_module(label)
@@ -157,7 +160,7 @@ def metric_feedback(job: Job, outcomes: list[DocumentOutcome]) -> list[Feedback]
                         verdict.name,
                         verdict.value,
                         LLM_JUDGE,
-                        job.roles[verdict.role].spec.model,
+                        verdict.source or job.roles[verdict.role].spec.model,
                         verdict.rationale,
                         dict(verdict.metadata),
                     )
