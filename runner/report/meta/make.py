@@ -5,7 +5,10 @@ unset, always with ``meta=true`` (an error when there is nothing to compare), ne
 ``meta=false``. Files: ``meta.md`` (every table, captions and notes), ``meta.tex``, one CSV
 per table (``meta_sentences.csv``, ``meta_summaries.csv``, ``meta_precision.csv``,
 ``meta_preferences.csv``, ``meta_orderings.csv``) and ``meta_vs_human.png``. A table the
-judgments cannot support is left out with a note saying what it needs.
+judgments cannot support is left out with a note saying what it needs. Faithfulness
+(``runner.report.meta.faithfulness``: ``meta_faithfulness.csv``, ``_claims``, ``_systems``)
+adds its tables and notes only when a run has ``faithful`` values or people judged claims;
+an experiment with people's claim judgments alone gets no notes about the coherence tables.
 """
 
 from __future__ import annotations
@@ -17,8 +20,11 @@ from pathlib import Path
 from runner.errors import DataError
 from runner.human.judgments import CoherenceAnnotation
 from runner.human.owner import owner_of
+from runner.human_format import ClaimsJudgment
 from runner.report.config import ReportConfig
 from runner.report.meta import format as meta_format
+from runner.report.meta.faithfulness import TABLE_NAMES as FAITHFULNESS_TABLES
+from runner.report.meta.faithfulness import RaterRun, faithfulness_tables, read_raters
 from runner.report.meta.pairs import ordering_table, precision_table, preference_table
 from runner.report.meta.plots import PLOT_FILE, Points, meta_plot
 from runner.report.meta.read import JUDGMENTS_FILE, MetaInputs, read_meta
@@ -63,9 +69,14 @@ class MetaReport:
 
 
 def build_tables(
-    inputs: MetaInputs, metrics: Sequence[str], boot: Boot
+    inputs: MetaInputs, metrics: Sequence[str], boot: Boot, raters: Sequence[RaterRun] = ()
 ) -> tuple[list[MetaTable], list[str]]:
-    """Every table the judgments support, and a note for each they do not."""
+    """Every table the judgments support, and a note for each they do not.
+
+    The coherence tables' notes are left out when every judgment is a claims judgment (a
+    faithfulness study needs none of them).
+    """
+    faithful, faithful_notes = faithfulness_tables(inputs.judgments, raters, boot)
     sentences, notes = sentence_table(inputs, boot)
     made = {
         "meta_sentences": sentences,
@@ -75,8 +86,9 @@ def build_tables(
         "meta_orderings": ordering_table(inputs, metrics, boot),
     }
     tables = [t for t in made.values() if t is not None]
-    notes += [f"no {name} table: it needs {NEEDS[name]}" for name, t in made.items() if t is None]
-    return tables, notes
+    if not all(isinstance(j, ClaimsJudgment) for j in inputs.judgments):
+        notes += [f"no {n} table: it needs {NEEDS[n]}" for n, t in made.items() if t is None]
+    return [*tables, *faithful], [*notes, *faithful_notes]
 
 
 def plot_points(inputs: MetaInputs, metrics: Sequence[str]) -> Points:
@@ -96,7 +108,7 @@ def bounded_axes(inputs: MetaInputs) -> set[str]:
 
 def _clean(out: Path) -> None:
     """Remove a previous report's meta files: a table not made now must not survive."""
-    for name in (*TEXT_FILES, *(f"{n}.csv" for n in TABLE_NAMES), PLOT_FILE):
+    for name in (*TEXT_FILES, *(f"{n}.csv" for n in TABLE_NAMES + FAITHFULNESS_TABLES), PLOT_FILE):
         (out / name).unlink(missing_ok=True)
 
 
@@ -118,7 +130,8 @@ def write_meta(config: ReportConfig, out: Path) -> MetaReport | None:
             "or drop meta=true"
         )
     boot = Boot(config.resamples, config.confidence, config.seed)
-    tables, notes = build_tables(inputs, config.metrics, boot)
+    raters = read_raters(config.uri, records, inputs.scores)
+    tables, notes = build_tables(inputs, config.metrics, boot, raters)
     notes = [*inputs.notes, *notes]
     files: list[Path] = []
     for table in tables:

@@ -100,7 +100,7 @@ def read_meta(uri: str, records: Sequence[RunRecord]) -> MetaInputs:
     scores = read_scores(uri, list(judged.values())) if judged else {}
     answers: dict[str, JudgeAnswers] = {}
     for run_id in judged:
-        content = _artifact_json(uri, run_id, ANNOTATIONS_FILE)
+        content = artifact_json(uri, run_id, ANNOTATIONS_FILE)
         if isinstance(content, dict):
             answers[run_id] = content
     return MetaInputs(tuple(humans), tuple(judgments), judged, scores, answers, tuple(notes))
@@ -142,14 +142,20 @@ def read_judgments(uri: str, run_id: str) -> list[Judgment] | None:
     return [from_record(json.loads(line)) for line in lines if line.strip()]
 
 
-def _artifact_json(uri: str, run_id: str, name: str) -> Any:
-    """A run's JSON artifact ``name``; None when it has none."""
+def artifact_text(uri: str, run_id: str, name: str) -> str | None:
+    """A run's text artifact ``name``; None when it has none."""
     with tempfile.TemporaryDirectory(prefix="meta-") as tmp:
         try:
             path = client(uri).download_artifacts(run_id, name, dst_path=tmp)
         except Exception:  # noqa: BLE001 - MLflow raises several kinds for a missing file
             return None
-        return json.loads(Path(path).read_text(encoding="utf-8"))
+        return Path(path).read_text(encoding="utf-8")
+
+
+def artifact_json(uri: str, run_id: str, name: str) -> Any:
+    """A run's JSON artifact ``name``; None when it has none."""
+    text = artifact_text(uri, run_id, name)
+    return None if text is None else json.loads(text)
 
 
 def locate(summary: str, text: str) -> tuple[int, int] | None:

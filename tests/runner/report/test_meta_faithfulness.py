@@ -1,0 +1,253 @@
+"""The faithfulness meta-evaluation (runner.report.meta.faithfulness) on hand-made values.
+
+People's labels are ``ClaimsJudgment`` values and the raters ``RaterRun`` values written
+here; every expected figure is computed in the test from the confusion counts by the
+textbook formulas (or by hand), never by the module's own helpers.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import pytest
+
+from runner.human_format import ClaimLabel, ClaimsJudgment
+from runner.report.meta import stats as st
+from runner.report.meta.faithfulness import (
+    RaterRun,
+    claim_table,
+    faithfulness_table,
+    faithfulness_tables,
+    method_of,
+    summarizer_table,
+)
+from runner.report.meta.tables import Boot, MetaTable
+from runner.tracking.reader import RunRecord
+
+BOOT = Boot(resamples=200)
+
+# people's labels: doc -> (faithful, difficulty); the rater's: doc -> 1.0 / 0.0 / NaN
+PEOPLE = {
+    "s1": (True, ""),
+    "s2": (True, ""),
+    "s3": (True, ""),
+    "s4": (True, ""),
+    "s5": (False, "easy"),
+    "s6": (False, "easy"),
+    "s7": (False, "hard"),
+    "s8": (False, "hard"),
+    "s9": (False, "hard"),
+    "s10": (False, "hard"),
+}
+RATER = {
+    "s1": 1.0,
+    "s2": 1.0,
+    "s3": 1.0,
+    "s4": 0.0,
+    "s5": 0.0,
+    "s6": 1.0,
+    "s7": 1.0,
+    "s8": 1.0,
+    "s9": 0.0,
+    "s10": 1.0,
+    "s11": math.nan,  # undecided and unlabelled by people: in no figure
+}
+
+
+def summary_of(doc: str) -> str:
+    return f"The story {doc} happens.  Then  it ends."
+
+
+def people(labels: dict[str, tuple[bool, str]] = PEOPLE) -> list[ClaimsJudgment]:
+    return [
+        ClaimsJudgment(doc, "gpt-4", "people", summary_of(doc), faithful, difficulty)
+        for doc, (faithful, difficulty) in labels.items()
+    ]
+
+
+def rater(
+    values: dict[str, float],
+    *,
+    run_id: str = "a" * 32,
+    start: int = 1,
+    method: str = "binary",
+    texts: dict[str, str] | None = None,
+    claims: dict[str, list[dict[str, object]]] | None = None,
+) -> RaterRun:
+    summaries = {doc: " ".join(summary_of(doc).split()) for doc in values}  # other whitespace
+    summaries |= texts or {}
+    return RaterRun(
+        run_id, start, "faithfulness", method, "openai/gpt-4o", summaries, values, claims or {}
+    )
+
+
+def row_of(table: MetaTable | None, method: str) -> dict[str, object]:
+    assert table is not None
+    rows = [dict(zip(table.header, r, strict=True)) for r in table.rows]
+    return next(r for r in rows if r["method"] == method)
+
+
+def value(cell: object) -> float:
+    assert isinstance(cell, st.Stat)
+    return cell.value
+
+
+def test_summary_figures_match_the_textbook_formulas() -> None:
+    table, notes = faithfulness_table(people(), [rater(RATER)], BOOT)
+    row = row_of(table, "binary")
+    # faithful positive: tp = s1-s3, fn = s4, fp = s6 s7 s8 s10, tn = s5 s9
+    tp, fn, fp, tn, n = 3, 1, 4, 2, 10
+    observed = (tp + tn) / n
+    chance = ((tp + fp) / n) * ((tp + fn) / n) + ((fn + tn) / n) * ((fp + tn) / n)
+    assert row["summaries"] == 10  # s11 has no people's label
+    assert value(row["Cohen's kappa"]) == pytest.approx((observed - chance) / (1 - chance))
+    assert value(row["% faithful"]) == pytest.approx(70.0)
+    assert value(row["precision"]) == pytest.approx(3 / 7)
+    assert value(row["recall"]) == pytest.approx(3 / 4)
+    assert value(row["% easy caught"]) == pytest.approx(50.0)  # s5 of s5, s6
+    assert value(row["% hard caught"]) == pytest.approx(25.0)  # s9 of s7-s10
+    assert value(row["balanced accuracy %"]) == pytest.approx(100 * (3 / 4 + 2 / 6) / 2)
+    stat = row["Cohen's kappa"]
+    assert isinstance(stat, st.Stat) and stat.low <= stat.value <= stat.high
+    assert not notes
+
+
+def test_undecided_summaries_are_left_out_with_a_note() -> None:
+    values = {**RATER, "s9": math.nan}
+    table, notes = faithfulness_table(people(), [rater(values)], BOOT)
+    row = row_of(table, "binary")
+    assert row["summaries"] == 9
+    assert value(row["% hard caught"]) == pytest.approx(0.0)  # s9 was the one caught
+    assert any("1 of 10 labelled summaries undecided" in n for n in notes)
+
+
+def test_summaries_match_by_document_and_text_not_by_run() -> None:
+    changed = {"s1": "A different summary of s1."}
+    table, _ = faithfulness_table(people(), [rater(RATER, texts=changed)], BOOT)
+    assert row_of(table, "binary")["summaries"] == 9  # s1's text differs: not the same summary
+
+
+def test_one_row_per_configuration_newest_run_wins() -> None:
+    old = rater({d: 0.0 for d in RATER}, run_id="b" * 32, start=1)
+    new = rater(RATER, run_id="c" * 32, start=2)
+    other = rater({d: 1.0 for d in PEOPLE}, run_id="d" * 32, method="cot")
+    table, _ = faithfulness_table(people(), [old, new, other], BOOT)
+    assert table is not None and len(table.rows) == 2
+    assert value(row_of(table, "binary")["% faithful"]) == pytest.approx(70.0)  # the newer run
+    cot = row_of(table, "cot")
+    assert value(cot["% faithful"]) == pytest.approx(100.0)
+    # one answer only: observed agreement = chance agreement = 0.4, so kappa 0
+    assert value(cot["Cohen's kappa"]) == pytest.approx(0.0)
+    assert value(cot["balanced accuracy %"]) == pytest.approx(50.0)
+
+
+def test_annotators_majority_and_ties() -> None:
+    judgments = people() + [
+        ClaimsJudgment("s1", "gpt-4", "p2", summary_of("s1"), False),  # s1: 1 yes 1 no, a tie
+        ClaimsJudgment("s4", "gpt-4", "p2", summary_of("s4"), False),
+        ClaimsJudgment("s4", "gpt-4", "p3", summary_of("s4"), False),  # s4: majority unfaithful
+    ]
+    table, notes = faithfulness_table(judgments, [rater(RATER)], BOOT)
+    row = row_of(table, "binary")
+    assert row["summaries"] == 9
+    # s4 now unfaithful (rater 0: caught, no difficulty); tp s2 s3, fp s6 s7 s8 s10, tn s4 s5 s9
+    assert value(row["precision"]) == pytest.approx(2 / 6)
+    assert value(row["recall"]) == pytest.approx(1.0)
+    assert "1 summaries whose annotators tied" in " ".join(notes)
+
+
+def test_a_rater_without_peoples_labels_is_one_line() -> None:
+    lone = rater({"x1": 1.0, "x2": 0.0})
+    tables, notes = faithfulness_tables(people(), [lone], BOOT)
+    assert [t.name for t in tables] == []
+    assert len(notes) == 1 and "has faithful values for 2 summaries but no people's" in notes[0]
+    tables, notes = faithfulness_tables([], [lone], BOOT)
+    assert tables == [] and len(notes) == 1 and "no people's labels" in notes[0]
+
+
+def test_nothing_without_raters_or_claims_judgments() -> None:
+    assert faithfulness_tables([], [], BOOT) == ([], [])
+
+
+# --- claim level ------------------------------------------------------------------------
+
+CLAIMS = ("Anna leaves.", "Bob comes.", "Paris is far.", "It rains.", "The end.")
+
+
+def claims_judgment(doc: str, system: str, labels: tuple[str, ...]) -> ClaimsJudgment:
+    return ClaimsJudgment(
+        doc,
+        system,
+        "people",
+        summary_of(doc),
+        claims=tuple(ClaimLabel(i, CLAIMS[i], label) for i, label in enumerate(labels)),
+    )
+
+
+def answers(
+    supported: tuple[bool | None, ...], texts: tuple[str, ...] = CLAIMS
+) -> list[dict[str, object]]:
+    return [{"index": i, "claim": texts[i], "supported": s} for i, s in enumerate(supported)]
+
+
+def test_claim_level_reads_labels_as_fables_does() -> None:
+    judged = [
+        claims_judgment(
+            "c1", "GPT-4", ("supported", "partial", "unsupported", "cannot_tell", "supported")
+        ),
+        claims_judgment("c2", "GPT-4", ("supported", "supported", "unsupported")),
+    ]
+    run = rater(
+        {"c1": 0.0, "c2": 1.0},
+        claims={
+            # c1: supported->T (tp), partial->T (fp), unsupported->F (tn), cannot_tell left
+            # out, supported->None left out
+            "c1": answers((True, True, False, True, None)),
+            # c2: index 1's text differs (left out, a note), supported->F (fn), unsupported->T
+            "c2": answers((False, True, True), ("Anna leaves.", "Bob goes.", "Paris is far.")),
+        },
+    )
+    table, notes = claim_table(judged, [run], BOOT)
+    row = row_of(table, "binary")
+    tp, fp, fn, tn = 1, 2, 1, 1
+    n = tp + fp + fn + tn
+    assert (row["summaries"], row["claims"]) == (2, n)
+    observed = (tp + tn) / n
+    chance = ((tp + fp) * (tp + fn) + (fn + tn) * (fp + tn)) / n**2
+    assert value(row["Cohen's kappa"]) == pytest.approx((observed - chance) / (1 - chance))
+    assert value(row["% supported"]) == pytest.approx(100 * 3 / 5)
+    assert value(row["precision"]) == pytest.approx(1 / 3)
+    assert value(row["recall"]) == pytest.approx(1 / 2)
+    assert value(row["balanced accuracy %"]) == pytest.approx(100 * (1 / 2 + 1 / 3) / 2)
+    assert any("1 claims whose text differs" in n for n in notes)
+
+
+def test_per_summarizer_shares_of_all_claims() -> None:
+    judged = [
+        claims_judgment("c1", "GPT-4", ("supported", "partial", "unsupported", "cannot_tell")),
+        claims_judgment("c2", "GPT-4", ("supported", "supported")),
+        claims_judgment(
+            "c3", "MIXTRAL", ("unsupported", "supported", "supported", "supported", "partial")
+        ),
+    ]
+    table = summarizer_table(judged, BOOT)
+    assert table is not None
+    rows = {r[0]: dict(zip(table.header, r, strict=True)) for r in table.rows}
+    assert (rows["GPT-4"]["summaries"], rows["GPT-4"]["claims"]) == (2, 6)
+    assert value(rows["GPT-4"]["% supported"]) == pytest.approx(100 * 3 / 6)
+    assert value(rows["GPT-4"]["% cannot_tell"]) == pytest.approx(100 * 1 / 6)
+    assert value(rows["MIXTRAL"]["% supported"]) == pytest.approx(60.0)
+    assert value(rows["MIXTRAL"]["% partial"]) == pytest.approx(20.0)
+
+
+def test_method_from_params_else_resolved_config_else_file() -> None:
+    def run(params: dict[str, str]) -> RunRecord:
+        return RunRecord("r" * 32, "n", "0", "FINISHED", 1, 2, params, {}, {})
+
+    assert method_of(run({"metrics.faithfulness.method": "cot"}), "faithfulness", None) == "cot"
+    resolved = {"metrics": {"faithfulness": {"method": "claims"}}}
+    assert method_of(run({}), "faithfulness", resolved) == "claims"
+    path = str(Path("/data/predicted_labels/mixtral/cot.json"))
+    assert method_of(run({"metrics.given.path": path}), "given", None) == "mixtral/cot.json"
+    assert method_of(run({"metrics.given.rater": "mine"}), "given", None) == "mine"
