@@ -227,7 +227,8 @@ def fables_json(path: Path, error: type[DataError] = DataError) -> dict[str, Any
             raise error(f"{path} is neither a zip nor JSON; {expected}") from None
     if not isinstance(raw, dict) or not isinstance(raw.get("FABLES"), dict):
         raise error(f"{path} has no FABLES object; {expected}")
-    return raw["FABLES"]
+    books: dict[str, Any] = raw["FABLES"]
+    return books
 
 
 def _json_in_zip(path: Path, error: type[DataError], expected: str) -> Any:
