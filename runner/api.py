@@ -12,7 +12,8 @@ A strategy module declares ``ROLES``, ``IGNORES``, ``PROMPT_DIRS`` and
 ``CATEGORIES``, the kinds of error its values count, for the viewer's legend and the report's
 figure; its ``Metric`` may name ``read_back`` values and give ``verdicts(result)`` for the
 document's trace, see ``runner.metric``); a data loader
-declares ``KEYS`` and ``load(*, <keys>) -> list[Document]``.
+declares ``KEYS`` and ``load(*, <keys>) -> list[Document]`` (or ``list[WorkItem]``: summaries
+made elsewhere, with what the data says about them in ``extras``).
 A metric whose score people can give too declares ``HUMAN = HumanFormat(...)``
 (``runner.human_format``: ``CoherenceAnnotation``, ``Span``, ``Relation``,
 ``HumanDataError``): its human-judgment format, which ``runner.human``, ``runner.annotate``
@@ -84,6 +85,7 @@ from runner.types import (
     StrategyResult,
     TraceStep,
     Verdict,
+    WorkItem,
 )
 
 
@@ -138,6 +140,7 @@ __all__ = [
     "ThreadPool",
     "TraceStep",
     "Verdict",
+    "WorkItem",
     "count_tokens",
     "cut_to_sentence_end",
     "decode",

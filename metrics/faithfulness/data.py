@@ -18,8 +18,7 @@ import sys
 from pathlib import Path
 
 from metrics.faithfulness.releases import FablesSummary, read_fables, read_storysumm
-from runner.api import DataError, Document
-from runner.types import WorkItem
+from runner.api import DataError, Document, WorkItem
 
 SPLITS = ("val", "test")
 _SHOWN_TITLES = 3
