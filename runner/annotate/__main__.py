@@ -23,7 +23,8 @@ def parser() -> argparse.ArgumentParser:
     out.add_argument(
         "kind",
         choices=KINDS,
-        help="pairwise preference, span annotation (coherence) or Appendix J validation tasks",
+        help="pairwise preference, span annotation (coherence), Appendix J validation or "
+        "faithfulness claims tasks",
     )
     out.add_argument("run", nargs="*", help="MLflow run ids: two for preference, one otherwise")
     out.add_argument("--out", required=True, help="folder to write the three files to")

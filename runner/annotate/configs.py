@@ -5,7 +5,10 @@ the BooookScore authors' own export: pairwise ``detail``, ``structure``, ``logic
 ``preference`` (``Summary 1|Summary 2|Draw``), ``contradiction``, ``omission_summary_1``,
 ``omission_summary_2`` (``Yes|No``) and ``<name>_comments``; span annotation ``error_type``
 (a Labels control over the Text ``summary``) with a per-region TextArea ``questions``;
-validation ``agreement`` (Appendix J's verdicts) and ``reasons``. The span task's title,
+validation ``agreement`` (Appendix J's verdicts) and ``reasons``; claims ``faithful``
+(``Yes|No``: StorySumm's summary question) and, per claim ``i`` (a ``Repeater`` over the
+task's claims), ``label_<i>`` (``CLAIM_CHOICES``), ``evidence_<i>`` (a Labels control over the
+Text ``source``) and ``reason_<i>``. The span task's title,
 instructions, labels and their definitions are the owning metric's (``HUMAN``, found by
 ``runner.human.owner``; BooookScore's quote sec. 3's protocol and the M.4 taxonomy); the
 others quote the paper (Table 4's criteria, Appendix J's standards); the full pairwise
@@ -18,9 +21,10 @@ from __future__ import annotations
 from xml.sax.saxutils import quoteattr
 
 from runner.human.judgments import SIDE_CHOICES, VERDICTS
+from runner.human.ls_controls import CLAIM_CHOICES, FAITHFUL_CONTROL, INDEX_FLAG
 from runner.human.owner import owner
 
-KINDS: tuple[str, ...] = ("preference", "coherence", "validation")
+KINDS: tuple[str, ...] = ("preference", "coherence", "validation", "claims")
 """Task kinds, as the key's ``kind`` names them."""
 
 PREFERENCE_QUESTIONS: dict[str, str] = {
@@ -49,6 +53,17 @@ VALIDATION_HELP = (
     "at all confusing, whatever the questions.",
 )
 YES_NO = ("Yes", "No")
+CLAIMS_HELP = (
+    "Read the source, then the summary and its claims (short statements the summary makes).",
+    "For each claim: is it supported by the source? Supported: the source says it. Partially "
+    "supported: part of it is in the source, part is not or differs. Not supported: the "
+    "source says otherwise or says nothing of it. Cannot tell: the claim cannot be checked "
+    "against the source (an opinion, or about something the source does not cover).",
+    "Mark the evidence in the source with the claim's evidence label (select the passage), "
+    "and say why in the claim's reason.",
+)
+FAITHFUL_QUESTION = "Is all of the information in the summary consistent with the source?"
+"""StorySumm's question of a summary (its summary label)."""
 
 
 def labeling_config(kind: str) -> str:
@@ -59,6 +74,8 @@ def labeling_config(kind: str) -> str:
         return _coherence()
     if kind == "validation":
         return _validation()
+    if kind == "claims":
+        return _claims()
     raise ValueError(f"unknown task kind {kind!r}; expected one of {', '.join(KINDS)}")
 
 
@@ -127,4 +144,37 @@ def _validation() -> str:
     lines += [f"    <Choice value={quoteattr(v)}/>" for v in VERDICTS]
     lines.append("  </Choices>")
     lines.append('  <TextArea name="reasons" toName="summary" rows="2" editable="true"/>')
+    return "\n".join([*lines, "</View>", ""])
+
+
+def _claims() -> str:
+    """Source, summary, the summary-level question, then one block per claim (``Repeater``).
+
+    Label Studio's ``Repeater`` repeats its children once per item of the task's ``claims``
+    list, writing the item's index (from 0) where ``{{idx}}`` stands, so each claim has its
+    own controls ``label_<i>``, ``evidence_<i>`` (a Labels control over the source) and
+    ``reason_<i>``: the names the reader parses (``runner.human.ls_controls``).
+    """
+    i = INDEX_FLAG
+    lines = ["<View>", *_headers("Is the summary true to its source?", CLAIMS_HELP)]
+    lines += ['  <Header value="Source"/>', '  <Text name="source" value="$source"/>']
+    lines += ['  <Header value="Summary"/>', '  <Text name="summary" value="$summary"/>']
+    lines += [
+        f'  <Header size="5" value={quoteattr(FAITHFUL_QUESTION)}/>',
+        f'  <Choices name="{FAITHFUL_CONTROL}" toName="summary" choice="single" required="true">',
+        *[f"    <Choice value={quoteattr(v)}/>" for v in YES_NO],
+        "  </Choices>",
+        '  <Repeater on="$claims" indexFlag="{{idx}}">',
+        '    <Header size="5" value="Claim {{idx}}"/>',
+        '    <Text name="claim_{{idx}}" value="$claims[{{idx}}].text"/>',
+        '    <Choices name="label_{{idx}}" toName="claim_{{idx}}" choice="single" required="true">',
+        *[f"      <Choice value={quoteattr(v)}/>" for v in CLAIM_CHOICES],
+        "    </Choices>",
+        f'    <Labels name="evidence_{i}" toName="source" choice="single">',
+        f'      <Label value="evidence for claim {i}"/>',
+        "    </Labels>",
+        f'    <TextArea name="reason_{i}" toName="claim_{i}" rows="2" editable="true" '
+        'placeholder="Why?"/>',
+        "  </Repeater>",
+    ]
     return "\n".join([*lines, "</View>", ""])

@@ -34,7 +34,29 @@ def build(args: argparse.Namespace, uri: str) -> tasks.Export:
         return tasks.preference(systems, seed)
     if args.kind == "coherence":
         return tasks.coherence(systems, seed)
+    if args.kind == "claims":
+        return _claims(uri, systems, seed)
     return tasks.validation(_annotations(systems, list(args.annotations)), seed)
+
+
+def _claims(uri: str, systems: list[System], seed: int) -> tasks.Export:
+    """Each run's summaries with their claims (``runner.annotate.claims``), mixed in one order."""
+    from runner.annotate.claims import claimed
+
+    runs = [s for s in systems if s.run]
+    named = [s.name for s in systems if not s.run]
+    if named or not runs:
+        raise SourceError(
+            "claims tasks take runs (their claims.json, or their data's claims), not "
+            f"--system files ({', '.join(named) or 'none given'}); give run ids"
+        )
+    summaries, notes = [], []
+    for system in runs:
+        found, gaps = claimed(uri, system)
+        summaries += [(system.name, c) for c in found]
+        notes += gaps
+    export = tasks.claims(summaries, seed)
+    return tasks.Export(export.tasks, export.key, notes)
 
 
 def _annotations(systems: list[System], files: list[str]) -> list[tasks.Annotation]:

@@ -32,6 +32,8 @@ class System:
     annotations: dict[str, Any] | None = None
     """The run's BooookScore ``annotations.json`` (doc_id -> sentence -> annotation); None
     for a named system or a run without the metric."""
+    run: bool = False
+    """True for an MLflow run (its artifacts can be read), False for a named file."""
 
 
 def named(spec: str) -> tuple[str, str]:
@@ -97,7 +99,7 @@ def from_run(uri: str, run_id: str) -> System:
         if "annotations.json" in present:
             file = mlflow.download_artifacts(run_id, "annotations.json", tmp)
             annotations = read_json(Path(file), "annotations")
-    return System(run_id, {str(k): str(v) for k, v in summaries.items()}, annotations)
+    return System(run_id, {str(k): str(v) for k, v in summaries.items()}, annotations, run=True)
 
 
 def gather(uri: str, runs: list[str], files: list[str]) -> list[System]:

@@ -13,6 +13,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
+from runner.annotate.claims import Claimed
 from runner.annotate.sources import SourceError, System
 
 
@@ -89,6 +90,27 @@ def coherence(systems: list[System], seed: int) -> Export:
         tasks.append(_task({"uid": uid, "book": doc, "summary": text}))
         key[uid] = {"doc_id": doc, "system": system}
     return Export(tasks, {"kind": "coherence", "seed": seed, "tasks": key})
+
+
+def claims(summaries: list[tuple[str, Claimed]], seed: int) -> Export:
+    """One claims task per (system, summary): source, summary and each claim, all mixed.
+
+    ``summaries`` pairs each system's name with a summary to label; a task's claims keep
+    their order (the index people's labels come back under).
+    """
+    if not summaries:
+        raise SourceError("claims tasks need a run with claims; give one")
+    items = list(summaries)
+    rng = random.Random(seed)
+    rng.shuffle(items)
+    tasks, key = [], {}
+    for system, c in items:
+        uid = _uid(rng)
+        data: dict[str, Any] = {"uid": uid, "book": c.doc_id, "source": c.source}
+        data.update({"summary": c.summary, "claims": [{"text": text} for text in c.claims]})
+        tasks.append({"data": data})
+        key[uid] = {"doc_id": c.doc_id, "system": system}
+    return Export(tasks, {"kind": "claims", "seed": seed, "tasks": key})
 
 
 def validation(annotations: list[Annotation], seed: int) -> Export:

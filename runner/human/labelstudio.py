@@ -1,11 +1,13 @@
-"""Read Label Studio JSON exports of our three task kinds into judgments.
+"""Read Label Studio JSON exports of our four task kinds into judgments.
 
 One reader serves our own exports (tasks carrying a ``uid`` that the key, kept apart, maps
 to the systems judged) and the BooookScore authors' (no ``uid``: each summary is matched by
 text against ``candidates``). A task's kind is recognised from its result controls
 (``detail``/``structure``/``logic``/``preference``/omission flags: pairwise; ``error_type``:
-span annotation; ``agreement``: validation); an annotation with no result at all (a summary
-with no error marked) falls back to the task's data fields. Each completed annotation of a
+span annotation; ``agreement``: validation; ``faithful`` and the per-claim ``label_<i>``,
+``evidence_<i>``, ``reason_<i>``: claims, a ``ClaimsJudgment``); an annotation with no result
+at all (a summary with no error marked) falls back to the task's data fields (``claims``: a
+claims task). Each completed annotation of a
 task is one judgment, its annotator Label Studio's ``completed_by``. Tasks that cannot be
 attributed come back as one line each, never guessed; a file that is wrong raises, as does a
 control or value key the task kind's labeling config does not name (``ls_controls``).
@@ -42,10 +44,16 @@ from runner.human.judgments import (
     Span,
     Verdict,
 )
-from runner.human.ls_controls import check_results
+from runner.human.ls_controls import (
+    CLAIM_CHOICES,
+    FAITHFUL_CONTROL,
+    check_results,
+    claim_control,
+)
 from runner.human.owner import built_in_owner, owner
+from runner.human_format import ClaimLabel, ClaimsJudgment
 
-KINDS = ("preference", "coherence", "validation")
+KINDS = ("preference", "coherence", "validation", "claims")
 """Task kinds, named as in the key file's ``kind``."""
 SIDES = ("summary_1", "summary_2")
 YES_NO = ("Yes", "No")
@@ -53,9 +61,10 @@ _KIND_OF_CONTROL = {
     **dict.fromkeys((*CRITERIA, "contradiction", "omission_summary_1", "omission_summary_2"), 0),
     "error_type": 1,
     "agreement": 2,
+    FAITHFUL_CONTROL: 3,
 }
-_KIND_OF_DATA = {"summary_1": 0, "annotation": 2, "summary": 1}
-"""Checked in this order: a validation task's data also has ``summary``."""
+_KIND_OF_DATA = {"summary_1": 0, "annotation": 2, "claims": 3, "summary": 1}
+"""Checked in this order: validation and claims tasks' data also have ``summary``."""
 
 
 @dataclass(frozen=True)
@@ -142,10 +151,10 @@ def read_labelstudio(
 def _kind(task: _Task, annotations: list[dict[str, Any]], wanted: str | None) -> str:
     """The task's kind from its result controls (or its data), checked against ``wanted``."""
     found = {
-        KINDS[_KIND_OF_CONTROL[item["from_name"]]]
+        KINDS[index]
         for annotation in annotations
         for item in _results(task, annotation)
-        if item.get("from_name") in _KIND_OF_CONTROL
+        if (index := _control_kind(item.get("from_name"))) is not None
     }
     if not found:
         field = next((f for f in _KIND_OF_DATA if f in task.data), None)
@@ -157,6 +166,13 @@ def _kind(task: _Task, annotations: list[dict[str, Any]], wanted: str | None) ->
     if wanted is not None and kind != wanted:
         raise task.error("from_name", f"a {kind} task, not {wanted}", "pass the right export")
     return kind
+
+
+def _control_kind(name: Any) -> int | None:
+    """The index in ``KINDS`` of the task kind whose config has control ``name``, if any."""
+    if isinstance(name, str) and claim_control(name) is not None:
+        return KINDS.index("claims")
+    return _KIND_OF_CONTROL.get(name) if isinstance(name, str) else None
 
 
 def _target(
@@ -303,5 +319,84 @@ def _verdict(
     return Verdict(doc_id, systems[0], annotation, verdict, who, reasons)
 
 
+def _claims(
+    task: _Task, results: list[dict[str, Any]], doc_id: str, systems: tuple[str, ...], who: str
+) -> ClaimsJudgment:
+    """A claims task's answers: the summary's Yes/No, and each claim's label, evidence, reason.
+
+    Every claim of the task must be labelled (the config requires it); evidence is the
+    regions marked with the claim's ``evidence_<i>`` label, in the source's order, each
+    checked to be a stretch of the source; ``faithful`` is None when the question was skipped.
+    """
+    summary = expect_str(task.data.get("summary"), task.path, task.where, "summary")
+    source = expect_str(task.data.get("source"), task.path, task.where, "source")
+    texts = _claim_texts(task)
+    answer = _choice(task, _controls(results), FAITHFUL_CONTROL, ("Yes", "No"), False)
+    labels: dict[int, str] = {}
+    evidence: dict[int, list[tuple[int, str]]] = {i: [] for i in range(len(texts))}
+    reasons: dict[int, str] = {}
+    for item in results:
+        name = str(item.get("from_name"))
+        found = claim_control(name)
+        if found is None:
+            continue
+        control, index = found
+        if index >= len(texts):
+            problem = f"claim {index} is not one of the task's {len(texts)} claims"
+            raise task.error(name, problem, "export the project again with its own tasks")
+        value = item.get("value") or {}
+        if control == "label":
+            chosen = value.get("choices") or []
+            if len(chosen) != 1 or chosen[0] not in CLAIM_CHOICES:
+                raise task.error(
+                    name, f"unknown choice {chosen!r}", f"pick one of {list(CLAIM_CHOICES)}"
+                )
+            labels[index] = CLAIM_CHOICES[chosen[0]]
+        elif control == "evidence":
+            evidence[index].append(_quote(task, name, source, value))
+        else:
+            reasons[index] = _text(value)
+    missing = [i for i in range(len(texts)) if i not in labels]
+    if missing:
+        raise task.error(
+            f"label_{missing[0]}", "no choice made", "label every claim in Label Studio"
+        )
+    claims = tuple(
+        ClaimLabel(i, text, labels[i], tuple(q for _, q in sorted(evidence[i])), reasons.get(i, ""))
+        for i, text in enumerate(texts)
+    )
+    faithful = None if answer is None else answer == "Yes"
+    return ClaimsJudgment(doc_id, systems[0], who, summary, faithful, "", claims, "claim")
+
+
+def _claim_texts(task: _Task) -> list[str]:
+    """The task's claims, ``[{"text": ...}]`` as ``runner.annotate`` writes them."""
+    raw = task.data.get("claims")
+    if not isinstance(raw, list) or not raw:
+        raise task.error("claims", "is not a list of claims", "import the tasks.json export wrote")
+    return [
+        expect_str(expect_dict(c, task.path, task.where, "claims").get("text"), task.path,
+                   task.where, "claims.text")
+        for c in raw
+    ]  # fmt: skip
+
+
+def _quote(task: _Task, name: str, source: str, value: dict[str, Any]) -> tuple[int, str]:
+    """(start, text) of one evidence region, its text checked to be a stretch of the source."""
+    start = int(value.get("start") or 0)
+    text = value.get("text")
+    if not isinstance(text, str) and "end" in value:
+        text = source[start : int(value["end"])]
+    if not text or not contains(source, str(text)):
+        problem = f"evidence {str(text)[:60]!r} is not in the source"
+        raise task.error(name, problem, "mark evidence on the task's own source")
+    return start, str(text)
+
+
 _PARSERS: dict[str, Callable[[_Task, list[dict[str, Any]], str, tuple[str, ...], str], Judgment]]
-_PARSERS = {"preference": _preference, "coherence": _coherence, "validation": _verdict}
+_PARSERS = {
+    "preference": _preference,
+    "coherence": _coherence,
+    "validation": _verdict,
+    "claims": _claims,
+}

@@ -12,6 +12,7 @@ equal to the XML the configs write.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -45,6 +46,29 @@ FLAGS = ("contradiction", "omission_summary_1", "omission_summary_2")
 LABEL_CONTROL = "error_type"
 """The span annotation's Labels control: a region's error types."""
 
+FAITHFUL_CONTROL = "faithful"
+"""The claims task's summary-level Yes/No: is all of the summary consistent with the source?"""
+CLAIM_CHOICES: dict[str, str] = {
+    "Supported": "supported",
+    "Partially supported": "partial",
+    "Not supported": "unsupported",
+    "Cannot tell": "cannot_tell",
+}
+"""The claims task's choices per claim, as people see them -> ``CLAIM_LABELS``."""
+PER_CLAIM = ("label", "evidence", "reason")
+"""The claims task's controls repeated per claim, named ``<control>_<index>`` (from 0) by
+Label Studio's ``Repeater``; the config and ``CONTROLS`` name them ``<control>_{{idx}}``."""
+INDEX_FLAG = "{{idx}}"
+"""What the ``Repeater`` replaces with a claim's index in its children's attributes."""
+_PER_CLAIM = re.compile(rf"({'|'.join(PER_CLAIM)})_(\d+)")
+
+
+def claim_control(name: str) -> tuple[str, int] | None:
+    """(control, claim index) of a per-claim control's name (``label_3``), else None."""
+    found = _PER_CLAIM.fullmatch(name)
+    return (found.group(1), int(found.group(2))) if found else None
+
+
 CONTROLS: dict[str, dict[str, Control]] = {
     "preference": {
         **{name: _CHOICE for name in (*CRITERIA, *FLAGS)},
@@ -52,6 +76,12 @@ CONTROLS: dict[str, dict[str, Control]] = {
     },
     "coherence": {LABEL_CONTROL: _LABELS, "questions": _REGION_TEXT},
     "validation": {"agreement": _CHOICE, "reasons": _TEXT},
+    "claims": {
+        FAITHFUL_CONTROL: _CHOICE,
+        f"label_{INDEX_FLAG}": _CHOICE,
+        f"evidence_{INDEX_FLAG}": _LABELS,
+        f"reason_{INDEX_FLAG}": _TEXT,
+    },
 }
 """Task kind -> control name -> what it writes: the labeling configs' contract."""
 
@@ -71,13 +101,20 @@ def check_results(kind: str, results: list[dict[str, Any]], error: Raise) -> Non
         if item.get("type") == "relation":
             continue
         name = item.get("from_name")
-        if name not in controls:
+        control = controls.get(str(_generic(name)))
+        if control is None:
             expected = ", ".join(c.describe(n) for n, c in controls.items())
             problem = f"unknown control {name!r}; the {kind} labeling config has {expected}"
             raise error("from_name", problem, fix)
-        _check_value(kind, str(name), controls[str(name)], item.get("value"), error, fix)
+        _check_value(kind, str(name), control, item.get("value"), error, fix)
     if kind == "coherence":
         _check_regions(results, error, fix)
+
+
+def _generic(name: object) -> object:
+    """A per-claim control's name as ``CONTROLS`` has it (``label_3`` -> ``label_{{idx}}``)."""
+    per_claim = claim_control(name) if isinstance(name, str) else None
+    return f"{per_claim[0]}_{INDEX_FLAG}" if per_claim else name
 
 
 def _check_value(

@@ -151,4 +151,4 @@ def test_labeling_configs_name_the_contracts_controls() -> None:
     assert 'name="agreement"' in validation and 'name="reasons"' in validation
     assert all(f'value="{v}"' in validation for v in VERDICTS)
     assert "Not answered anywhere in the summary" in validation.replace("(b) not", "Not")
-    assert set(KINDS) == {"preference", "coherence", "validation"}
+    assert set(KINDS) == {"preference", "coherence", "validation", "claims"}
