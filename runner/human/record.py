@@ -358,7 +358,7 @@ def claim_values(claims: Sequence[ClaimsJudgment]) -> dict[str, dict[str, float]
         groups.setdefault((judgment.doc_id, _metric(judgment)), []).append(judgment)
     out: dict[str, dict[str, float]] = {}
     for (doc, metric), group in groups.items():
-        values = out.setdefault(doc, {})
+        values: dict[str, float] = {}
         labels = [1.0 if j.faithful else 0.0 for j in group if j.faithful is not None]
         if labels:
             values[f"{metric}/faithful"] = _mean(labels)
@@ -367,6 +367,8 @@ def claim_values(claims: Sequence[ClaimsJudgment]) -> dict[str, dict[str, float]
             shares = [sum(c.label == SUPPORTED for c in cs) / len(cs) for cs in labelled]
             values[f"{metric}/supported"] = _mean(shares)
             values[f"{metric}/claims"] = _mean([float(len(cs)) for cs in labelled])
+        if values:  # a summary with neither a label nor claims has no value to average
+            out.setdefault(doc, {}).update(values)
     return out
 
 
