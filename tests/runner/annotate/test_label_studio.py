@@ -1,11 +1,13 @@
 """A real Label Studio round trip: export, annotate through its API, export, import.
 
-One Label Studio server (its own venv, ``tests/runner/annotate/ls_server.py``) serves the three task
-kinds: our labeling config makes each project (Label Studio parses and checks it), our
-``tasks.json`` is imported, an annotator's answers are submitted through the REST API as the
-labeling UI sends them, the project is exported as JSON, and ``python -m runner.annotate
-import`` with the key must give back exactly the judgments submitted, each side mapped back
-to its system. Skips without Label Studio, fails under CI=true (``.ci/run`` installs it).
+One Label Studio server (its own venv, ``tests/runner/annotate/ls_server.py``) serves the
+four task kinds (the claims one from a judged run's ``claims.json``, its per-claim controls
+made by Label Studio's ``Repeater``): our labeling config makes each project (Label Studio
+parses and checks it), our ``tasks.json`` is imported, an annotator's answers are submitted
+through the REST API as the labeling UI sends them, the project is exported as JSON, and
+``python -m runner.annotate import`` with the key must give back exactly the judgments
+submitted, each side mapped back to its system. Skips without Label Studio, fails under
+CI=true (``.ci/run`` installs it).
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from typing import Any
 import pytest
 
 from runner.human.judgments import (
+    ClaimLabel,
+    ClaimsJudgment,
     CoherenceAnnotation,
     Judgment,
     Preference,
@@ -31,6 +35,7 @@ from runner.human.judgments import (
 )
 from tests.conftest import REPO, missing
 from tests.runner.annotate import ls_server
+from tests.runner.annotate.claims_runs import CLAIMS, SOURCES, SUMMARIES, data_files, log_run
 
 SENTENCES = {
     "book-a": ("Ann left the farm.", "She found work in the city.", "The farm burned down."),
@@ -227,3 +232,51 @@ def test_validation_verdicts_come_back_with_their_source(
                 "Don't agree", user, "answered later"),
     ]  # fmt: skip
     assert sorted(judgments, key=lambda j: j.doc_id) == expected
+
+
+def test_claim_labels_evidence_and_reasons_come_back(
+    server: ls_server.Server, tmp_path: Path
+) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    run = log_run(uri, tmp_path, data_files(tmp_path), SUMMARIES, CLAIMS)
+    out = tmp_path / "out"
+    _annotate("export", "claims", run, "--tracking-uri", uri, "--seed", "2", "--out", str(out))
+    key = json.loads((out / "key.json").read_text())
+    user = str(server.call("GET", "/api/current-user/whoami")["id"])
+    evidence = {"story-1": "One spring she left for the city.", "story-2": "The captain fell ill."}
+    label = {"story-1": "Supported", "story-2": "Not supported"}
+
+    def answer(data: dict[str, Any]) -> list[dict[str, Any]]:
+        doc, source = data["book"], data["source"]
+        start = source.index(evidence[doc])
+        result = [
+            {"from_name": "faithful", "to_name": "summary", "type": "choices",
+             "value": {"choices": ["Yes" if doc == "story-1" else "No"]}},
+            {"id": "ev", "from_name": "evidence_1", "to_name": "source", "type": "labels",
+             "value": {"start": start, "end": start + len(evidence[doc]), "text": evidence[doc],
+                       "labels": ["evidence for claim 1"]}},
+            {"from_name": "reason_1", "to_name": "claim_1", "type": "textarea",
+             "value": {"text": [f"see {doc}"]}},
+        ]  # fmt: skip
+        for i in range(len(data["claims"])):
+            choice = label[doc] if i == 1 else "Cannot tell"
+            result.append({"from_name": f"label_{i}", "to_name": f"claim_{i}", "type": "choices",
+                           "value": {"choices": [choice]}})  # fmt: skip
+        return result
+
+    judgments = _round_trip(server, out, "claims", answer)
+    mapped = {"Supported": "supported", "Not supported": "unsupported"}
+    expected = []
+    for entry in key["tasks"].values():
+        doc = entry["doc_id"]
+        claims = tuple(
+            ClaimLabel(i, text, "cannot_tell")
+            if i != 1
+            else ClaimLabel(i, text, mapped[label[doc]], (evidence[doc],), f"see {doc}")
+            for i, text in enumerate(CLAIMS[doc])
+        )
+        expected.append(
+            ClaimsJudgment(doc, run, user, SUMMARIES[doc], doc == "story-1", "", claims, "claim")
+        )
+    assert sorted(judgments, key=lambda j: j.doc_id) == sorted(expected, key=lambda j: j.doc_id)
+    assert {j.doc_id for j in judgments} == set(SOURCES)
