@@ -25,6 +25,7 @@ from runner.human.labelstudio import read_labelstudio
 from runner.human.ls_controls import CONTROLS
 from runner.human_format import ClaimLabel, ClaimsJudgment
 from runner.types import Document, WorkItem
+from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.plugins import register
 from tests.runner.annotate.claims_runs import CLAIMS, SOURCES, SUMMARIES, data_files, log_run
 
@@ -63,6 +64,50 @@ def test_tasks_hold_the_source_the_summary_and_the_runs_claims_in_order(
         assert [c["text"] for c in data["claims"]] == list(CLAIMS[doc])  # index order
     config = (tmp_path / "out" / "labeling-claims.xml").read_text()
     assert '<Repeater on="$claims" indexFlag="{{idx}}">' in config
+
+
+STORY = "The keeper lit the lantern at dusk. A fox watched from the dunes. The ship came home."
+ENTRIES = {
+    "s1": ["The keeper lit a lantern.", "The lantern burned all night."],
+    "s2": ["The lantern was lit.", "The ship sank."],
+}
+"""A StorySumm-shaped release: summary id -> its sentences (also its claims)."""
+
+
+def _release(path: Path) -> None:
+    entry = {"story": STORY, "label": 1, "difficulty": "", "explanations": [], "model": "gpt-4"}
+    entry |= {"split": "val", "story-id": "1"}
+    entries = {
+        key: {**entry, "summary": claims, "errors": [1] * len(claims), "claims": claims}
+        for key, claims in ENTRIES.items()
+    }
+    path.write_text(json.dumps(entries), encoding="utf-8")
+
+
+def test_a_real_claims_judging_job_is_exported_with_its_claims_and_story(tmp_path: Path) -> None:
+    """A job (strategy=none data=storysumm metrics=faithfulness method=claims, a loopback judge)
+    writes claims.json and config.yaml as the job does; export reads both."""
+    from tests.runner.test_app import overrides, run
+
+    release = tmp_path / "storysumm.json"
+    _release(release)
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    stores = {"tracking.uri": uri, "cache.dir": str(tmp_path / "cache")}
+    with FakeOpenAIServer(lambda request: "True") as server:
+        common = [o for o in overrides(server.url, stores) if not o.startswith("metrics=")]
+        result = run([
+            *common, "strategy=none", "data=storysumm", f"data.path={release}",
+            "metrics=faithfulness", "metrics.faithfulness.method=claims",
+            "judge=openai_compatible", f"judge.api_base={server.url}",
+        ])  # fmt: skip
+    tasks, key = export(tmp_path, uri, result.run_id, "--seed", "9")
+    assert sorted(t["data"]["book"] for t in tasks) == sorted(ENTRIES)
+    for task in tasks:
+        data = task["data"]
+        assert key["tasks"][data["uid"]] == {"doc_id": data["book"], "system": result.run_id}
+        assert data["source"] == STORY
+        assert data["summary"] == " ".join(ENTRIES[data["book"]])
+        assert [c["text"] for c in data["claims"]] == ENTRIES[data["book"]]
 
 
 def _given_loader(summaries: dict[str, str], claims: dict[str, tuple[str, ...]]) -> ModuleType:
