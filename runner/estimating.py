@@ -13,7 +13,10 @@ with its bounds, so the estimate can print a range and say which guess drives it
   parameters as ``summarize`` gets them.
 - metric: ``estimate(summary, expected, <roles>, *, prompt, <params>) -> list[Phase]``, the
   calls to score one summary: ``summary`` the text when the data gives it (else None),
-  ``expected`` the strategy's expected summary length in tokens.
+  ``expected`` the strategy's expected summary length in tokens. A hook that takes an
+  ``extras`` keyword gets what the data says about the summary (its given ``claims``), and
+  one that takes ``document`` the source ``Document`` (None when the data gives none), for
+  a metric whose prompts carry the source.
 
 Imports nothing of ``runner`` but the plugin API.
 """

@@ -222,8 +222,11 @@ def _metrics(
         if hook is not None:
             roles: dict[str, HookGuide] = {role: guide[role] for role in module.ROLES}
             prompt = _prompts(module)
-            if "extras" in inspect.signature(hook).parameters:
+            asks = inspect.signature(hook).parameters
+            if "extras" in asks:  # what the data says about the summary (given claims)
                 params = {**params, "extras": dict(item.extras)}
+            if "document" in asks:  # the source, for a metric whose prompts carry it
+                params = {**params, "document": item.source}
             phases += _called(
                 f"metric {label}",
                 module,
