@@ -379,3 +379,30 @@ def test_the_released_unieval_file_has_probabilities_only() -> None:
     assert metric.headline == ("probability",)
     doc, entry = next(iter(raw.items()))
     assert metric.score(None, "s", doc_id=doc).values == {"probability": entry["probs"]}
+
+
+def test_a_storysumm_run_pairs_claim_labels_with_the_release_claims(
+    stores: dict[str, str],
+) -> None:
+    """data=storysumm gives the claims' text (extras); the FABLES rater's labels line up."""
+    path, raw = released("fables-gpt-4-turbo-preview.json")
+    text = (STORYSUMM / "storysumm.json").read_text(encoding="utf-8")
+    release = json.loads(text.replace('faced.", "\n', 'faced.",\n'))  # the release's one typo
+    items = [
+        "strategy=none",
+        "data=storysumm",
+        f"data.path={STORYSUMM / 'storysumm.json'}",
+        "data.limit=3",
+        *BY_PATH,
+        f"+metrics.given.path={path}",
+        *[f"{k}={v}" for k, v in stores.items()],
+    ]
+    result = run(items)
+    client = MlflowClient(stores["tracking.uri"])
+    claims = json.loads(artifact(client, result.run_id, "claims.json"))
+    scores = json.loads(artifact(client, result.run_id, "scores.json"))
+    assert len(claims) == 3
+    for doc, judged in claims.items():
+        assert [c["claim"] for c in judged] == list(release[doc]["claims"])
+        assert [c["supported"] for c in judged] == [x == 1 for x in raw[doc]["claim_labels"]]
+        assert scores[doc]["given/faithful"] == raw[doc]["label"]
