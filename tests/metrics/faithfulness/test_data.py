@@ -176,3 +176,38 @@ def test_the_command_reads_the_release_with_one_note(
     (logged,) = all_runs(stores["tracking.uri"])
     assert logged.info.status == "FINISHED" and logged.data.metrics["documents"] == 3
     assert "on 3 document(s) from data=storysumm" in out
+
+
+@pytest.mark.parametrize(
+    ("case", "expect"),
+    [
+        ("label", ("claim 0 of 'The Small Book' by MIXTRAL has label 'Maybe'", "Inapplicable")),
+        ("books", ("data.books=", "is not a folder", "<title>.txt")),
+    ],
+)
+def test_bad_fables_input_is_one_line_and_no_run(
+    stores: dict[str, str], tmp_path: Path, case: str, expect: tuple[str, ...]
+) -> None:
+    raw = json.loads(FABLES.read_text())
+    if case == "label":
+        raw["FABLES"]["The Small Book"]["MIXTRAL"]["claims"]["0"]["label"] = "Maybe"
+    release = tmp_path / "FABLES.json"
+    release.write_text(json.dumps(raw))
+    books = ["data.books=" + str(tmp_path / "no-books")] if case == "books" else []
+    proc = runner_cli(
+        [
+            "strategy=none",
+            "data=fables",
+            f"data.path={release}",
+            *books,
+            "metrics=stats",
+            *[f"{k}={v}" for k, v in stores.items()],
+            f"hydra.run.dir={tmp_path / 'out'}",
+        ]
+    )
+    _, err = proc.communicate(timeout=600)
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert proc.returncode == 2, err[-2000:]
+    assert len(lines) == 1 and lines[0].startswith("error: "), err[-2000:]
+    assert all(words in lines[0] for words in expect), lines[0]
+    assert all_runs(stores["tracking.uri"]) == []
