@@ -24,6 +24,7 @@ from runner.human.judgments import HumanDataError
 from runner.human.labelstudio import read_labelstudio
 from runner.human.ls_controls import CONTROLS
 from runner.human_format import ClaimLabel, ClaimsJudgment
+from runner.tracking.reader import find_runs
 from runner.types import Document, WorkItem
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.plugins import register
@@ -129,7 +130,7 @@ def test_a_run_without_claims_json_takes_its_datas_claims_for_the_datas_summarie
     runs: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:  # fmt: skip
-    given = {"story-1": ("Given claim one.", "Given claim two.")}
+    given: dict[str, tuple[str, ...]] = {"story-1": ("Given claim one.", "Given claim two.")}
     given["story-2"] = ("Not this one.",)
     data_summaries = {"story-1": SUMMARIES["story-1"], "story-2": "Another summary altogether."}
     register(monkeypatch, "data", "given_claims", _given_loader(data_summaries, given))
@@ -222,7 +223,7 @@ def _answers() -> list[dict[str, Any]]:
 
 
 def _write(tmp_path: Path, result: list[dict[str, Any]], who: Any = 7) -> Path:
-    data = {"uid": "t1", "book": "story-1", "source": SOURCES["story-1"]}
+    data: dict[str, Any] = {"uid": "t1", "book": "story-1", "source": SOURCES["story-1"]}
     data |= {"summary": SUMMARIES["story-1"], "claims": [{"text": c} for c in CLAIMS["story-1"]]}
     exported = [{"id": 3, "data": data, "annotations": [{"completed_by": who, "result": result}]}]
     path = tmp_path / "export.json"
@@ -288,3 +289,22 @@ def test_the_config_names_exactly_the_controls_the_reader_knows() -> None:
     assert choices == ["Yes", "No", "Supported", "Partially supported", "Not supported",
                        "Cannot tell"]  # fmt: skip
     assert sys.modules["runner.annotate.configs"].KINDS[-1] == "claims"
+
+
+def test_the_cli_import_records_the_annotation_as_a_human_run(
+    runs: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The judged run's own summary, labelled: faithful No (0.0), one of three claims supported."""
+    entry = {"doc_id": "story-1", "system": runs["judged"]}
+    key = {"kind": "claims", "seed": 0, "tasks": {"t1": entry}}
+    (tmp_path / "key.json").write_text(json.dumps(key))
+    export_file = _write(tmp_path, _answers())
+    uri = f"sqlite:///{tmp_path / 'human.db'}"
+    code = main(["import", str(export_file), "--key", str(tmp_path / "key.json"),
+                 "--tracking-uri", uri])  # fmt: skip
+    shown = capsys.readouterr().out
+    assert code == 0 and "1 judgments read" in shown and "claims: 1 (annotator 7: 1)" in shown
+    (human,) = [r for r in find_runs(uri, "summarization") if r.tags.get("runner.kind") == "human"]
+    assert human.metrics["faithfulness/faithful"] == 0.0
+    assert human.metrics["faithfulness/supported"] == pytest.approx(1 / 3)
+    assert human.metrics["faithfulness/claims"] == 3.0
