@@ -113,17 +113,14 @@ def record_human_run(
         return HumanRun(earlier.run_id, 0, (), earlier)
     systems = judged_systems(judgments)
     runs = _judged_runs(tracking_uri, systems, source_file)
+    if experiment is None:
+        experiment = next((name for _, name in runs.values()), DEFAULT_EXPERIMENT)
     claims = [j for j in judgments if isinstance(j, ClaimsJudgment)]
-    claim_runs = (
-        claims_judged(tracking_uri, experiment or DEFAULT_EXPERIMENT, claims, source_file)
-        if claims
-        else {}
-    )
+    named = [record for record, _ in runs.values()]
+    claim_runs = claims_judged(tracking_uri, experiment, claims, source_file, named)
     scores = per_summary([j for j in judgments if isinstance(j, CoherenceAnnotation)])
     for doc, values in claim_values(claims).items():
         scores.setdefault(doc, {}).update(values)
-    if experiment is None:
-        experiment = next((name for _, name in runs.values()), DEFAULT_EXPERIMENT)
     tracker = Tracker(tracking_uri, experiment, artifact_root)
     annotators = sorted({j.annotator for j in judgments if j.annotator})
     tags = {
@@ -167,7 +164,7 @@ def judged_systems(judgments: Sequence[Judgment]) -> set[str]:
     """The systems whose summaries were judged (an Appendix J verdict judges an annotation)."""
     systems: set[str] = set()
     for j in judgments:
-        if isinstance(j, (CoherenceAnnotation, Rating)):
+        if isinstance(j, (CoherenceAnnotation, Rating, ClaimsJudgment)):
             systems.add(j.system)
         elif isinstance(j, Preference):
             systems.update(j.systems)
@@ -296,11 +293,16 @@ def _types(labels: tuple[str, ...]) -> str:
 
 
 def claims_judged(
-    uri: str, experiment: str, claims: Sequence[ClaimsJudgment], source_file: Path | str
+    uri: str,
+    experiment: str,
+    claims: Sequence[ClaimsJudgment],
+    source_file: Path | str,
+    named: Sequence[RunRecord] = (),
 ) -> dict[str, tuple[RunRecord, list[ClaimsJudgment]]]:
     """The judged runs: run id -> (run, the judgments of its documents).
 
-    A judged run is a FINISHED job run of ``experiment`` holding a document with the
+    A judged run is a FINISHED job run of ``experiment`` (or one of the runs the judgments
+    name as their system, ``named``: a Label Studio task key's) holding a document with the
     judgment's doc_id and the same summary text (whitespace-normalized).
 
     A run holding the judged text under the judgment's doc_id and under another one is an
@@ -308,7 +310,11 @@ def claims_judged(
     anything is written.
     """
     found: dict[str, tuple[RunRecord, list[ClaimsJudgment]]] = {}
-    for run in find_runs(uri, experiment, status="FINISHED"):
+    if not claims:
+        return found
+    candidates = {r.run_id: r for r in find_runs(uri, experiment, status="FINISHED")}
+    candidates.update({r.run_id: r for r in named if r.status == "FINISHED"})
+    for run in candidates.values():
         if run.tags.get(RUN_KIND_TAG) in (HUMAN_KIND, SWEEP_KIND):
             continue
         docs_of: dict[str, list[str]] = {}

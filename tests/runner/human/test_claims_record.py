@@ -298,3 +298,23 @@ def test_a_claim_label_outside_the_four_is_one_line_and_nothing_is_recorded(
     assert "\n" not in message and "'Yes'" in message and "st-2" in message
     assert "supported, partial, unsupported, cannot_tell" in message
     assert _humans(uri) == []
+
+
+def test_a_run_the_judgments_name_is_judged_in_its_own_experiment(tmp_path: Path) -> None:
+    """A Label Studio task key names the run: it is searched wherever it is, and lends the
+    human run its experiment (it has no traces here, so its document is listed untraced)."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    tracker = Tracker(uri, "elsewhere", tmp_path / "artifacts")
+    run_id = tracker.start("labelled", {})
+    tracker.log_json({"st-2": SUMMARIES["st-2"]}, "summaries.json")
+    tracker.finish("FINISHED")
+    judgment = ClaimsJudgment(
+        "st-2", run_id, "7", SUMMARIES["st-2"], True, claims=JUDGED[1].claims, metric=METRIC
+    )
+    human = record_human_run(uri, None, [judgment], tmp_path / "export.json")
+    assert human.claims_judged == (run_id,)
+    assert human.untraced == (f"{run_id}/st-2",) and human.assessments == 0
+    client = MlflowClient(uri)
+    run = client.get_run(human.run_id)
+    assert client.get_experiment(run.info.experiment_id).name == "elsewhere"
+    assert run.data.tags["human.judged_run"] == run_id
