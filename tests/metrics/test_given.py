@@ -33,8 +33,8 @@ COT = FIXTURES / "rater-x" / "cot.json"
 CLAIMS = FIXTURES / "claims.json"
 SUMMARIES = FIXTURES / "summaries.json"
 STORYSUMM = REPO.parent / "shared" / "data" / "faithfulness" / "storysumm"
-BY_PATH = ("metrics=none", "+metrics.given.name=metrics.given")
-"""``metrics=given`` by import path (works before the entry point is installed)."""
+GIVEN = ("metrics=given",)
+"""The metric group (conf/metrics/given.yaml, the entry point ``given``)."""
 
 
 def write(path: Path, text: str) -> Path:
@@ -247,8 +247,8 @@ def test_a_changed_file_is_a_new_experiment(tmp_path: Path) -> None:
     from tests.runner.config.test_config import composed
 
     path = write(tmp_path / "cot.json", COT.read_text(encoding="utf-8"))
-    items = ["strategy=none", "data=summaries", f"data.path={SUMMARIES}", *BY_PATH]
-    items.append(f"+metrics.given.path={path}")
+    items = ["strategy=none", "data=summaries", f"data.path={SUMMARIES}", *GIVEN]
+    items.append(f"metrics.given.path={path}")
 
     def mark() -> str:
         config = build_run_config(composed(*items), tuple(items))
@@ -270,8 +270,8 @@ def given_run(stores: dict[str, str], path: Path) -> list[str]:
         "strategy=none",
         "data=summaries",
         f"data.path={SUMMARIES}",
-        *BY_PATH,
-        f"+metrics.given.path={path}",
+        *GIVEN,
+        f"metrics.given.path={path}",
         *[f"{k}={v}" for k, v in stores.items()],
     ]
 
@@ -393,8 +393,8 @@ def test_a_storysumm_run_pairs_claim_labels_with_the_release_claims(
         "data=storysumm",
         f"data.path={STORYSUMM / 'storysumm.json'}",
         "data.limit=3",
-        *BY_PATH,
-        f"+metrics.given.path={path}",
+        *GIVEN,
+        f"metrics.given.path={path}",
         *[f"{k}={v}" for k, v in stores.items()],
     ]
     result = run(items)
