@@ -68,6 +68,11 @@ class MetaReport:
     notes: tuple[str, ...]
 
 
+def claims_only(inputs: MetaInputs) -> bool:
+    """Every judgment is a claims judgment: a faithfulness study, no coherence table applies."""
+    return all(isinstance(j, ClaimsJudgment) for j in inputs.judgments)
+
+
 def build_tables(
     inputs: MetaInputs, metrics: Sequence[str], boot: Boot, raters: Sequence[RaterRun] = ()
 ) -> tuple[list[MetaTable], list[str]]:
@@ -86,7 +91,7 @@ def build_tables(
         "meta_orderings": ordering_table(inputs, metrics, boot),
     }
     tables = [t for t in made.values() if t is not None]
-    if not all(isinstance(j, ClaimsJudgment) for j in inputs.judgments):
+    if not claims_only(inputs):
         notes += [f"no {n} table: it needs {NEEDS[n]}" for n, t in made.items() if t is None]
     return [*tables, *faithful], [*notes, *faithful_notes]
 
@@ -138,7 +143,7 @@ def write_meta(config: ReportConfig, out: Path) -> MetaReport | None:
         path = out / f"{table.name}.csv"
         path.write_text(meta_format.csv_text(table), encoding="utf-8")
         files.append(path)
-    if config.plots:
+    if config.plots and not claims_only(inputs):  # the figure plots human scores: none here
         points = plot_points(inputs, config.metrics)
         drawn, note = meta_plot(points, out / PLOT_FILE, bounded_axes(inputs))
         files += [drawn] if drawn else []
