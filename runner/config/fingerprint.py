@@ -55,15 +55,17 @@ def _prompt_path_params(config: RunConfig) -> list[tuple[str, Any]]:
         (f"metrics.{m}.{k}", v) for m, params in config.metrics.items() for k, v in params.items()
     ]
     files = [(k, v) for k, v in found if v and (k.endswith("prompt_path") or _steps_file(k, v))]
-    return files + [(k, v) for k, v in found if v and _metric_path(k)]
+    return files + [(k, v) for k, v in found if v and _metric_path(k, v)]
 
 
-def _metric_path(key: str) -> bool:
-    """A metric's ``path``: a file of values it reads (``metrics.given.path``).
+def _metric_path(key: str, value: Any) -> bool:
+    """A metric's ``path`` naming a file: values it reads (``metrics.given.path``).
 
-    So a changed file is a changed experiment, as a changed prompt is.
+    So a changed file is a changed experiment, as a changed prompt is. A ``path`` that is no
+    file (a folder, a missing file) is left to the metric, which names its own fix.
     """
-    return key.startswith("metrics.") and key.endswith(".path")
+    is_file = Path(str(value)).expanduser().is_file()
+    return key.startswith("metrics.") and key.endswith(".path") and is_file
 
 
 def _steps_file(key: str, value: Any) -> bool:

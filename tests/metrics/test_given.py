@@ -307,6 +307,13 @@ def test_a_run_records_faithful_per_document_the_rater_and_its_verdicts(
     ]
 
 
+def test_a_missing_file_is_one_line_before_any_run(stores: dict[str, str], tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        run(given_run(stores, tmp_path / "nowhere.json"))
+    assert "nowhere.json does not exist; give an existing file" in str(err.value)
+    assert "\n" not in str(err.value) and all_runs(stores["tracking.uri"]) == []
+
+
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "runner", *args],
