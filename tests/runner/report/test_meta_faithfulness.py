@@ -7,12 +7,17 @@ textbook formulas (or by hand), never by the module's own helpers.
 
 from __future__ import annotations
 
+import csv
 import math
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from runner.human.record import record_human_run
 from runner.human_format import ClaimLabel, ClaimsJudgment
+from runner.report.config import ReportConfig
+from runner.report.make import make_report
 from runner.report.meta import stats as st
 from runner.report.meta.faithfulness import (
     RaterRun,
@@ -24,6 +29,7 @@ from runner.report.meta.faithfulness import (
 )
 from runner.report.meta.tables import Boot, MetaTable
 from runner.tracking.reader import RunRecord
+from runner.tracking.writer import Tracker
 
 BOOT = Boot(resamples=200)
 
@@ -251,3 +257,77 @@ def test_method_from_params_else_resolved_config_else_file() -> None:
     path = str(Path("/data/predicted_labels/mixtral/cot.json"))
     assert method_of(run({"metrics.given.path": path}), "given", None) == "mixtral/cot.json"
     assert method_of(run({"metrics.given.rater": "mine"}), "given", None) == "mine"
+
+
+# --- through the store and python -m runner.report ------------------------------------
+
+
+def write_rater(
+    uri: str,
+    values: dict[str, float],
+    params: dict[str, str],
+    *,
+    supported: dict[str, float] | None = None,
+    claims: dict[str, list[dict[str, object]]] | None = None,
+    config: str = "",
+) -> str:
+    """A judged run as a faithfulness job writes it: scores.json, summaries.json, claims."""
+    tracker = Tracker(uri, "faith")
+    run_id = tracker.start("rater", {})
+    tracker.log_params({"strategy": "none", **params})
+    scores = {d: {"faithfulness/faithful": v, "stats/words": 9.0} for d, v in values.items()}
+    for doc, share in (supported or {}).items():
+        scores[doc]["faithfulness/supported"] = share
+    tracker.log_json(scores, "scores.json")
+    tracker.log_json({d: summary_of(d) for d in values}, "summaries.json")
+    if claims:
+        tracker.log_json(claims, "claims.json")
+    if config:
+        tracker.log_text(config, "config.yaml")
+    tracker.finish("FINISHED")
+    return run_id
+
+
+@pytest.fixture(scope="module")
+def store_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    tmp = tmp_path_factory.mktemp("faith")
+    uri = f"sqlite:///{tmp / 'mlflow.db'}"
+    judged = [*people(), claims_judgment("c1", "GPT-4", ("supported", "partial", "supported"))]
+    record_human_run(uri, "faith", judged, "people.json")
+    binary = {"metrics.faithfulness.method": "binary", "judge.model": "openai/gpt-4o"}
+    write_rater(uri, RATER, binary)
+    write_rater(  # method only in config.yaml (a default is not a param)
+        uri,
+        {"c1": 1.0},
+        {"judge.model": "openai/gpt-4o"},
+        supported={"c1": 2 / 3},
+        claims={"c1": answers((True, False, True))},
+        config="metrics:\n  faithfulness:\n    method: claims\n",
+    )
+    write_rater(uri, {"x1": 1.0}, {"metrics.faithfulness.method": "cot"})
+    config = ReportConfig(uri=uri, experiment="faith", out=tmp / "out", resamples=100, meta=True)
+    return make_report(config), tmp / "out"
+
+
+def test_report_writes_the_faithfulness_sections(store_report: tuple[Any, Path]) -> None:
+    report, out = store_report
+    assert "## Faithfulness: summaries" in report.meta
+    assert "| faithfulness | binary | openai/gpt-4o | 10 | " in report.meta
+    assert "## Faithfulness: claims" in report.meta
+    assert "| faithfulness | claims | openai/gpt-4o | 1 | 3 | " in report.meta
+    assert "## Faithfulness per summarizer (people)" in report.meta
+    # the cot run judged x1 only, which no person labelled: one line, no row
+    lines = [x for x in report.meta.splitlines() if "(cot, —; run" in x]
+    assert len(lines) == 1 and "but no people's summary labels" in lines[0]
+    assert "no meta_sentences table" not in report.meta  # claims judgments only: no such notes
+    tex = (out / "meta.tex").read_text(encoding="utf-8")
+    assert "Faithfulness: summaries" in tex and "Faithfulness: claims" in tex
+    with (out / "meta_faithfulness.csv").open(encoding="utf-8") as f:
+        rows = {r["method"]: r for r in csv.DictReader(f)}
+    assert float(rows["binary"]["precision"]) == pytest.approx(3 / 7)
+    assert float(rows["binary"]["% faithful"]) == pytest.approx(70.0)
+    with (out / "meta_faithfulness_claims.csv").open(encoding="utf-8") as f:
+        (claims,) = list(csv.DictReader(f))
+    # c1: supported->T tp, partial->F (unfaithful) tn, supported->T tp: precision 1, recall 1
+    assert (float(claims["precision"]), float(claims["recall"])) == (1.0, 1.0)
+    assert float(claims["% supported"]) == pytest.approx(200 / 3)
