@@ -7,8 +7,8 @@ length, the ``Guide`` gives its bounds). Claims run ``judge.concurrency`` at a t
 their rounds are ``ceil(claims / concurrency)``.
 
 The hook is not given the source, yet every call carries it: its length is a named guess
-(a StorySumm story, ~640 words), so a book's estimate is low until the runner passes the
-source to metrics' hooks.
+(a StorySumm story, ~640 words), so a book's estimate is low (each of its claims carries up
+to the judge's window of passages) until the runner passes the source to metrics' hooks.
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ from metrics.faithfulness.label import ANSWER_PURPOSE, BINARY_PURPOSE, REASON_PU
 from metrics.faithfulness.prompts import load
 from runner.api import Guide, Phase, Prompt, count_tokens
 
-SOURCE_TOKENS = (850.0, 300.0, 8000.0)
-"""Guess (point, cheap, dear): a StorySumm story is ~640 words, ~850 tokens."""
+SOURCE_TOKENS = (850.0, 400.0, 2000.0)
+"""Guess (point, cheap, dear): a StorySumm story is ~640 words, ~850 tokens (its stories run
+from about half to twice that). A book's claims each carry up to the judge's window."""
 CLAIM_TOKENS = (15.0, 30.0, 8.0)
 """Guess (point, cheap, dear): an atomic claim is ~15 tokens (fewer tokens, more claims)."""
 ANSWER_TOKENS = 5.0
