@@ -16,7 +16,7 @@ before the story): prompt tokens llama.cpp evaluated per claim (its own count,
 
     python benchmarks/bench_faithfulness.py [--skip-local] [--quick]
 
-``--quick``: part 1 once, K=8; part 2 not run.
+``--quick``: part 1 once, K=8, its ratio printed, not enforced; part 2 not run.
 """
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def main() -> None:
         ratio = part_one(claims=16, concurrency=4, repeat=5)
     if not args.quick and not args.skip_local:
         part_two()
-    if ratio > LIMIT:
+    if ratio > LIMIT and not args.quick:  # quick mode checks that it runs (one noisy pass)
         sys.exit(f"claims judged at {ratio:.2f}x the critical-path bound (limit {LIMIT})")
 
 
