@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from metrics.faithfulness.answers import yes_no
 from metrics.faithfulness.prompts import Prompts
 from metrics.judging import Usage
-from runner.api import LLM, Completion
+from runner.api import LLM, Completion, Message
 
 BINARY_PURPOSE = "faithfulness.binary"
 REASON_PURPOSE = "faithfulness.cot_reasoning"
@@ -65,7 +65,7 @@ class LabelJudge:
         usage.add(done, reask=False)
         return Label(_label(done.text), done.text, reasoning.text)
 
-    def _call(self, messages: list, max_tokens: int, purpose: str) -> Completion:
+    def _call(self, messages: list[Message], max_tokens: int, purpose: str) -> Completion:
         return self.judge.complete(
             messages, max_tokens=max_tokens, temperature=self.temperature, purpose=purpose
         )
