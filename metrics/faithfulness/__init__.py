@@ -32,6 +32,7 @@ from typing import Any
 
 from metrics.article_qa import Asker, check_float, check_int
 from metrics.faithfulness.claims import (
+    EXTRACT_ATTEMPTS,
     EXTRACT_TOKENS,
     ClaimJudge,
     claims_of,
@@ -69,6 +70,7 @@ class Faithfulness(Metric):
         self.chunk_tokens: int = settings["chunk_tokens"]
         self.budget: int = settings["budget"]
         self.headline = ("faithful", "supported") if method == "claims" else ("faithful",)
+        self.extraction = extraction_prompt() if method == "claims" else None
 
     def verdicts(self, result: MetricResult) -> list[Verdict]:
         """The judge's verdicts for the document's trace: per claim, and the summary's."""
@@ -101,8 +103,9 @@ class Faithfulness(Metric):
     def _claims(
         self, story: str, summary: str, extras: dict[str, Any], usage: Usage
     ) -> MetricResult:
-        asker = Asker(self.judge, 3, EXTRACT_TOKENS, self.temperature)
-        claims = claims_of(summary, extras, asker, extraction_prompt(), usage)
+        asker = Asker(self.judge, EXTRACT_ATTEMPTS, EXTRACT_TOKENS, self.temperature)
+        assert self.extraction is not None  # set for method=claims
+        claims = claims_of(summary, extras, asker, self.extraction, usage)
         if not claims.texts:
             why = claims.notes or ("faithfulness: no claims to judge",)
             return self._undecided(why[0], usage)

@@ -4,7 +4,8 @@ Each atomic claim of the summary is asked about on its own: "is the above statem
 False?" against the source (or the passages retrieved for it, ``retrieval.py``); ``True``
 is supported. The claims are the ones the data gives (``extras["claims"]``: StorySumm's and
 FABLES' released claims) or, when it gives none, those the judge extracts with the
-alignment metric's claim prompt and parser (``metrics/alignment.py``); an extracted claim
+alignment metric's claim prompt and parser (``metrics/alignment.py``, up to
+``EXTRACT_ATTEMPTS`` asks); an extracted claim
 whose words are not in the summary (a small judge copying the prompt's example) is left out
 with a note.
 
@@ -41,6 +42,8 @@ CLAIM_PURPOSE = "faithfulness.claim"
 EXTRACT_PURPOSE = "faithfulness.claims_extract"
 EXTRACT_TOKENS = 1024
 """Cap on the claim-extraction answer (a list of claims is the longest answer)."""
+EXTRACT_ATTEMPTS = 3
+"""Asks for a readable claim list before the summary is left undecided (as alignment's)."""
 
 
 def extraction_prompt() -> Prompt:
