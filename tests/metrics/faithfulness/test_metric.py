@@ -24,7 +24,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 import metrics.faithfulness as faithfulness
-from runner.api import Document, Message
+from runner.api import ConfigError, Document, Message
 from runner.tracking.assessments import document_traces
 from tests.conftest import missing_shared
 from tests.helpers.cli import REPO
@@ -318,3 +318,19 @@ def test_the_prompt_files_are_the_releases_strings() -> None:
         "Context:\n{story}\n\nStatement:\n{claim}\n\nQuestion: Based on the context provided, "
         "is the above statement True or False?\n\nAnswer:"
     )
+
+
+def test_a_prompt_dir_swaps_the_prompts_and_a_missing_file_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "system.txt").write_text("Be strict.\n", encoding="utf-8")
+    (tmp_path / "binary.txt").write_text("S: {story}\nT: {summary}\nYes or No?\n", encoding="utf-8")
+    judge = scripted_llm(_script("Yes"), role="judge")
+    metric = faithfulness.setup(judge, method="binary", prompt_dir=str(tmp_path))
+    assert metric.score(Document("d", STORY), "A summary.").values["faithful"] == 1.0
+    ((messages, _),) = calls_of(judge)
+    assert [(m.role, m.content) for m in messages] == [
+        ("system", "Be strict."),
+        ("user", f"S: {STORY}\nT: A summary.\nYes or No?"),
+    ]
+    with pytest.raises(ConfigError) as caught:
+        faithfulness.setup(judge, method="cot", prompt_dir=str(tmp_path))  # no cot.txt there
+    assert "\n" not in str(caught.value) and "cot.txt" in str(caught.value)
