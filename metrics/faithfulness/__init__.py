@@ -165,7 +165,7 @@ def setup(
         check_int(f"{KEY}.{name}", value, low)
     check_float(f"{KEY}.temperature", temperature, 0.0, 2.0)
     prompts = load(method, prompt_dir)
-    answers = max_tokens + (2 * reasoning_tokens if method == "cot" else 0)
+    answers = max_tokens + (reasoning_tokens if method == "cot" else 0)  # cot: its reasoning
     fixed = judge.count_tokens(prompts.fixed_text())
     budget = judge.context_window - fixed - answers - room_tokens
     if budget < 64:
