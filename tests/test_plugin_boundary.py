@@ -17,11 +17,14 @@ REPO = Path(__file__).resolve().parent.parent
 CORE = ("runner", "hydra_plugins")
 PLUGIN_PACKAGES = ("strategies", "metrics")
 MOST_MODULES_WITH_NAMES = 3
-GENERIC = {"none", "coherence"}
+GENERIC = {"none", "coherence", "given"}
 """Built-in names that are also words of the core's own vocabulary: ``none`` (``data=none``,
-``metrics=none``) and ``coherence``, the kind of a human judgment of spans (stored in every
+``metrics=none``), ``coherence``, the kind of a human judgment of spans (stored in every
 human run's records and the name of its Label Studio task), which the metric that owns the
-format (``HUMAN``) gives its meaning; the ``coherence`` metric is another thing."""
+format (``HUMAN``) gives its meaning (the ``coherence`` metric is another thing), and
+``given``, the kind of the trace step of a summary the data gave (stored in the trace of
+every ``strategy=none`` run; the ``given`` metric, a rater's outputs read from a file, is
+another thing)."""
 
 
 def _core_files() -> list[Path]:
