@@ -6,9 +6,11 @@ extraction call and a guessed number of claims (the summary's tokens over a gues
 length, the ``Guide`` gives its bounds). Claims run ``judge.concurrency`` at a time, so
 their rounds are ``ceil(claims / concurrency)``.
 
-The hook is not given the source, yet every call carries it: its length is a named guess
-(a StorySumm story, ~640 words), so a book's estimate is low (each of its claims carries up
-to the judge's window of passages) until the runner passes the source to metrics' hooks.
+Every call carries the source: its tokens are counted from the document the hook is given
+(the data's story or book); only when the data gives no source is its length a named guess
+(a StorySumm story, ~640 words). A source longer than the judge's window is counted whole
+for each claim, an upper bound: the metric sends each claim only the passages retrieved
+for it, up to the window.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from metrics.alignment import CLAIMS_PROMPT
 from metrics.faithfulness.claims import CLAIM_PURPOSE, EXTRACT_PURPOSE, EXTRACT_TOKENS
 from metrics.faithfulness.label import ANSWER_PURPOSE, BINARY_PURPOSE, REASON_PURPOSE
 from metrics.faithfulness.prompts import load
-from runner.api import Guide, Phase, Prompt, count_tokens
+from runner.api import Document, Guide, Phase, Prompt, count_tokens
 
 SOURCE_TOKENS = (850.0, 400.0, 2000.0)
 """Guess (point, cheap, dear): a StorySumm story is ~640 words, ~850 tokens (its stories run
@@ -45,10 +47,14 @@ def estimate(
     max_tokens: int = 50,
     reasoning_tokens: int = 350,
     extras: Mapping[str, Any] | None = None,
+    document: Document | None = None,
     **_: object,
 ) -> list[Phase]:
     """The judge's calls for one summary (given, or of ``expected`` tokens)."""
-    source = judge.pick("source tokens", *SOURCE_TOKENS, "guess: a ~640-word story")
+    if document is not None:
+        source = float(count_tokens(document.text))
+    else:
+        source = judge.pick("source tokens", *SOURCE_TOKENS, "guess: a ~640-word story")
     said = count_tokens(summary) if summary is not None else expected
     fixed = float(count_tokens(load(method, prompt_dir).fixed_text()))
     answer = judge.completion(

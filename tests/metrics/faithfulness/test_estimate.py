@@ -10,7 +10,7 @@ import math
 from pathlib import Path
 
 import metrics.faithfulness as faithfulness
-from runner.api import Message
+from runner.api import Document, Message, count_tokens
 
 
 class FixedGuide:
@@ -86,3 +86,27 @@ def test_claims_not_given_add_the_extraction_call_to_a_guessed_count() -> None:
     )
     claim_calls = [p.calls for p in phases if p.purpose == "faithfulness.claim"]
     assert claim_calls == [150.0 / 15.0]  # the expected summary over ~15 tokens a claim
+
+
+def test_the_source_given_is_counted_in_every_call_instead_of_the_guess() -> None:
+    """Two sources whose token counts differ by a known amount move each call's prompt by it."""
+    summary = "The keeper lit the lantern."
+    short, long = "Word " * 100, "Word " * 1100
+    extra = count_tokens(long) - count_tokens(short)
+    claims = ("The keeper lit the lantern.", "The ship came home.", "It rained.")
+
+    def prompts(method: str, text: str) -> float:
+        phases = faithfulness.estimate(
+            summary,
+            100.0,
+            FixedGuide(4),
+            prompt=_prompt,
+            method=method,
+            extras={"claims": claims},
+            document=Document("d", text),
+        )
+        return sum(p.prompt_tokens for p in phases)
+
+    assert prompts("binary", long) - prompts("binary", short) == extra
+    assert prompts("cot", long) - prompts("cot", short) == 2 * extra
+    assert prompts("claims", long) - prompts("claims", short) == len(claims) * extra
