@@ -8,7 +8,7 @@ the BooookScore authors' own export: pairwise ``detail``, ``structure``, ``logic
 validation ``agreement`` (Appendix J's verdicts) and ``reasons``; claims ``faithful``
 (``Yes|No``: StorySumm's summary question) and, per claim ``i`` (a ``Repeater`` over the
 task's claims), ``label_<i>`` (``CLAIM_CHOICES``), ``evidence_<i>`` (a Labels control over the
-Text ``source``) and ``reason_<i>``. The span task's title,
+Text ``source_text``) and ``reason_<i>``. The span task's title,
 instructions, labels and their definitions are the owning metric's (``HUMAN``, found by
 ``runner.human.owner``; BooookScore's quote sec. 3's protocol and the M.4 taxonomy); the
 others quote the paper (Table 4's criteria, Appendix J's standards); the full pairwise
@@ -153,11 +153,13 @@ def _claims() -> str:
     Label Studio's ``Repeater`` repeats its children once per item of the task's ``claims``
     list, writing the item's index (from 0) where ``{{idx}}`` stands, so each claim has its
     own controls ``label_<i>``, ``evidence_<i>`` (a Labels control over the source) and
-    ``reason_<i>``: the names the reader parses (``runner.human.ls_controls``).
+    ``reason_<i>``: the names the reader parses (``runner.human.ls_controls``). The source is
+    the task's ``source_text``: Label Studio's labeling page resolves ``$source`` to the
+    task's own raw JSON, not to a data field of that name.
     """
     i = INDEX_FLAG
     lines = ["<View>", *_headers("Is the summary true to its source?", CLAIMS_HELP)]
-    lines += ['  <Header value="Source"/>', '  <Text name="source" value="$source"/>']
+    lines += ['  <Header value="Source"/>', '  <Text name="source_text" value="$source_text"/>']
     lines += ['  <Header value="Summary"/>', '  <Text name="summary" value="$summary"/>']
     lines += [
         f'  <Header size="5" value={quoteattr(FAITHFUL_QUESTION)}/>',
@@ -170,7 +172,7 @@ def _claims() -> str:
         '    <Choices name="label_{{idx}}" toName="claim_{{idx}}" choice="single" required="true">',
         *[f"      <Choice value={quoteattr(v)}/>" for v in CLAIM_CHOICES],
         "    </Choices>",
-        f'    <Labels name="evidence_{i}" toName="source" choice="single">',
+        f'    <Labels name="evidence_{i}" toName="source_text" choice="single">',
         f'      <Label value="evidence for claim {i}"/>',
         "    </Labels>",
         f'    <TextArea name="reason_{i}" toName="claim_{i}" rows="2" editable="true" '

@@ -106,7 +106,7 @@ def claims(summaries: list[tuple[str, Claimed]], seed: int) -> Export:
     tasks, key = [], {}
     for system, c in items:
         uid = _uid(rng)
-        data: dict[str, Any] = {"uid": uid, "book": c.doc_id, "source": c.source}
+        data: dict[str, Any] = {"uid": uid, "book": c.doc_id, "source_text": c.source}
         data.update({"summary": c.summary, "claims": [{"text": text} for text in c.claims]})
         tasks.append({"data": data})
         key[uid] = {"doc_id": c.doc_id, "system": system}

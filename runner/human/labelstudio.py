@@ -329,7 +329,7 @@ def _claims(
     checked to be a stretch of the source; ``faithful`` is None when the question was skipped.
     """
     summary = expect_str(task.data.get("summary"), task.path, task.where, "summary")
-    source = expect_str(task.data.get("source"), task.path, task.where, "source")
+    source = expect_str(task.data.get("source_text"), task.path, task.where, "source_text")
     texts = _claim_texts(task)
     answer = _choice(task, _controls(results), FAITHFUL_CONTROL, ("Yes", "No"), False)
     labels: dict[int, str] = {}

@@ -58,10 +58,10 @@ def test_tasks_hold_the_source_the_summary_and_the_runs_claims_in_order(
     assert key["kind"] == "claims" and key["seed"] == 4 and len(tasks) == 2
     for task in tasks:
         data = task["data"]
-        assert set(data) == {"uid", "book", "source", "summary", "claims"}
+        assert set(data) == {"uid", "book", "source_text", "summary", "claims"}
         doc = data["book"]
         assert key["tasks"][data["uid"]] == {"doc_id": doc, "system": runs["judged"]}
-        assert data["source"] == SOURCES[doc] and data["summary"] == SUMMARIES[doc]
+        assert data["source_text"] == SOURCES[doc] and data["summary"] == SUMMARIES[doc]
         assert [c["text"] for c in data["claims"]] == list(CLAIMS[doc])  # index order
     config = (tmp_path / "out" / "labeling-claims.xml").read_text()
     assert '<Repeater on="$claims" indexFlag="{{idx}}">' in config
@@ -106,7 +106,7 @@ def test_a_real_claims_judging_job_is_exported_with_its_claims_and_story(tmp_pat
     for task in tasks:
         data = task["data"]
         assert key["tasks"][data["uid"]] == {"doc_id": data["book"], "system": result.run_id}
-        assert data["source"] == STORY
+        assert data["source_text"] == STORY
         assert data["summary"] == " ".join(ENTRIES[data["book"]])
         assert [c["text"] for c in data["claims"]] == ENTRIES[data["book"]]
 
@@ -141,7 +141,7 @@ def test_a_run_without_claims_json_takes_its_datas_claims_for_the_datas_summarie
     assert [t["data"]["book"] for t in tasks] == ["story-1"]
     assert [c["text"] for c in tasks[0]["data"]["claims"]] == list(given["story-1"])
     assert "left out story-2" in shown  # its summary is not the data's: no given claims
-    assert tasks[0]["data"]["source"] == SOURCES["story-1"]
+    assert tasks[0]["data"]["source_text"] == SOURCES["story-1"]
 
 
 def test_a_run_with_no_claims_at_all_is_one_line_and_exit_2(
@@ -176,13 +176,15 @@ def test_a_long_or_unreadable_source_is_a_note_in_its_place(
     tasks, _ = export(tmp_path / "long", runs["uri"], runs["judged"], "--seed", "1")
     for task in tasks:
         words = len(SOURCES[task["data"]["book"]].split())
-        assert task["data"]["source"].startswith(f"(The source, {words} words, is too long")
+        assert task["data"]["source_text"].startswith(f"(The source, {words} words, is too long")
     monkeypatch.undo()
     moved = {**runs["data"], "sources": str(tmp_path / "gone")}
     run = log_run(runs["uri"], runs["root"], moved, SUMMARIES, CLAIMS)
     tasks, _ = export(tmp_path / "gone", runs["uri"], run, "--seed", "1")
     assert "sources not shown" in capsys.readouterr().out
-    assert all(t["data"]["source"].startswith("(The source is not available here") for t in tasks)
+    assert all(
+        t["data"]["source_text"].startswith("(The source is not available here") for t in tasks
+    )
     assert all(len(t["data"]["claims"]) == len(CLAIMS[t["data"]["book"]]) for t in tasks)
 
 
@@ -199,7 +201,7 @@ def _evidence(index: int, rid: str, part: str) -> dict[str, Any]:
     start = SOURCES["story-1"].index(part)
     value = {"start": start, "end": start + len(part), "text": part}
     value["labels"] = [f"evidence for claim {index}"]
-    return {"id": rid, "from_name": f"evidence_{index}", "to_name": "source",
+    return {"id": rid, "from_name": f"evidence_{index}", "to_name": "source_text",
             "type": "labels", "value": value}  # fmt: skip
 
 
@@ -223,7 +225,7 @@ def _answers() -> list[dict[str, Any]]:
 
 
 def _write(tmp_path: Path, result: list[dict[str, Any]], who: Any = 7) -> Path:
-    data: dict[str, Any] = {"uid": "t1", "book": "story-1", "source": SOURCES["story-1"]}
+    data: dict[str, Any] = {"uid": "t1", "book": "story-1", "source_text": SOURCES["story-1"]}
     data |= {"summary": SUMMARIES["story-1"], "claims": [{"text": c} for c in CLAIMS["story-1"]]}
     exported = [{"id": 3, "data": data, "annotations": [{"completed_by": who, "result": result}]}]
     path = tmp_path / "export.json"
@@ -292,18 +294,19 @@ def test_the_config_names_exactly_the_controls_the_reader_knows() -> None:
 
 
 def test_the_cli_import_records_the_annotation_as_a_human_run(
-    runs: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The judged run's own summary, labelled: faithful No (0.0), one of three claims supported."""
-    entry = {"doc_id": "story-1", "system": runs["judged"]}
-    key = {"kind": "claims", "seed": 0, "tasks": {"t1": entry}}
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    judged = log_run(uri, tmp_path, data_files(tmp_path), SUMMARIES, CLAIMS)
+    key = {"kind": "claims", "seed": 0, "tasks": {"t1": {"doc_id": "story-1", "system": judged}}}
     (tmp_path / "key.json").write_text(json.dumps(key))
     export_file = _write(tmp_path, _answers())
-    uri = f"sqlite:///{tmp_path / 'human.db'}"
     code = main(["import", str(export_file), "--key", str(tmp_path / "key.json"),
                  "--tracking-uri", uri])  # fmt: skip
-    shown = capsys.readouterr().out
-    assert code == 0 and "1 judgments read" in shown and "claims: 1 (annotator 7: 1)" in shown
+    shown, err = capsys.readouterr()
+    assert code == 0, err
+    assert "1 judgments read" in shown and "claims: 1 (annotator 7: 1)" in shown
     (human,) = [r for r in find_runs(uri, "summarization") if r.tags.get("runner.kind") == "human"]
     assert human.metrics["faithfulness/faithful"] == 0.0
     assert human.metrics["faithfulness/supported"] == pytest.approx(1 / 3)

@@ -247,12 +247,12 @@ def test_claim_labels_evidence_and_reasons_come_back(
     label = {"story-1": "Supported", "story-2": "Not supported"}
 
     def answer(data: dict[str, Any]) -> list[dict[str, Any]]:
-        doc, source = data["book"], data["source"]
+        doc, source = data["book"], data["source_text"]
         start = source.index(evidence[doc])
         result = [
             {"from_name": "faithful", "to_name": "summary", "type": "choices",
              "value": {"choices": ["Yes" if doc == "story-1" else "No"]}},
-            {"id": "ev", "from_name": "evidence_1", "to_name": "source", "type": "labels",
+            {"id": "ev", "from_name": "evidence_1", "to_name": "source_text", "type": "labels",
              "value": {"start": start, "end": start + len(evidence[doc]), "text": evidence[doc],
                        "labels": ["evidence for claim 1"]}},
             {"from_name": "reason_1", "to_name": "claim_1", "type": "textarea",
