@@ -311,3 +311,24 @@ def test_the_cli_import_records_the_annotation_as_a_human_run(
     assert human.metrics["faithfulness/faithful"] == 0.0
     assert human.metrics["faithfulness/supported"] == pytest.approx(1 / 3)
     assert human.metrics["faithfulness/claims"] == 3.0
+
+
+UI_EXPORT = Path(__file__).parent / "fixtures" / "claims-ui-export.json"
+"""A claims task answered in Label Studio 1.23.2's own labeling page (headless Chromium driven
+through the DevTools protocol: the boxes clicked, the evidence dragged over the source, the
+reason typed, Submit), then exported as JSON: what the ``Repeater``'s controls really write."""
+
+
+def test_an_answer_made_in_label_studios_labeling_page_reads_back() -> None:
+    key = {"kind": "claims", "seed": 0, "tasks": {"t1": {"doc_id": "story-1", "system": "run-a"}}}
+    (judgment,), unmatched = read_labelstudio(UI_EXPORT, key)
+    one, two, three = CLAIMS["story-1"]
+    assert unmatched == [] and judgment == ClaimsJudgment(
+        "story-1", "run-a", "1", SUMMARIES["story-1"], faithful=False,
+        claims=(
+            ClaimLabel(0, one, "supported", ("One spring she left for the city.",),
+                       "She left in spring."),
+            ClaimLabel(1, two, "partial"),
+            ClaimLabel(2, three, "cannot_tell"),
+        ),
+    )  # fmt: skip
