@@ -331,3 +331,16 @@ def test_report_writes_the_faithfulness_sections(store_report: tuple[Any, Path])
     # c1: supported->T tp, partial->F (unfaithful) tn, supported->T tp: precision 1, recall 1
     assert (float(claims["precision"]), float(claims["recall"])) == (1.0, 1.0)
     assert float(claims["% supported"]) == pytest.approx(200 / 3)
+
+
+def test_coherence_only_meta_has_nothing_of_faithfulness() -> None:
+    from runner.human_format import CoherenceAnnotation
+    from runner.report.meta.format import markdown
+    from runner.report.meta.make import build_tables
+    from runner.report.meta.read import MetaInputs
+
+    annotation = CoherenceAnnotation("d1", "hier", "a1", "Anna left. Bob came.")
+    inputs = MetaInputs((), (annotation,), {}, {}, {}, ())
+    tables, notes = build_tables(inputs, ("booookscore/score",), BOOT)
+    text = markdown(tables, notes)
+    assert "aithful" not in text and "no meta_sentences table" in text
