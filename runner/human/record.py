@@ -54,7 +54,7 @@ from runner.human.judgments import (
 from runner.human.owner import owner_of
 from runner.text import split_sentences
 from runner.tracking.assessments import HUMAN, Feedback, judged_run, log_feedback
-from runner.tracking.reader import RunRecord, client, find_runs
+from runner.tracking.reader import RunRecord, client, experiments, find_runs
 from runner.tracking.store import quiet_downloads
 from runner.tracking.tags import HUMAN_KIND, RUN_KIND_TAG, SWEEP_KIND
 from runner.tracking.writer import Tracker
@@ -113,9 +113,11 @@ def record_human_run(
         return HumanRun(earlier.run_id, 0, (), earlier)
     systems = judged_systems(judgments)
     runs = _judged_runs(tracking_uri, systems, source_file)
-    if experiment is None:
-        experiment = next((name for _, name in runs.values()), DEFAULT_EXPERIMENT)
     claims = [j for j in judgments if isinstance(j, ClaimsJudgment)]
+    if experiment is None:
+        experiment = next((name for _, name in runs.values()), None)
+    if experiment is None:
+        experiment = claims_experiment(tracking_uri, claims, source_file)
     named = [record for record, _ in runs.values()]
     claim_runs = claims_judged(tracking_uri, experiment, claims, source_file, named)
     scores = per_summary([j for j in judgments if isinstance(j, CoherenceAnnotation)])
@@ -290,6 +292,25 @@ def human_feedback(judgment: Judgment, human_run: str) -> list[Feedback]:
 
 def _types(labels: tuple[str, ...]) -> str:
     return ", ".join(labels) or "unlabeled"
+
+
+def claims_experiment(uri: str, claims: Sequence[ClaimsJudgment], source_file: Path | str) -> str:
+    """The one experiment whose runs judged these summaries (``summarization`` when none did).
+
+    People's labels from a release file name no run: their judged runs are found by doc_id
+    and summary text in every experiment of the store, so ``annotate import storysumm.json``
+    after a preset (``tracking.experiment=storysumm_raters``) lands beside its runs. Judged
+    runs in several experiments is one line asking for ``--experiment``, never a guess.
+    """
+    if not claims:
+        return DEFAULT_EXPERIMENT
+    found = [name for name in experiments(uri) if claims_judged(uri, name, claims, source_file)]
+    if len(found) > 1:
+        raise HumanDataError(
+            f"{source_file}: runs of several experiments judged these summaries "
+            f"({', '.join(found)}); give --experiment NAME to record the labels beside one"
+        )
+    return found[0] if found else DEFAULT_EXPERIMENT
 
 
 def claims_judged(

@@ -318,3 +318,37 @@ def test_a_run_the_judgments_name_is_judged_in_its_own_experiment(tmp_path: Path
     run = client.get_run(human.run_id)
     assert client.get_experiment(run.info.experiment_id).name == "elsewhere"
     assert run.data.tags["human.judged_run"] == run_id
+
+
+def _judged_in(uri: str, experiment: str, root: Path) -> str:
+    tracker = Tracker(uri, experiment, root)
+    run_id = tracker.start(f"judged in {experiment}", {})
+    tracker.log_json({"st-1": SUMMARIES["st-1"]}, "summaries.json")
+    tracker.finish("FINISHED")
+    return run_id
+
+
+def test_labels_naming_no_run_land_in_the_experiment_whose_runs_judged_them(
+    tmp_path: Path,
+) -> None:
+    """A release file names no run: its judged runs are searched in every experiment (a preset
+    logs to its own), and the human run is recorded beside them."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    Tracker(uri, "summarization", tmp_path / "artifacts")  # the default experiment exists
+    run_id = _judged_in(uri, "storysumm_raters", tmp_path / "artifacts")
+    human = record_human_run(uri, None, JUDGED[:1], tmp_path / "people.json")
+    assert human.claims_judged == (run_id,)
+    client = MlflowClient(uri)
+    run = client.get_run(human.run_id)
+    assert client.get_experiment(run.info.experiment_id).name == "storysumm_raters"
+
+
+def test_judged_runs_in_two_experiments_ask_for_one(tmp_path: Path) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    for name in ("first", "second"):
+        _judged_in(uri, name, tmp_path / "artifacts")
+    with pytest.raises(HumanDataError) as err:
+        record_human_run(uri, None, JUDGED[:1], tmp_path / "people.json")
+    message = str(err.value)
+    assert "\n" not in message and "first, second" in message and "--experiment" in message
+    assert _humans(uri) == []
