@@ -12,10 +12,12 @@ CI=true (``.ci/run`` installs it).
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -34,7 +36,7 @@ from runner.human.judgments import (
     from_record,
 )
 from tests.conftest import REPO, missing
-from tests.runner.annotate import ls_server
+from tests.runner.annotate import ls_browser, ls_server
 from tests.runner.annotate.claims_runs import CLAIMS, SOURCES, SUMMARIES, data_files, log_run
 
 SENTENCES = {
@@ -280,3 +282,62 @@ def test_claim_labels_evidence_and_reasons_come_back(
         )
     assert sorted(judgments, key=lambda j: j.doc_id) == sorted(expected, key=lambda j: j.doc_id)
     assert {j.doc_id for j in judgments} == set(SOURCES)
+
+
+def test_a_claims_task_answered_in_the_labeling_page_comes_back(
+    server: ls_server.Server, tmp_path: Path
+) -> None:
+    """Label Studio's own page renders the Repeater and writes what the reader reads.
+
+    Skips without a headless Chromium (``ls_browser``): the REST test above still runs.
+    """
+    binary = ls_browser.chromium()
+    if binary is None:
+        pytest.skip("no Chromium to drive Label Studio's labeling page (set CHROMIUM_BIN)")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    run = log_run(uri, tmp_path, data_files(tmp_path), SUMMARIES, CLAIMS)
+    out = tmp_path / "out"
+    _annotate("export", "claims", run, "--tracking-uri", uri, "--seed", "2", "--out", str(out))
+    project, listed = _project(server, out, "claims")
+    task = next(t for t in listed if t["data"]["book"] == "story-1")
+    url = f"{server.url}/projects/{project}/data?task={task['id']}"
+    asyncio.run(_answer_in_page(binary, tmp_path / "chromium", server, url))
+    deadline = time.monotonic() + 30
+    while not server.call("GET", f"/api/tasks/{task['id']}")["total_annotations"]:
+        assert time.monotonic() < deadline, "the page's Submit never reached Label Studio"
+        time.sleep(0.5)
+    exported = server.call("GET", f"/api/projects/{project}/export?exportType=JSON")
+    (out / "export.json").write_text(json.dumps(exported))
+    jsonl = out / "judgments.jsonl"
+    shown = _annotate("import", str(out / "export.json"), "--key", str(out / "key.json"),
+                      "--out", str(jsonl), "--no-record")  # fmt: skip
+    assert "1 judgments read" in shown  # Label Studio exports annotated tasks only
+    (judgment,) = [from_record(json.loads(line)) for line in jsonl.read_text().splitlines()]
+    user = str(server.call("GET", "/api/current-user/whoami")["id"])
+    one, two, three = CLAIMS["story-1"]
+    assert judgment == ClaimsJudgment(
+        "story-1", run, user, SUMMARIES["story-1"], False, "",
+        (ClaimLabel(0, one, "supported", ("One spring she left for the city.",), "In spring."),
+         ClaimLabel(1, two, "partial"), ClaimLabel(2, three, "cannot_tell")),
+        "claim",
+    )  # fmt: skip
+
+
+async def _answer_in_page(binary: str, profile: Path, server: ls_server.Server, url: str) -> None:
+    """No; claim 0 supported (evidence dragged over, a reason typed), 1 partial, 2 cannot tell."""
+    boxes = f"[...document.querySelectorAll('input[type=checkbox]')].filter({ls_browser.IN_AREA})"
+    buttons = "[...document.querySelectorAll('button')]"
+    async with ls_browser.Page(binary, profile) as page:
+        await page.open(url, ls_browser.session_cookies(server), f"{boxes}.length >= 14")
+        for index in (1, 2, 2 + 4 + 1, 2 + 8 + 3):  # Yes, No, then four per claim
+            await page.click(f"{boxes}[{index}]")
+        label = "[...document.querySelectorAll('span')]"
+        await page.click(f"{label}.find(e => e.innerText.trim() === 'evidence for claim 0')")
+        await page.drag_over("One spring she left for the city.")
+        await page.click(
+            f"[...document.querySelectorAll('textarea')].filter({ls_browser.IN_AREA})[0]"
+        )
+        await page.type("In spring.")
+        await page.click(f"{buttons}.find(e => e.innerText.trim() === 'Add')")
+        await page.click(f"{buttons}.find(e => e.innerText.trim() === 'Submit')")
+        await page.wait_for(f"{buttons}.find(e => e.innerText.trim() === 'Update')", 30)
