@@ -130,7 +130,6 @@ def _run_data(config: Any) -> RunData:
     """The run's documents read again through the data loader its config names."""
     from runner.config.data_config import data_config
     from runner.data.sources import read_items
-    from runner.errors import RunnerError
 
     block = config.get("data") if isinstance(config, dict) else None
     if not isinstance(block, dict):
@@ -138,7 +137,7 @@ def _run_data(config: Any) -> RunData:
     try:
         data = data_config(dict(block))
         items = read_items(data.source, data.values(), data.limit)
-    except (RunnerError, OSError, ValueError) as err:
+    except Exception as err:  # noqa: BLE001 - any loader's failure: the source is then a note
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         return RunData({}, {}, f"its data={block.get('source')} cannot be read here: {first}")
     sources = {i.doc_id: (i.source.text if i.source else None) for i in items}
