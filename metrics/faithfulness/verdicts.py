@@ -1,10 +1,11 @@
 """The faithfulness judge's verdicts on a document's trace (``Metric.verdicts``).
 
-One ``faithfulness/claim`` verdict per claim asked about (value True/False, rationale the
-judge's answer, metadata the claim, its index and the passages it was shown) and one
+One ``faithfulness/claim`` verdict per claim asked about (value ``supported`` or
+``unsupported``: the words of people's claim labels, ``runner.api.CLAIM_LABELS``, so the
+Traces tab counts the judge's and people's values side by side; rationale the judge's
+answer; metadata the claim, its index and the passages it was shown) and one
 ``faithfulness/faithful`` verdict per summary: the names people's labels are recorded
-under on the same trace, so the Traces tab shows the judge and people side by side. An
-undecided answer gets no verdict (the run's notes list it).
+under on the same trace. An undecided answer gets no verdict (the run's notes list it).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from runner.api import MetricResult, Verdict
+from runner.api import CLAIM_LABELS, MetricResult, Verdict
 
 ARTIFACT = "claims.json"
 """Per-claim answers of the claims method: ``{doc_id: [row, ...]}``."""
@@ -22,6 +23,8 @@ ANSWERS = "answers.json"
 """The summary-level answer of the binary and cot methods: ``{doc_id: {...}}``."""
 CLAIM = "faithfulness/claim"
 FAITHFUL = "faithfulness/faithful"
+SUPPORTED, UNSUPPORTED = CLAIM_LABELS[0], CLAIM_LABELS[2]
+"""A claim the judge answered True / False, in people's words."""
 
 
 def on_trace(result: MetricResult) -> list[Verdict]:
@@ -41,7 +44,8 @@ def _claim(row: Mapping[str, Any]) -> Verdict:
         "index": str(row["index"]),
         "passages": passages if isinstance(passages, str) else json.dumps(passages),
     }
-    return Verdict(CLAIM, bool(row["supported"]), rationale=str(row["answer"]), metadata=metadata)
+    label = SUPPORTED if row["supported"] else UNSUPPORTED
+    return Verdict(CLAIM, label, rationale=str(row["answer"]), metadata=metadata)
 
 
 def _why(result: MetricResult, rows: Sequence[Mapping[str, Any]]) -> str:

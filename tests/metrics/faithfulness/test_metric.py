@@ -178,14 +178,21 @@ def test_requests_put_the_cached_story_first_and_the_claim_last(job: dict[str, A
 def test_the_judges_verdicts_are_on_the_traces(job: dict[str, Any]) -> None:
     client = MlflowClient(job["uri"])
     names: list[str] = []
+    claims: dict[str, str] = {}
     for trace_id in document_traces(job["uri"], job["run_id"]).values():
-        names += [
-            a.name
+        judged = [
+            a
             for a in client.get_trace(trace_id).info.assessments
             if a.source.source_type == "LLM_JUDGE"
         ]
+        names += [a.name for a in judged]
+        claims.update({a.metadata["claim"]: a.value for a in judged if a.name.endswith("claim")})
     decided = sum(1 for c in ENTRIES.values() for claim in c if said(claim) != "Maybe")
     assert names.count("faithfulness/claim") == decided
+    # in people's words (CLAIM_LABELS), so the judge's and people's values count side by side
+    words = {"True": "supported", "False": "unsupported"}
+    expected = {c: words[said(c)] for e in ENTRIES.values() for c in e if said(c) != "Maybe"}
+    assert claims == expected
     assert names.count("faithfulness/faithful") == 2  # s3 is undecided: no summary verdict
 
 
