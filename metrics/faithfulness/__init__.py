@@ -47,7 +47,7 @@ from metrics.faithfulness.prompts import Prompts, load
 from metrics.faithfulness.retrieval import check_retrieval, prepare
 from metrics.faithfulness.verdicts import ANSWERS, ARTIFACT, on_trace
 from metrics.judging import Usage
-from runner.api import LLM, ConfigError, Document, Metric, MetricResult, Verdict
+from runner.api import LLM, ConfigError, Document, Metric, MetricError, MetricResult, Verdict
 
 PROMPT_ROOT = Path(__file__).parent / "prompts"
 """``metrics/faithfulness/prompts/``: the package keeps its prompts beside it."""
@@ -56,6 +56,7 @@ PROMPT_DIRS = ("faithfulness",)
 ROLES = ("judge",)
 METHODS = ("binary", "cot", "claims")
 KEY = "metrics.faithfulness"
+NO_SOURCE = "faithfulness: no source to judge the summary against"
 
 
 class Faithfulness(Metric):
@@ -72,6 +73,33 @@ class Faithfulness(Metric):
         self.headline = ("faithful", "supported") if method == "claims" else ("faithful",)
         self.extraction = extraction_prompt() if method == "claims" else None
 
+    def reduce(self, per_document: Mapping[str, MetricResult]) -> dict[str, float]:
+        """The mean of each value; a job none of whose summaries has its source is refused.
+
+        Every value would be NaN: a FINISHED run saying nothing (``data=fables`` without
+        ``data.books``). Some summaries without their source are NaN with the note, and
+        ``warnings`` names them.
+        """
+        sourceless = [doc for doc, r in per_document.items() if NO_SOURCE in r.notes]
+        if per_document and len(sourceless) == len(per_document):
+            raise MetricError(
+                f"metrics=faithfulness: none of the {len(per_document)} summaries has its "
+                "source, so none can be judged; give the sources (data=fables: data.books=DIR "
+                "with the books as <title>.txt)"
+            )
+        return super().reduce(per_document)
+
+    def warnings(self, per_document: Mapping[str, MetricResult]) -> list[str]:
+        """Summaries left unjudged for want of their source."""
+        sourceless = [doc for doc, r in per_document.items() if NO_SOURCE in r.notes]
+        if not sourceless:
+            return []
+        shown = ", ".join(sourceless[:3]) + (", ..." if len(sourceless) > 3 else "")
+        return [
+            f"faithfulness: {len(sourceless)} of {len(per_document)} summaries have no source "
+            f"({shown}): NaN, left out of the means"
+        ]
+
     def verdicts(self, result: MetricResult) -> list[Verdict]:
         """The judge's verdicts for the document's trace: per claim, and the summary's."""
         return on_trace(result)
@@ -82,7 +110,7 @@ class Faithfulness(Metric):
         """The summary's label (and its claims' answers) against ``document``'s text."""
         usage = Usage()
         if document is None or not document.text.strip():
-            return self._undecided("faithfulness: no source to judge the summary against", usage)
+            return self._undecided(NO_SOURCE, usage)
         story = document.text.strip()
         if self.method == "claims":
             return self._claims(story, summary, dict(extras or {}), usage)

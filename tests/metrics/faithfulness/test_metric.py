@@ -24,7 +24,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 import metrics.faithfulness as faithfulness
-from runner.api import ConfigError, Document, Message
+from runner.api import ConfigError, Document, Message, MetricError
 from runner.tracking.assessments import document_traces
 from tests.conftest import missing_shared
 from tests.helpers.cli import REPO
@@ -279,6 +279,55 @@ def test_no_source_is_nan_with_a_note_and_no_call() -> None:
     result = metric.score(None, "A summary.", extras={"claims": ("A claim.",)})
     assert math.isnan(result.values["faithful"]) and math.isnan(result.values["supported"])
     assert "no source" in result.notes[0] and calls_of(judge) == []
+
+
+def test_some_summaries_without_a_source_are_named_and_none_with_one_is_refused() -> None:
+    judge = scripted_llm(_script("True"), role="judge")
+    metric = faithfulness.setup(judge, method="claims")
+    extras = {"claims": ("The keeper lit the lantern.",)}
+    judged = metric.score(Document("a", STORY), "A summary.", extras=extras)
+    bare = metric.score(None, "A summary.", extras=extras)
+    (warning,) = metric.warnings({"a": judged, "b": bare})
+    assert "1 of 2 summaries have no source (b)" in warning
+    assert metric.reduce({"a": judged, "b": bare})["faithful"] == 1.0
+    with pytest.raises(MetricError) as caught:
+        metric.reduce({"b": bare, "c": bare})
+    message = str(caught.value)
+    assert "\n" not in message and "none of the 2 summaries has its source" in message
+    assert "data.books=DIR" in message
+
+
+def test_a_job_whose_summaries_all_lack_their_source_fails_in_one_line(tmp_path: Path) -> None:
+    """``data=summaries`` without ``data.sources``: every value would be NaN in a FINISHED run."""
+    data = tmp_path / "summaries.json"
+    data.write_text(json.dumps({"d1": "The keeper lit the lantern."}), encoding="utf-8")
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "runner",
+            "strategy=none",
+            "data=summaries",
+            f"data.path={data}",
+            "metrics=faithfulness",
+            "judge=local",
+            f"tracking.uri={uri}",
+            f"hydra.run.dir={tmp_path / 'hydra'}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode != 0
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "none of the 1 summaries has its source" in errors[0], done.stderr
+    (run,) = MlflowClient(uri).search_runs(
+        [MlflowClient(uri).get_experiment_by_name("summarization").experiment_id]
+    )
+    assert run.info.status == "FAILED"
 
 
 def test_without_given_claims_the_judge_extracts_them() -> None:
