@@ -44,7 +44,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from runner.api import (
     ConfigError,
@@ -289,7 +289,8 @@ def _predicted_entry(doc: str, raw: dict[str, Any], where: str) -> Entry:
         values["sentences_supported"] = _share(sentences)
         values["sentences"] = float(len(sentences))
     probs = raw.get("probs")
-    rationale, sentence_probs = "", ()
+    rationale = ""
+    sentence_probs: tuple[float, ...] = ()
     if isinstance(probs, str):
         rationale = probs
     elif _is_number(probs):
@@ -362,7 +363,7 @@ def _table_value(raw: object, value: str, what: str) -> float:
 
 def _number_of(raw: object, what: str) -> float:
     if _is_number(raw):
-        return float(raw)  # type: ignore[arg-type]
+        return float(raw)
     try:
         return float(str(raw).strip())
     except ValueError:
@@ -370,8 +371,8 @@ def _number_of(raw: object, what: str) -> float:
 
 
 def _zero_one(raw: object, what: str) -> float:
-    if _is_number(raw) and float(raw) in (0.0, 1.0):  # type: ignore[arg-type]
-        return float(raw)  # type: ignore[arg-type]
+    if _is_number(raw) and float(raw) in (0.0, 1.0):
+        return float(raw)
     raise ConfigError(f"{what} {_shown(raw)}, not 0 or 1 (1 = faithful); fix the file")
 
 
@@ -383,7 +384,7 @@ def _labels(raw: object, what: str) -> tuple[bool, ...]:
     return tuple(_zero_one(x, what) == 1.0 for x in raw)
 
 
-def _is_number(raw: object) -> bool:
+def _is_number(raw: object) -> TypeGuard[int | float]:
     return isinstance(raw, (int, float)) and not isinstance(raw, bool)
 
 
