@@ -12,7 +12,7 @@ from types import ModuleType
 
 import pytest
 
-from metrics import PROMPT_ROOT as METRIC_PROMPTS
+from runner.plugins.identity import prompt_folders
 from strategies import PROMPT_ROOT as STRATEGY_PROMPTS
 from tests.helpers.plugins import built_ins
 
@@ -39,7 +39,8 @@ def test_every_strategy_declares_its_contract(name: str) -> None:
 def test_every_metric_declares_its_contract(name: str) -> None:
     module = METRICS[name]
     assert _declares(module, ("ROLES", "PROMPT_DIRS", "setup")) == []
-    has_prompts = [f for f in module.PROMPT_DIRS if (METRIC_PROMPTS / f).is_dir()]
+    # where the runner finds them: metrics/prompts/, or a package's PROMPT_ROOT
+    has_prompts = [folder for folder in prompt_folders(module).values() if folder.is_dir()]
     judged = "judge" in module.ROLES
     assert has_prompts or not judged, f"{name} asks a judge but names no prompt folder"
 

@@ -260,7 +260,9 @@ def test_help_lists_the_built_ins_with_their_origin() -> None:
     )
     assert listed["strategy"] == "baseline, hier, incremental, none, summit (built-in)"
     assert "booookscore" in listed["metrics"] and listed["metrics"].endswith("(built-in)")
-    assert listed["data"] == "booookscore_pickle, dir, hf, none, sample, summaries (built-in)"
+    assert listed["data"] == (
+        "booookscore_pickle, dir, fables, hf, none, sample, storysumm, summaries (built-in)"
+    )
     assert "precomputed" not in done.stdout.split("== Config ==")[0]
 
 
