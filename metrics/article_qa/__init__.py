@@ -21,7 +21,7 @@ import math
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from metrics.judging import Answer, Usage, ask_json
 from metrics.slots import SlotTemplate, load_slots
@@ -107,15 +107,31 @@ class Asker:
         )
 
 
-def source_budget(judge: LLM, prompt: Prompt, max_tokens: int, room_tokens: int, key: str) -> int:
-    """Tokens of source text one call can carry; a ConfigError when too few are left."""
+class FixedText(Protocol):
+    """A prompt that can say how long it is with its slots empty.
+
+    ``Prompt`` here, and other metrics' prompt sets (faithfulness's).
+    """
+
+    def fixed_text(self) -> str:
+        """The prompt's own text, slots empty."""
+        ...
+
+
+def source_budget(
+    judge: LLM, prompt: FixedText, max_tokens: int, room_tokens: int, key: str
+) -> int:
+    """Tokens of source text one call can carry; a ConfigError when too few are left.
+
+    ``max_tokens``: every answer the call's conversation holds (a reasoning step included).
+    """
     fixed = judge.count_tokens(prompt.fixed_text())
     budget = judge.context_window - fixed - max_tokens - room_tokens
     if budget < 64:
         raise ConfigError(
             f"{key}: judge.context_window={judge.context_window} leaves {budget} tokens for the "
-            f"text after the prompt ({fixed}), max_tokens ({max_tokens}) and room_tokens "
-            f"({room_tokens}); lower them"
+            f"text after the prompt ({fixed}), the answers ({max_tokens}) and room_tokens "
+            f"({room_tokens}); lower them or use a judge with a larger window"
         )
     return budget
 

@@ -30,7 +30,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from metrics.article_qa import Asker, check_float, check_int
+from metrics.article_qa import Asker, check_float, check_int, source_budget
 from metrics.faithfulness.claims import (
     EXTRACT_ATTEMPTS,
     EXTRACT_TOKENS,
@@ -194,14 +194,7 @@ def setup(
     check_float(f"{KEY}.temperature", temperature, 0.0, 2.0)
     prompts = load(method, prompt_dir)
     answers = max_tokens + (reasoning_tokens if method == "cot" else 0)  # cot: its reasoning
-    fixed = judge.count_tokens(prompts.fixed_text())
-    budget = judge.context_window - fixed - answers - room_tokens
-    if budget < 64:
-        raise ConfigError(
-            f"{KEY}: judge.context_window={judge.context_window} leaves {budget} tokens for the "
-            f"source after the prompt ({fixed}), the answers ({answers}) and room_tokens "
-            f"({room_tokens}); lower them or use a judge with a larger window"
-        )
+    budget = source_budget(judge, prompts, answers, room_tokens, KEY)
     settings = {
         "max_tokens": max_tokens,
         "reasoning_tokens": reasoning_tokens,
