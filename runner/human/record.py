@@ -116,10 +116,11 @@ def record_human_run(
     claims = [j for j in judgments if isinstance(j, ClaimsJudgment)]
     if experiment is None:
         experiment = next((name for _, name in runs.values()), None)
-    if experiment is None:
-        experiment = claims_experiment(tracking_uri, claims, source_file)
     named = [record for record, _ in runs.values()]
-    claim_runs = claims_judged(tracking_uri, experiment, claims, source_file, named)
+    if experiment is None:  # no run named: the runs holding the summaries tell (read once)
+        experiment, claim_runs = claims_experiment(tracking_uri, claims, source_file)
+    else:
+        claim_runs = claims_judged(tracking_uri, experiment, claims, source_file, named)
     scores = per_summary([j for j in judgments if isinstance(j, CoherenceAnnotation)])
     for doc, values in claim_values(claims).items():
         scores.setdefault(doc, {}).update(values)
@@ -294,23 +295,27 @@ def _types(labels: tuple[str, ...]) -> str:
     return ", ".join(labels) or "unlabeled"
 
 
-def claims_experiment(uri: str, claims: Sequence[ClaimsJudgment], source_file: Path | str) -> str:
-    """The one experiment whose runs judged these summaries (``summarization`` when none did).
+def claims_experiment(
+    uri: str, claims: Sequence[ClaimsJudgment], source_file: Path | str
+) -> tuple[str, dict[str, tuple[RunRecord, list[ClaimsJudgment]]]]:
+    """The one experiment whose runs judged these summaries, and those runs (``claims_judged``).
 
     People's labels from a release file name no run: their judged runs are found by doc_id
     and summary text in every experiment of the store, so ``annotate import storysumm.json``
     after a preset (``tracking.experiment=storysumm_raters``) lands beside its runs. Judged
-    runs in several experiments is one line asking for ``--experiment``, never a guess.
+    runs in several experiments is one line asking for ``--experiment``, never a guess; none
+    is ``summarization`` with no judged run.
     """
     if not claims:
-        return DEFAULT_EXPERIMENT
-    found = [name for name in experiments(uri) if claims_judged(uri, name, claims, source_file)]
+        return DEFAULT_EXPERIMENT, {}
+    found = {name: claims_judged(uri, name, claims, source_file) for name in experiments(uri)}
+    found = {name: runs for name, runs in found.items() if runs}
     if len(found) > 1:
         raise HumanDataError(
             f"{source_file}: runs of several experiments judged these summaries "
             f"({', '.join(found)}); give --experiment NAME to record the labels beside one"
         )
-    return found[0] if found else DEFAULT_EXPERIMENT
+    return next(iter(found.items()), (DEFAULT_EXPERIMENT, {}))
 
 
 def claims_judged(
