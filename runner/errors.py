@@ -116,3 +116,11 @@ class Terminated(BaseException):
 
 class BudgetExceeded(RunnerError):
     """``budget.usd`` or ``budget.sweep_usd`` was reached; no further model call is made."""
+
+
+class BatchError(RunnerError):
+    """A provider batch could not be submitted, or did not end within ``<role>.batch_timeout``.
+
+    It stops the job: every request the batch holds would fail the same way. The batches stay
+    in the ledger, so the same command waits for them again (``runner/llm/batch/``).
+    """

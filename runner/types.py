@@ -88,6 +88,8 @@ class Completion:
     top_logprobs: tuple[dict[str, float], ...] = ()
     """Per generated token, the top alternatives' log-probabilities (only when asked for
     with ``top_logprobs=k`` and the provider returns them; G-Eval's weighted score)."""
+    batch_id: str = ""
+    """The provider batch that answered this call ('' for an online call or a cache hit)."""
 
 
 class LLM(Protocol):
@@ -97,6 +99,10 @@ class LLM(Protocol):
     context_window: int
     concurrency: int
     """Calls worth having in flight at once (1 for the in-process model, to keep its KV cache)."""
+    batch: bool
+    """True when this role's calls wait for a provider batch (``<role>.batch=true``): ask
+    every request that does not need another's answer at once, with no cache-warming first
+    call, so that they travel in one batch."""
 
     def complete(
         self,

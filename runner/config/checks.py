@@ -49,6 +49,8 @@ def check_fields(cls: type, raw: dict[str, Any], where: str) -> None:
             raise ConfigError(f"{where}.{field.name}={raw[field.name]} must be {wanted}")
         if field.metadata.get("positive") and raw.get(field.name) is not None:
             _positive(f"{where}.{field.name}", raw[field.name])
+        if field.metadata.get("seconds") and raw.get(field.name) is not None:
+            _seconds(f"{where}.{field.name}", raw[field.name])
 
 
 def _positive(key: str, value: Any) -> None:
@@ -57,6 +59,12 @@ def _positive(key: str, value: Any) -> None:
         raise ConfigError(
             f"{key}={value} must be a positive whole number, or null for no limit; e.g. {key}=500"
         )
+
+
+def _seconds(key: str, value: Any) -> None:
+    """A field marked ``metadata={"seconds": True}`` (a wait) is above zero."""
+    if value <= 0:
+        raise ConfigError(f"{key}={value} must be a number of seconds above 0, e.g. {key}=30")
 
 
 def _fits(value: Any, hint: Any) -> bool:

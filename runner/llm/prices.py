@@ -75,6 +75,34 @@ def _entry(model: str) -> dict[str, Any]:
     return {}
 
 
+BATCH_DISCOUNT = 0.5
+"""What a batch request costs against the same request online, where litellm's map gives no
+batch price: Anthropic, OpenAI and Gemini all publish 50%."""
+
+
+def batch_price_of(spec: ModelSpec) -> Price:
+    """The model's prices for requests sent in a provider batch.
+
+    litellm's map's batch prices (``input_cost_per_token_batches``) where it has them, else the
+    online price (configured, or the map's) at ``BATCH_DISCOUNT``.
+    """
+    online = price_of(spec)
+    entry = {} if spec.in_process or online.source == "configured" else _entry(spec.model)
+    if entry.get("input_cost_per_token_batches") is not None:
+        return Price(
+            float(entry["input_cost_per_token_batches"]),
+            float(entry.get("output_cost_per_token_batches") or 0.0),
+            online.window,
+            "litellm's price map (batch)",
+        )
+    return Price(
+        online.input_per_token * BATCH_DISCOUNT,
+        online.output_per_token * BATCH_DISCOUNT,
+        online.window,
+        f"{online.source}, at the batch discount ({BATCH_DISCOUNT:.0%})",
+    )
+
+
 def price_of(spec: ModelSpec) -> Price:
     """The model's prices and window: configured, else litellm's map, else unknown (0 USD)."""
     entry = {} if spec.in_process else _entry(spec.model)

@@ -85,6 +85,20 @@ class ModelSpec:
     none, as for every API model: the papers' prompts are sent as they are). The embedded
     0.5B summarizer copies the story's opening without one."""
 
+    batch: bool = False
+    """Send this role's requests as provider batches (Anthropic's Message Batches, OpenAI's
+    Batch API): half the price, answers within hours (``runner/llm/batch/``). Requests are
+    gathered until ``batch_gather`` seconds pass without a new one, so requests that do not
+    wait on each other's answers go out together; the job waits for the answers and goes on
+    as if they had come online (same cache keys, scores and fingerprint)."""
+    batch_gather: float = field(default=2.0, metadata={"seconds": True})
+    """Seconds without a new request before the gathered ones are submitted as a batch."""
+    batch_poll: float = field(default=30.0, metadata={"seconds": True})
+    """Seconds between two looks at a batch in flight."""
+    batch_timeout: float = field(default=86400.0, metadata={"seconds": True})
+    """Seconds a job waits for its batches (from its first submission) before it ends FAILED;
+    the batches stay in flight and a rerun of the same command waits for them again."""
+
     @property
     def is_local(self) -> bool:
         """True for the in-process llama.cpp model."""
@@ -146,5 +160,8 @@ class ModelSpec:
         return any(getattr(self, key) is not None for key in RATE_KEYS)
 
 
-NOT_IN_FINGERPRINT = ("concurrency", "timeout_s", "retry", *RATE_KEYS)
+BATCH_KEYS = ("batch", "batch_gather", "batch_poll", "batch_timeout")
+"""How a role's requests travel (online or in provider batches), never what they ask."""
+
+NOT_IN_FINGERPRINT = ("concurrency", "timeout_s", "retry", *RATE_KEYS, *BATCH_KEYS)
 """Model keys that change how calls are made, never what they answer."""

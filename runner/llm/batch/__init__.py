@@ -1,0 +1,13 @@
+"""Provider batch APIs for a role with ``batch=true``: half price, answers within hours.
+
+A job's batchable requests wait in ``collector.py`` until no new one arrives for a moment,
+go to the provider as one batch (``anthropic.py``: Message Batches through Anthropic's SDK;
+``openai.py``: files + batches through OpenAI's SDK, which OpenAI-compatible servers such as
+vLLM also speak), and each answer lands in the response cache under its request's own key,
+so the job goes on as if it had been answered online. ``ledger.py`` writes every submitted
+batch beside the cache before the job waits, so a rerun after a kill waits for the same
+batch instead of paying again. ``protocol.py`` is what a provider's adapter implements.
+
+Part of ``runner.llm``, the one door to model providers: only this package imports the
+providers' SDKs.
+"""
