@@ -138,7 +138,7 @@ class Alignment(Metric):
         units = [
             partial(self.judge_claim, c, evidence, u) for c, u in zip(claims, usages, strict=True)
         ]
-        rows = run_units(units, self.asker.judge.concurrency)
+        rows = run_units(units, self.asker.judge)
         for unit_usage in usages:
             usage.merge(unit_usage)
         return rows

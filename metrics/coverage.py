@@ -108,7 +108,7 @@ class Coverage(Metric):
         units = [
             partial(self.answer, q, summary, u) for q, u in zip(questions, usages, strict=True)
         ]
-        rows = run_units(units, self.asker.judge.concurrency)
+        rows = run_units(units, self.asker.judge)
         for unit_usage in usages:
             usage.merge(unit_usage)
         return MetricResult(
@@ -138,7 +138,7 @@ class Coverage(Metric):
         ]
         usages = [Usage() for _ in work]
         units = [partial(self.generate, c, n, u) for (c, n), u in zip(work, usages, strict=True)]
-        found = run_units(units, self.asker.judge.concurrency)
+        found = run_units(units, self.asker.judge)
         for unit_usage in usages:
             usage.merge(unit_usage)
         missing = sum(n for (_, n), qs in zip(work, found, strict=True) if qs is None)

@@ -201,10 +201,18 @@ def ask_json(
     return last
 
 
-def run_units(units: Sequence[Callable[[], T]], concurrency: int) -> list[T]:
-    """Run the units in order (concurrency 1) or in a pool after a first, cache-warming one."""
+def run_units(units: Sequence[Callable[[], T]], judge: LLM) -> list[T]:
+    """Run the units in order (``judge.concurrency`` 1) or in a pool up to it.
+
+    Online, one first unit runs alone so the provider caches the shared prefix before the
+    others arrive; a batched judge (``judge.batch``) gets them all at once, so they travel in
+    one batch instead of two.
+    """
+    concurrency = getattr(judge, "concurrency", 1)
     if concurrency <= 1 or len(units) <= 1:
         return [unit() for unit in units]
+    if getattr(judge, "batch", False):
+        return thread_map(_run, units, concurrency)
     first = units[0]()
     rest = thread_map(_run, units[1:], concurrency)  # the calls stay the document's
     return [first, *rest]

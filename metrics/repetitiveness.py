@@ -77,7 +77,7 @@ class Repetitiveness(Metric):
         units = [functools.partial(self._sample, summary, i) for i in range(self.n_samples)]
         usage = Usage()
         answers = []
-        for answer, spent in run_units(units, self.judge.concurrency):
+        for answer, spent in run_units(units, self.judge):
             answers.append(answer)
             usage.merge(spent)
         repetitive = [answer.value[0] == 0 for answer in answers if answer.parsed]

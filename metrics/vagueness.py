@@ -121,7 +121,7 @@ class Vagueness(Metric):
         units = [functools.partial(self._judge_group, sentences, g) for g in groups]
         verdicts: dict[int, Verdict] = {}
         usage = Usage()
-        for found, spent in run_units(units, self.judge.concurrency):
+        for found, spent in run_units(units, self.judge):
             verdicts.update(found)
             usage.merge(spent)
         return MetricResult(

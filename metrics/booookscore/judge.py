@@ -99,7 +99,7 @@ def judge_all(ask: Ask, sentences: list[str], batch_size: int) -> tuple[dict[str
         units = [functools.partial(judge_batch, ask, g) for g in groups]
     verdicts: dict[str, Verdict] = {}
     usage = Usage()
-    for found, spent in run_units(units, getattr(ask.judge, "concurrency", 1)):
+    for found, spent in run_units(units, ask.judge):
         verdicts.update(found)
         usage.merge(spent)
     return verdicts, usage

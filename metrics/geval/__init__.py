@@ -159,7 +159,7 @@ class GEval(Metric):
             )
             for d in dims
         ]
-        for dim, out in zip(dims, run_units(units, self.judge.concurrency), strict=True):
+        for dim, out in zip(dims, run_units(units, self.judge), strict=True):
             if isinstance(out, str):
                 continue  # sampled instead
             usage.add(out, reask=False)
@@ -191,7 +191,7 @@ class GEval(Metric):
             for d, i in pairs
         ]
         answers: dict[str, list[dict[str, Any]]] = {d.name: [] for d in dims}
-        for (dim, i), out in zip(pairs, run_units(units, self.judge.concurrency), strict=True):
+        for (dim, i), out in zip(pairs, run_units(units, self.judge), strict=True):
             if isinstance(out, str):
                 answers[dim.name].append({"sample": i, "answer": None, "score": None, "error": out})
                 continue

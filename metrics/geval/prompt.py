@@ -172,7 +172,7 @@ def generate_steps(
 ) -> dict[str, dict[str, str]]:
     """One judge call per dimension (temperature 0): dimension -> {steps, call_id}."""
     units = [functools.partial(_generate, judge, prompts, d, max_tokens) for d in dims]
-    return dict(zip([d.name for d in dims], run_units(units, judge.concurrency), strict=True))
+    return dict(zip([d.name for d in dims], run_units(units, judge), strict=True))
 
 
 def _generate(judge: LLM, prompts: Prompts, dim: Dimension, max_tokens: int) -> dict[str, str]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from runner.config.batching import check_batch
 from runner.config.checks import check_fields, number, refuse_secret
 from runner.config.data_config import DataConfig, data_config
 from runner.data.sources import SOURCE_KEYS
@@ -192,9 +193,10 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
     _check_params("strategy", str(name), strategy.summarize, strategy_raw)
     needs = {role: f"strategy={name}" for role in strategy.ROLES}
     metrics = {str(k): dict(v or {}) for k, v in (raw.get("metrics") or {}).items()}
+    modules = {}
     for metric, params in metrics.items():
         plugins[f"metrics.{metric}"] = find("metrics", _metric_target(metric, params))
-        module = load(plugins[f"metrics.{metric}"])
+        module = modules[metric] = load(plugins[f"metrics.{metric}"])
         _check_params(f"metrics.{metric}", metric, module.setup, params)
         needs.update({role: f"metric {metric}" for role in module.ROLES if role not in needs})
     chunk = raw.get("chunk")
@@ -211,10 +213,12 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
     tracking = raw.get("tracking") or {}
     budget = raw.get("budget") or {}
     cache = raw.get("cache") or {}
+    roles = _roles(raw, needs)
+    check_batch(roles, (str(name), strategy), modules, bool(cache.get("enabled", True)))
     return RunConfig(
         strategy=str(name),
         strategy_params=strategy_raw,
-        roles=_roles(raw, needs),
+        roles=roles,
         data=data,
         metrics=metrics,
         chunk=chunk,

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import Cancelled, ConfigError, LLMError, RateLimitedError
+from runner.llm.batch.collector import BATCH_FANOUT, Batches
 from runner.llm.cache import ResponseCache, cache_key
 from runner.llm.call_log import DOCUMENT, CallLog
 from runner.llm.completions import from_response, from_stored, to_stored
@@ -50,12 +51,13 @@ class Gateway:
         limits: EndpointLimits | None = None,
         cancel: threading.Event | None = None,
         repeat: int = 0,
+        batches: Batches | None = None,
     ) -> None:
         """Bind ``spec`` to ``role``; a local model's file and every context window resolve now.
 
         ``limits`` are the job's per-endpoint limits (a new set for this model alone when
         None); ``cancel`` stops further calls once set; ``repeat`` gives a repeated job its
-        own cache slots.
+        own cache slots; ``batches`` holds the job's batch collectors (``<role>.batch=true``).
         """
         self.spec = spec
         self.name = spec.name
@@ -70,7 +72,14 @@ class Gateway:
         self.in_flight = limits.semaphore(spec)
         """The endpoint's concurrency limit, held by every call while it is in flight (the
         embedding half, ``runner/llm/embed.py``, holds it too)."""
-        self.concurrency = limits.limit(spec)
+        self._batch = (
+            batches.collector(spec, role, self.api_key) if spec.batch and batches else None
+        )
+        self.batch = self._batch is not None
+        """True when a cache miss waits for a provider batch (``runner/llm/batch/``)."""
+        self.batch_collector = self._batch
+        """The collector this role's batched requests wait in (shared by roles on one model)."""
+        self.concurrency = BATCH_FANOUT if self.batch else limits.limit(spec)
         budget = calls.budget
         self.rate = limits.rate(spec, budget.shared_dir if budget is not None else None)
         """The endpoint's provider limits (``model.rpm`` ...), None when unlimited."""
@@ -147,6 +156,8 @@ class Gateway:
         stored = self.cache.get(key) if self.cache else None
         if stored is not None:
             completion = from_stored(stored, cost=0.0, latency=0.0, cached=True)
+        elif self._batch is not None and self._batch.accepts(request):
+            completion = self._batch.ask(key, request)  # its answer is in the cache already
         else:
             completion = self._call(request, sample, purpose)
             if self.cache:

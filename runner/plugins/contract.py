@@ -15,6 +15,9 @@ that forgot one is refused with one line rather than read with a silent default 
 - metric: optionally ``HUMAN``, a ``runner.api.HumanFormat``: its human-judgment format
   (``runner.human_format``), through which the core reads and records people's
   annotations in its name;
+- strategy or metric: optionally ``BATCH_ROLES``, the roles whose requests may wait in
+  provider batches with ``<role>.batch=true`` (``runner/config/batching.py``; a strategy's
+  default is none, a metric's every role);
 - strategy or metric: optionally ``estimate``, its calls per document
   (``estimate(chunks, <roles>, *, window, prompt, <params>)``) or per summary
   (``estimate(summary, expected, <roles>, *, prompt, <params>)``) as ``runner.estimating``
@@ -69,6 +72,7 @@ def check_contract(kind: str, module: Any) -> str | None:
             return problem
     return (
         _check_roles(module.ROLES)
+        or _check_batch_roles(module)
         or _check_names("PROMPT_DIRS", module.PROMPT_DIRS)
         or (_check_ignores(module.IGNORES) if kind == "strategy" else None)
         or _check_signature(kind, function, module.ROLES)
@@ -85,6 +89,19 @@ def _check_roles(roles: Any) -> str | None:
     unknown = [r for r in roles if r not in MODEL_ROLES]
     if unknown:
         return f"ROLES names {unknown[0]!r}, which is not a model role ({', '.join(MODEL_ROLES)})"
+    return None
+
+
+def _check_batch_roles(module: Any) -> str | None:
+    """``BATCH_ROLES`` (optional): the roles whose requests may wait in provider batches."""
+    if not hasattr(module, "BATCH_ROLES"):
+        return None
+    batch = module.BATCH_ROLES
+    if isinstance(batch, str) or not isinstance(batch, (tuple, list)):
+        return f"BATCH_ROLES must be a tuple of role names, e.g. ('model',); got {batch!r}"
+    stray = [r for r in batch if r not in module.ROLES]
+    if stray:
+        return f"BATCH_ROLES names {stray[0]!r}, which is not in ROLES {tuple(module.ROLES)!r}"
     return None
 
 

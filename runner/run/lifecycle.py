@@ -41,8 +41,16 @@ from runner.run.recording import log_outcomes, log_setup
 from runner.sweep.callback import job_run_name
 from runner.sweep.parent import Sweep, current_sweep
 from runner.tracking.sqlite_peek import done_cell
-from runner.tracking.tags import FINGERPRINT_TAG, PARENT_TAG, STOPPED_TAG, SWEEP_TAG
+from runner.tracking.tags import (
+    BATCH_IDS_TAG,
+    BATCH_TAG,
+    FINGERPRINT_TAG,
+    PARENT_TAG,
+    STOPPED_TAG,
+    SWEEP_TAG,
+)
 from runner.tracking.writer import Tracker, artifact_root
+from runner.llm.batch.collector import BatchCollector
 from runner.view.page import log_viewer
 
 
@@ -149,6 +157,9 @@ def run_experiment(config: RunConfig, checked: Checked | None = None) -> RunResu
         _close_stale(tracker, job.fingerprint, sweep)
         tracker.start(name, tags=_tags(job, sweep))
         timings["tracking_start_s"], clock = _lap(clock)
+        collectors = _batch_collectors(job)
+        for collector in collectors:
+            collector.on_status = lambda line: tracker.set_tags({BATCH_TAG: line})
         try:
             log_setup(tracker, job)
             progress.set_total(len(job.items))
@@ -158,12 +169,14 @@ def run_experiment(config: RunConfig, checked: Checked | None = None) -> RunResu
                 tracker, job, worked.outcomes, calls.totals, timings, worked.failures
             )
             tracker.log_file(calls_file)
+            _tag_batches(tracker, collectors)
             viewer = log_viewer(tracker.client, tracker.run_id)  # never fails the run
             tracker.finish("FINISHED")
             timings["logging_s"], clock = _lap(clock)
         except BaseException as err:
             cancel.set()
             tracker.log_file(calls_file)
+            _tag_batches(tracker, collectors)
             if isinstance(err, BudgetExceeded):
                 tracker.set_tags({STOPPED_TAG: "budget"})
             if end_status(err) == "FAILED":
@@ -241,6 +254,19 @@ def _close_stale(tracker: Tracker, fingerprint: str, sweep: Sweep | None) -> Non
             f"left RUNNING by a process that is gone: {', '.join(closed)}",
             file=sys.stderr,
         )
+
+
+def _batch_collectors(job: Job) -> list[BatchCollector]:
+    """The job's batch collectors, once each (roles on one model share one)."""
+    found = {id(g.batch_collector): g.batch_collector for g in job.roles.values()}
+    return [c for c in found.values() if c is not None]
+
+
+def _tag_batches(tracker: Tracker, collectors: list[BatchCollector]) -> None:
+    """The batches that answered the run (submitted by it or by a run stopped before it)."""
+    ids = [b for c in collectors for b in (*c.submitted, *c.joined)]
+    if ids:
+        tracker.set_tags({BATCH_IDS_TAG: ",".join(dict.fromkeys(ids))})
 
 
 def _tags(job: Job, sweep: Sweep | None) -> dict[str, str]:

@@ -19,6 +19,7 @@ from typing import Any
 from runner.config.chunk_window import check_chunk
 from runner.config.fingerprint import fingerprint
 from runner.config.run_config import RunConfig
+from runner.llm.batch.collector import Batches
 from runner.llm.cache import ResponseCache
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway
@@ -91,6 +92,11 @@ def build_roles(config: RunConfig, calls: CallLog, cancel: threading.Event) -> d
     """
     cache = ResponseCache(config.cache_dir) if config.cache_dir else None
     limits = EndpointLimits(config.roles.values())
+    batches = (
+        Batches(cache, config.cache_dir, cancel, calls.budget)
+        if cache is not None and config.cache_dir and any(s.batch for s in config.roles.values())
+        else None
+    )
     roles = {
         role: Gateway(
             spec,
@@ -102,6 +108,7 @@ def build_roles(config: RunConfig, calls: CallLog, cancel: threading.Event) -> d
             limits=limits,
             cancel=cancel,
             repeat=config.repeat,
+            batches=batches,
         )
         for role, spec in config.roles.items()
     }

@@ -31,3 +31,11 @@ CHILDREN_TAG = "runner.children"
 HEADLINE_TAG = "runner.headline"
 """A job's headline values (``<label>/<value>`` of each metric's ``headline``), as a JSON list:
 the viewer's document table shows them, whatever label the run gave each metric."""
+
+BATCH_TAG = "runner.batch"
+"""A run whose requests travel in provider batches (``<role>.batch=true``): what it is waiting
+for while RUNNING ('judge=claude: waiting 12 min for msgbatch_... in_progress 120/300 done'),
+then what answered it."""
+BATCH_IDS_TAG = "runner.batch_ids"
+"""The provider batches that answered the run (comma-separated), for ``python -m runner.batches``
+and the provider's console."""

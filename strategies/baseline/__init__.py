@@ -25,6 +25,9 @@ from strategies.prompting import fill, load_prompt
 
 ROLES = ("model",)
 """The summarizer only."""
+BATCH_ROLES = ("model",)
+"""One call per document, none waiting on another: ``model.batch=true`` sends every
+document's call in one provider batch."""
 PROMPT_DIRS = ("baseline", "common")
 """Its folders under ``strategies/prompts/``: logged and hashed into the fingerprint."""
 IGNORES = {"chunk": "baseline reads the whole document in one call, cut to the model's context"}

@@ -43,6 +43,10 @@ PROMPT_NAMES = ("init", "merge", "merge_context", "compress")
 
 ROLES = ("model",)
 """The summarizer only."""
+BATCH_ROLES = ("model",)
+"""Level 0 summarizes every chunk at once (one batch with ``model.batch=true``); each merge
+needs the summaries below it, so each later level waits for its own batch round (with
+``merge_context``, each merge of a level waits for the one before)."""
 IGNORES: dict[str, str] = {}
 """Set keys this strategy does not read, with why (a note when a run sets one): none."""
 PROMPT_DIRS = ("hier", "common")

@@ -15,6 +15,7 @@ import os
 import signal
 import subprocess
 import sys
+from types import SimpleNamespace
 import time
 import urllib.parse
 import urllib.request
@@ -307,7 +308,7 @@ def test_the_api_key_never_reaches_a_trace(served: Served) -> None:
 
 def test_judge_units_run_in_a_pool_keep_the_document() -> None:
     with for_document("doc-7"):
-        seen = run_units([DOCUMENT.get for _ in range(6)], concurrency=4)
+        seen = run_units([DOCUMENT.get for _ in range(6)], SimpleNamespace(concurrency=4))
     assert seen == ["doc-7"] * 6 and DOCUMENT.get() is None
 
 

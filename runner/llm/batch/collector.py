@@ -1,0 +1,473 @@
+"""A job's batchable requests gathered, submitted, waited for and answered into the cache.
+
+A metric asks its judge as it would online: ``Gateway.complete`` blocks its thread. With
+``<role>.batch=true`` a cache miss comes here instead of going to the provider: the request
+waits beside the others, and when ``batch_gather`` seconds pass without a new one (every
+thread that could ask is waiting for an answer), the gathered requests go out as one batch
+(split only at the provider's limits). One driver thread per endpoint polls the batches every
+``batch_poll`` seconds; when a batch ends, each answer is stored in the response cache under
+its request's key and its caller wakes up with a ``Completion`` priced at the batch price.
+Requests that depend on earlier answers arrive later and make the next batch: a job waits one
+batch round per dependent step.
+
+Before a request is submitted the ledger (``ledger.py``) is asked whether a live batch of the
+same endpoint already holds it (a killed job's, another job's sharing the cache): then it is
+waited for, never sent again. A request the provider did not answer (expired, cancelled, a
+server error) is resubmitted alone in a later batch, at most ``MAX_BATCHES_PER_REQUEST``
+times in all; one it refused as invalid fails like an online call that failed.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from runner.errors import BatchError, Cancelled, LLMError, RunnerError
+from runner.llm.batch.ledger import BatchEntry, Ledger
+from runner.llm.batch.protocol import (
+    BatchAnswer,
+    BatchFailure,
+    BatchProvider,
+    BatchRequest,
+    BatchState,
+)
+from runner.llm.budget import Budget
+from runner.llm.cache import ResponseCache
+from runner.llm.prices import Price, batch_price_of
+from runner.llm.providers import new_call_id
+from runner.llm.request import Request
+from runner.llm.spec import ModelSpec
+from runner.types import Completion
+
+MAX_BATCHES_PER_REQUEST = 3
+"""Batches one request may travel in before its caller gets the provider's error."""
+BATCH_FANOUT = 64
+"""A batched role's ``concurrency``: how many of its requests a plugin asks at once (threads
+that only wait); online limits do not apply to requests that are not sent one by one."""
+TICK_S = 0.05
+"""How often the driver thread looks at the clock."""
+
+
+@dataclass
+class _Waiter:
+    """One request and the callers waiting for its answer."""
+
+    request: Request
+    done: threading.Event = field(default_factory=threading.Event)
+    answer: BatchAnswer | None = None
+    from_cache: bool = False
+    batch_id: str = ""
+    error: BaseException | None = None
+    paid: bool = False
+    """Set when a caller took the answer: a duplicate caller gets it as a cache hit."""
+
+
+@dataclass
+class _Watch:
+    """A batch this job waits for."""
+
+    entry: BatchEntry
+    keys: set[str]
+    """The requests of this job it answers."""
+
+
+StatusHook = Callable[[str], None]
+"""Told one line about the job's batches whenever it changes (the run's MLflow tag)."""
+
+
+class BatchCollector:
+    """One endpoint's batches within one job."""
+
+    def __init__(
+        self,
+        spec: ModelSpec,
+        role: str,
+        provider: Callable[[], BatchProvider],
+        ledger: Ledger,
+        cache: ResponseCache,
+        cancel: threading.Event,
+        budget: Budget | None = None,
+        on_status: StatusHook | None = None,
+    ) -> None:
+        """Batches of ``spec``'s endpoint; ``provider`` makes its adapter when first needed."""
+        self.spec = spec
+        self.role = role
+        self._make_provider = provider
+        self._provider: BatchProvider | None = None
+        self.ledger = ledger
+        self.cache = cache
+        self.cancel = cancel
+        self.budget = budget
+        self.on_status = on_status
+        self.price: Price = batch_price_of(spec)
+        self._lock = threading.Lock()
+        self._waiters: dict[str, _Waiter] = {}
+        self._pending: list[str] = []
+        self._last_arrival = 0.0
+        self._watching: dict[str, _Watch] = {}
+        self._driver: threading.Thread | None = None
+        self._first_wait: float | None = None
+        self._next_poll = 0.0
+        self.submitted: list[str] = []
+        """Batch ids this job submitted."""
+        self.joined: list[str] = []
+        """Batch ids submitted before (a killed job's, another job's) that this job waited for."""
+        self.requests = 0
+        """Requests this job sent in batches (resubmissions included)."""
+
+    @property
+    def who(self) -> str:
+        """'judge=claude', as messages name a role."""
+        return f"{self.role}={self.spec.name}"
+
+    def provider(self) -> BatchProvider:
+        """The adapter (its SDK imported on first use)."""
+        if self._provider is None:
+            self._provider = self._make_provider()
+        return self._provider
+
+    def accepts(self, request: Request) -> bool:
+        """True when the batch API answers ``request`` as the online API would."""
+        return self.provider().accepts(request)
+
+    def ask(self, key: str, request: Request) -> Completion:
+        """The answer to ``request`` (cache key ``key``), once its batch has ended."""
+        with self._lock:
+            waiter = self._waiters.get(key)
+            if waiter is None:
+                waiter = self._waiters[key] = _Waiter(request)
+                self._pending.append(key)
+            self._last_arrival = time.monotonic()
+            self._start_driver()
+        while not waiter.done.wait(0.2):
+            if self.cancel.is_set():
+                raise Cancelled(f"{self.who}: the job was stopped while waiting for its batch")
+        if waiter.error is not None:
+            raise waiter.error
+        return self._completion(waiter)
+
+    def _completion(self, waiter: _Waiter) -> Completion:
+        answer = waiter.answer
+        assert answer is not None
+        with self._lock:
+            first = not waiter.paid and not waiter.from_cache
+            waiter.paid = True
+        cost = self.price.cost(answer.prompt_tokens, answer.completion_tokens) if first else 0.0
+        return Completion(
+            text=answer.text,
+            prompt_tokens=answer.prompt_tokens,
+            completion_tokens=answer.completion_tokens,
+            cost_usd=cost,
+            latency_s=0.0,
+            cached=not first,
+            call_id=new_call_id(),
+            finish_reason=answer.finish_reason,
+            cached_prompt_tokens=answer.cached_prompt_tokens,
+            batch_id=waiter.batch_id if first else "",
+        )
+
+    def _start_driver(self) -> None:
+        if self._driver is None or not self._driver.is_alive():
+            self._driver = threading.Thread(
+                target=self._drive, name=f"batch-{self.role}", daemon=True
+            )
+            self._driver.start()
+
+    def _drive(self) -> None:
+        """Submit what has gathered, poll what is in flight, until no caller is left."""
+        try:
+            while not self.cancel.is_set():
+                with self._lock:
+                    if not self._pending and not self._watching:
+                        self._driver = None
+                        return
+                    quiet = time.monotonic() - self._last_arrival
+                    ready = self._pending if quiet >= self.spec.batch_gather else []
+                    if ready:
+                        self._pending = []
+                if ready:
+                    self._dispatch(ready)
+                if self._watching and time.monotonic() >= self._next_poll:
+                    self._poll()
+                    self._next_poll = time.monotonic() + self.spec.batch_poll
+                self._check_timeout()
+                time.sleep(TICK_S)
+            self._fail_all(Cancelled(f"{self.who}: the job was stopped while waiting"))
+        except BaseException as err:  # any failure reaches every caller, never a silent hang
+            self._fail_all(err if isinstance(err, RunnerError) else BatchError(f"{self.who}: {err}"))
+            with self._lock:
+                self._driver = None
+
+    def _dispatch(self, keys: list[str]) -> None:
+        """Answer from the cache, join live batches, submit the rest."""
+        rest = []
+        for key in keys:
+            stored = self.cache.get(key)
+            if stored is not None:  # another process answered it meanwhile
+                self._resolve(key, _answer_of(stored), from_cache=True)
+            else:
+                rest.append(key)
+        if not rest:
+            return
+        endpoint = self.spec.endpoint
+        with self.ledger.locked():
+            held = self.ledger.holding(rest, endpoint)
+            for key, entry in held.items():
+                self._watch(entry, key, joined=True)
+            fresh = [k for k in rest if k not in held]
+            if fresh:
+                self._submit(fresh)
+        if self._first_wait is None:
+            self._first_wait = time.monotonic()
+        self._next_poll = min(self._next_poll, time.monotonic() + self.spec.batch_poll)
+
+    def _submit(self, keys: list[str]) -> None:
+        """Send ``keys`` as one batch or more (the provider's limits); ledger first, then wait."""
+        spent = [k for k in keys if self.ledger.attempts_of(k, self.spec.endpoint) >= MAX_BATCHES_PER_REQUEST]
+        for key in spent:
+            self._fail(key, LLMError(f"{self.who}: request {key[:12]} went unanswered in "
+                                     f"{MAX_BATCHES_PER_REQUEST} batches; rerun to try again"))
+        keys = [k for k in keys if k not in spent]
+        if not keys:
+            return
+        if self.budget is not None:
+            self.budget.check()
+        provider = self.provider()
+        for part in _split(provider, [BatchRequest(k, self._waiters[k].request) for k in keys]):
+            batch_id = self.spec.retry.run(lambda part=part: provider.submit(part))[0]
+            entry = BatchEntry(
+                provider=provider.name,
+                batch_id=batch_id,
+                model=self.spec.model,
+                api_base=self.spec.api_base,
+                alias=self.spec.name,
+                role=self.role,
+                requests=[item.custom_id for item in part],
+                submitted_at=time.time(),
+                api_key_env=self.spec.api_key_env,
+                updated_at=time.time(),
+            )
+            self.ledger.write(entry)
+            self.submitted.append(batch_id)
+            self.requests += len(part)
+            for item in part:
+                self._watch(entry, item.custom_id, joined=False)
+            print(
+                f"{self.who}: submitted batch {batch_id} ({provider.name}, {len(part)} requests); "
+                "waiting for it (python -m runner.batches lists it; a rerun after a stop "
+                "waits for it again)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    def _watch(self, entry: BatchEntry, key: str, joined: bool) -> None:
+        watch = self._watching.get(entry.batch_id)
+        if watch is None:
+            watch = self._watching[entry.batch_id] = _Watch(entry, set())
+            if joined:
+                self.joined.append(entry.batch_id)
+                print(
+                    f"{self.who}: waiting for batch {entry.batch_id} submitted "
+                    f"{_age(entry.age_s())} ago, which holds requests of this job "
+                    "(none is sent again)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+        watch.keys.add(key)
+        with self._lock:
+            self._waiters[key].batch_id = entry.batch_id
+
+    def _poll(self) -> None:
+        """Look at every batch in flight; collect those that ended."""
+        provider = self.provider()
+        for batch_id, watch in list(self._watching.items()):
+            state: BatchState = self.spec.retry.run(lambda b=batch_id: provider.state(b))[0]
+            entry = watch.entry
+            entry.status, entry.done, entry.failed = state.status, state.done, state.failed
+            entry.ended, entry.updated_at = state.ended, time.time()
+            if state.ended:
+                self._collect(provider, watch)
+            self.ledger.write(entry)
+        self._report()
+
+    def _collect(self, provider: BatchProvider, watch: _Watch) -> None:
+        """Store an ended batch's answers, wake their callers, queue what may be asked again."""
+        entry = watch.entry
+        outcomes = self.spec.retry.run(lambda: provider.results(entry.batch_id))[0]
+        again = []
+        for key in entry.requests:
+            outcome = outcomes.get(key) or BatchFailure("no result in the batch", retry=True)
+            if isinstance(outcome, BatchAnswer):
+                self.cache.put(key, _stored(outcome, self.price))
+                if key in watch.keys:
+                    self._resolve(key, outcome, from_cache=False)
+            elif key in watch.keys:
+                if outcome.retry:
+                    again.append(key)
+                else:
+                    self._fail(key, LLMError(f"{self.who}: batch {entry.batch_id} refused a "
+                                             f"request: {outcome.error}"))
+        entry.collected = True
+        del self._watching[entry.batch_id]
+        if again:
+            print(f"{self.who}: batch {entry.batch_id} left {len(again)} requests unanswered; "
+                  "sending only those again", file=sys.stderr, flush=True)
+            with self._lock:
+                self._pending.extend(again)
+                self._last_arrival = 0.0  # no need to gather: they go out at once
+
+    def _check_timeout(self) -> None:
+        if self._first_wait is None or not self._watching:
+            return
+        waited = time.monotonic() - self._first_wait
+        if waited < self.spec.batch_timeout:
+            return
+        ids = ", ".join(self._watching)
+        answered = sum(w.entry.done for w in self._watching.values())
+        total = sum(len(w.entry.requests) for w in self._watching.values())
+        raise BatchError(
+            f"{self.who}: batch {ids} had not ended after {waited:.0f} s "
+            f"({self.role}.batch_timeout={self.spec.batch_timeout:g}; {answered} of {total} "
+            f"answered); it stays in flight: rerun the same command to wait for it again "
+            f"(nothing is sent twice), or cancel it: python -m runner.batches cancel {ids}"
+        )
+
+    def _report(self) -> None:
+        """One line on the batches in flight, to stderr and to the status hook."""
+        if not self._watching:
+            line = f"{self.who}: every batch answered ({len(self.submitted)} submitted)"
+        else:
+            parts = [
+                f"{w.entry.batch_id} {w.entry.status} {w.entry.done}/{len(w.entry.requests)} "
+                f"done, {w.entry.failed} failed"
+                for w in self._watching.values()
+            ]
+            waited = time.monotonic() - (self._first_wait or time.monotonic())
+            line = f"{self.who}: waiting {_age(waited)} for " + "; ".join(parts)
+        print(line, file=sys.stderr, flush=True)
+        if self.on_status is not None:
+            self.on_status(line)
+
+    def _resolve(self, key: str, answer: BatchAnswer, from_cache: bool) -> None:
+        with self._lock:
+            waiter = self._waiters.pop(key, None)
+        if waiter is None:
+            return
+        waiter.answer, waiter.from_cache = answer, from_cache
+        waiter.done.set()
+
+    def _fail(self, key: str, err: BaseException) -> None:
+        with self._lock:
+            waiter = self._waiters.pop(key, None)
+        if waiter is not None:
+            waiter.error = err
+            waiter.done.set()
+
+    def _fail_all(self, err: BaseException) -> None:
+        with self._lock:
+            keys = list(self._waiters)
+            self._pending = []
+            self._watching = {}
+        for key in keys:
+            self._fail(key, err)
+
+
+def _split(provider: BatchProvider, items: list[BatchRequest]) -> list[list[BatchRequest]]:
+    """``items`` in batches within the provider's request and byte limits, in order."""
+    parts: list[list[BatchRequest]] = [[]]
+    size = 0
+    for item in items:
+        line = provider.line_bytes(item)
+        if parts[-1] and (len(parts[-1]) >= provider.max_requests or size + line > provider.max_bytes):
+            parts.append([])
+            size = 0
+        parts[-1].append(item)
+        size += line
+    return [p for p in parts if p]
+
+
+def _stored(answer: BatchAnswer, price: Price) -> dict[str, Any]:
+    """The cache entry of a batch answer (the same fields an online answer stores)."""
+    return {
+        "text": answer.text,
+        "prompt_tokens": answer.prompt_tokens,
+        "completion_tokens": answer.completion_tokens,
+        "finish_reason": answer.finish_reason,
+        "cached_prompt_tokens": answer.cached_prompt_tokens,
+        "cost_usd": price.cost(answer.prompt_tokens, answer.completion_tokens),
+    }
+
+
+def _answer_of(stored: dict[str, Any]) -> BatchAnswer:
+    return BatchAnswer(
+        text=str(stored["text"]),
+        prompt_tokens=int(stored.get("prompt_tokens") or 0),
+        completion_tokens=int(stored.get("completion_tokens") or 0),
+        cached_prompt_tokens=int(stored.get("cached_prompt_tokens") or 0),
+        finish_reason=str(stored.get("finish_reason") or "stop"),
+    )
+
+
+def _age(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
+class Batches:
+    """A job's collectors, one per endpoint: roles on the same model share its batches."""
+
+    def __init__(
+        self,
+        cache: ResponseCache,
+        cache_dir: str,
+        cancel: threading.Event,
+        budget: Budget | None = None,
+    ) -> None:
+        """Batches answered into ``cache`` (in ``cache_dir``, beside their ledger)."""
+        self.cache = cache
+        self.ledger = Ledger(cache_dir)
+        self.cancel = cancel
+        self.budget = budget
+        self.collectors: dict[tuple[str, str], BatchCollector] = {}
+
+    def collector(
+        self, spec: ModelSpec, role: str, api_key: Callable[[], str | None]
+    ) -> BatchCollector:
+        """The collector of ``spec``'s endpoint (made by the first role that uses it)."""
+        found = self.collectors.get(spec.endpoint)
+        if found is None:
+            from runner.llm.batch.providers import provider_for
+
+            found = BatchCollector(
+                spec,
+                role,
+                lambda: provider_for(spec, role, api_key()),
+                self.ledger,
+                self.cache,
+                self.cancel,
+                self.budget,
+            )
+            self.collectors[spec.endpoint] = found
+        return found
+
+    def on_status(self, hook: StatusHook) -> None:
+        """Tell ``hook`` every collector's status line as it changes."""
+        for collector in self.collectors.values():
+            collector.on_status = hook
+
+    def summary(self) -> dict[str, str]:
+        """What the job's batches were, for the run's tags ('' values when none)."""
+        submitted = [b for c in self.collectors.values() for b in c.submitted]
+        joined = [b for c in self.collectors.values() for b in c.joined]
+        return {
+            "submitted": ",".join(submitted),
+            "joined": ",".join(joined),
+            "requests": str(sum(c.requests for c in self.collectors.values())),
+        }
