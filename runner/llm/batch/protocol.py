@@ -55,6 +55,10 @@ class BatchAnswer:
     """Prompt tokens served from the provider's prefix cache."""
     finish_reason: str = "stop"
     """'stop' or 'length', as litellm maps the provider's stop reason online."""
+    online_cost_usd: float | None = None
+    """What the same answer costs online, as the gateway prices an online call
+    (``runner/llm/completions.cost_usd``: cache reads and writes at their own prices); the
+    collector charges it at the batch discount. None: priced from the tokens above."""
 
 
 @dataclass(frozen=True)
