@@ -37,7 +37,7 @@ from runner.llm.batch.protocol import (
 )
 from runner.llm.budget import Budget
 from runner.llm.cache import ResponseCache
-from runner.llm.prices import Price, batch_price_of
+from runner.llm.prices import BATCH_DISCOUNT, Price, batch_price_of
 from runner.llm.providers import new_call_id
 from runner.llm.request import Request
 from runner.llm.spec import ModelSpec
@@ -156,7 +156,7 @@ class BatchCollector:
         with self._lock:
             first = not waiter.paid and not waiter.from_cache
             waiter.paid = True
-        cost = self.price.cost(answer.prompt_tokens, answer.completion_tokens) if first else 0.0
+        cost = batch_cost(answer, self.price) if first else 0.0
         return Completion(
             text=answer.text,
             prompt_tokens=answer.prompt_tokens,
@@ -398,8 +398,16 @@ def _stored(answer: BatchAnswer, price: Price) -> dict[str, Any]:
         "completion_tokens": answer.completion_tokens,
         "finish_reason": answer.finish_reason,
         "cached_prompt_tokens": answer.cached_prompt_tokens,
-        "cost_usd": price.cost(answer.prompt_tokens, answer.completion_tokens),
+        "cost_usd": batch_cost(answer, price),
     }
+
+
+def batch_cost(answer: BatchAnswer, price: Price) -> float:
+    """What a batch answer costs: its online price at the batch discount (cache reads and
+    writes priced as online), else its tokens at the batch price."""
+    if answer.online_cost_usd is not None:
+        return answer.online_cost_usd * BATCH_DISCOUNT
+    return price.cost(answer.prompt_tokens, answer.completion_tokens)
 
 
 def _answer_of(stored: dict[str, Any]) -> BatchAnswer:
