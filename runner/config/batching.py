@@ -1,5 +1,7 @@
-"""``<role>.batch=true`` checked before any work: a batch API exists, and every plugin using
-the role can wait for batches.
+"""``<role>.batch=true`` checked before any work: a batch API, and plugins that can wait.
+
+A batch API must serve the role's model, and every plugin using the role must be able to wait
+for batches.
 
 A batch is worth its wait only when the requests in it do not need each other's answers. A
 metric's requests about one summary usually do not (BooookScore's sentences, faithfulness

@@ -29,6 +29,7 @@ from runner.config.fingerprint import fingerprint
 from runner.config.overrides import is_experiment_override, parse_all
 from runner.config.run_config import RunConfig
 from runner.errors import BudgetExceeded, Terminated
+from runner.llm.batch.collector import BatchCollector
 from runner.llm.budget import Budget
 from runner.llm.call_log import CallLog, CallTotals
 from runner.llm.gateway import Gateway
@@ -50,7 +51,6 @@ from runner.tracking.tags import (
     SWEEP_TAG,
 )
 from runner.tracking.writer import Tracker, artifact_root
-from runner.llm.batch.collector import BatchCollector
 from runner.view.page import log_viewer
 
 

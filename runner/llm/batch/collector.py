@@ -19,6 +19,7 @@ times in all; one it refused as invalid fails like an online call that failed.
 
 from __future__ import annotations
 
+import functools
 import sys
 import threading
 import time
@@ -198,7 +199,8 @@ class BatchCollector:
                 time.sleep(TICK_S)
             self._fail_all(Cancelled(f"{self.who}: the job was stopped while waiting"))
         except BaseException as err:  # any failure reaches every caller, never a silent hang
-            self._fail_all(err if isinstance(err, RunnerError) else BatchError(f"{self.who}: {err}"))
+            failure = err if isinstance(err, RunnerError) else BatchError(f"{self.who}: {err}")
+            self._fail_all(failure)
             with self._lock:
                 self._driver = None
 
@@ -227,10 +229,16 @@ class BatchCollector:
 
     def _submit(self, keys: list[str]) -> None:
         """Send ``keys`` as one batch or more (the provider's limits); ledger first, then wait."""
-        spent = [k for k in keys if self.ledger.attempts_of(k, self.spec.endpoint) >= MAX_BATCHES_PER_REQUEST]
+        endpoint = self.spec.endpoint
+        spent = [k for k in keys if self.ledger.attempts_of(k, endpoint) >= MAX_BATCHES_PER_REQUEST]
         for key in spent:
-            self._fail(key, LLMError(f"{self.who}: request {key[:12]} went unanswered in "
-                                     f"{MAX_BATCHES_PER_REQUEST} batches; rerun to try again"))
+            self._fail(
+                key,
+                LLMError(
+                    f"{self.who}: request {key[:12]} went unanswered in "
+                    f"{MAX_BATCHES_PER_REQUEST} batches; rerun to try again"
+                ),
+            )
         keys = [k for k in keys if k not in spent]
         if not keys:
             return
@@ -238,7 +246,7 @@ class BatchCollector:
             self.budget.check()
         provider = self.provider()
         for part in _split(provider, [BatchRequest(k, self._waiters[k].request) for k in keys]):
-            batch_id = self.spec.retry.run(lambda part=part: provider.submit(part))[0]
+            batch_id: str = self.spec.retry.run(functools.partial(provider.submit, part))[0]
             entry = BatchEntry(
                 provider=provider.name,
                 batch_id=batch_id,
@@ -285,7 +293,7 @@ class BatchCollector:
         """Look at every batch in flight; collect those that ended."""
         provider = self.provider()
         for batch_id, watch in list(self._watching.items()):
-            state: BatchState = self.spec.retry.run(lambda b=batch_id: provider.state(b))[0]
+            state: BatchState = self.spec.retry.run(functools.partial(provider.state, batch_id))[0]
             entry = watch.entry
             entry.status, entry.done, entry.failed = state.status, state.done, state.failed
             entry.ended, entry.updated_at = state.ended, time.time()
@@ -309,13 +317,21 @@ class BatchCollector:
                 if outcome.retry:
                     again.append(key)
                 else:
-                    self._fail(key, LLMError(f"{self.who}: batch {entry.batch_id} refused a "
-                                             f"request: {outcome.error}"))
+                    self._fail(
+                        key,
+                        LLMError(
+                            f"{self.who}: batch {entry.batch_id} refused a request: {outcome.error}"
+                        ),
+                    )
         entry.collected = True
         del self._watching[entry.batch_id]
         if again:
-            print(f"{self.who}: batch {entry.batch_id} left {len(again)} requests unanswered; "
-                  "sending only those again", file=sys.stderr, flush=True)
+            print(
+                f"{self.who}: batch {entry.batch_id} left {len(again)} requests unanswered; "
+                "sending only those again",
+                file=sys.stderr,
+                flush=True,
+            )
             with self._lock:
                 self._pending.extend(again)
                 self._last_arrival = 0.0  # no need to gather: they go out at once
@@ -382,7 +398,8 @@ def _split(provider: BatchProvider, items: list[BatchRequest]) -> list[list[Batc
     size = 0
     for item in items:
         line = provider.line_bytes(item)
-        if parts[-1] and (len(parts[-1]) >= provider.max_requests or size + line > provider.max_bytes):
+        full = len(parts[-1]) >= provider.max_requests or size + line > provider.max_bytes
+        if parts[-1] and full:
             parts.append([])
             size = 0
         parts[-1].append(item)
@@ -403,8 +420,11 @@ def _stored(answer: BatchAnswer, price: Price) -> dict[str, Any]:
 
 
 def batch_cost(answer: BatchAnswer, price: Price) -> float:
-    """What a batch answer costs: its online price at the batch discount (cache reads and
-    writes priced as online), else its tokens at the batch price."""
+    """What a batch answer costs.
+
+    Its online price at the batch discount (cache reads and writes priced as online), else its
+    tokens at the batch price.
+    """
     if answer.online_cost_usd is not None:
         return answer.online_cost_usd * BATCH_DISCOUNT
     return price.cost(answer.prompt_tokens, answer.completion_tokens)

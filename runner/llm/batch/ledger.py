@@ -59,7 +59,7 @@ class BatchEntry:
     ended: bool = False
     """The provider said no more answers will come."""
     collected: bool = False
-    """Its answers are in the cache and its failures resubmitted or given up: nothing to wait for."""
+    """Its answers are in the cache, its failures resubmitted or given up: nothing to wait for."""
     updated_at: float = 0.0
     """Unix time of the last look."""
     run: str = ""
@@ -147,9 +147,7 @@ class Ledger:
 
     def attempts_of(self, key: str, endpoint: tuple[str, str]) -> int:
         """How many batches of ``endpoint`` have held ``key`` (0: never submitted)."""
-        return sum(
-            1 for e in self.entries() if e.endpoint == endpoint and key in e.requests
-        )
+        return sum(1 for e in self.entries() if e.endpoint == endpoint and key in e.requests)
 
 
 def _read(path: Path) -> BatchEntry | None:

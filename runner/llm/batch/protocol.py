@@ -83,8 +83,10 @@ class BatchProvider(Protocol):
     """Bytes one batch may hold (Anthropic 256 MB; OpenAI's input file 200 MB)."""
 
     def accepts(self, request: Request) -> bool:
-        """True when this API can answer ``request`` in a batch as litellm would online (else the
-        gateway sends it online: e.g. Anthropic has no JSON mode nor log-probabilities)."""
+        """True when this API answers ``request`` in a batch as litellm would online.
+
+        Else the gateway sends it online: e.g. Anthropic has no JSON mode nor log-probabilities.
+        """
         ...
 
     def line_bytes(self, item: BatchRequest) -> int:
