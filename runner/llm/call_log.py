@@ -103,6 +103,7 @@ class CallLog:
             "finish_reason": c.finish_reason,
             "request": request,
             "response": c.text,
+            **({"batch_id": c.batch_id} if c.batch_id else {}),
         }
         with self._lock:
             t = self.totals
