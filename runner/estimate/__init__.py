@@ -15,7 +15,8 @@ values), ``report`` (the table).
 
 May import: the plugin API, ``runner.config``, ``runner.data``, ``runner.llm``'s modules that
 load no litellm (``spec``, ``request``, ``cache``, ``prices``: litellm's price map read as
-data) and ``runner.tracking.sqlite_peek`` (the runs of a model in a sqlite store); never
+data, batch prices too; ``batch.providers``: which batch API serves a model, no SDK imported)
+and ``runner.tracking.sqlite_peek`` (the runs of a model in a sqlite store); never
 ``runner.run`` (the entry point hands over what it needs), never litellm or MLflow (slow to
 import, and an estimate should answer at once), and no strategy or metric code path that calls
 a model (only their ``estimate`` hooks, through the modules the ``RunConfig`` loaded).

@@ -8,6 +8,13 @@ critical path at the roles' seconds per call, documents side by side up to the w
 role's concurrency, never under what the endpoint's concurrency and provider limits
 (``model.rpm``, ``tpm``, ``input_tpm``, ``output_tpm``) let through.
 
+A role with ``<role>.batch=true`` pays its batch price (``runner.llm.prices.batch_price_of``)
+and its calls take no online latency: the job waits one batch round per step of that role
+whose requests wait on an earlier step's answers (its phases in a document, documents side by
+side), each round about an hour typically and 24 h at most (``BATCH_WAIT``). Beside what the
+job pays, each cell carries its cost with every call online and with every role that can
+batch in batches, so the table shows what batch mode saves.
+
 Every figure that is not exact is taken through the cell's ``Scenario`` (``guide.py``), so
 ``ranges.py`` can make the same cell again at its guesses' bounds.
 """
@@ -23,6 +30,7 @@ from types import ModuleType
 from typing import Any
 
 from runner.chunking import split_into_chunks
+from runner.config.batching import batch_roles
 from runner.config.run_config import RunConfig
 from runner.errors import RunnerError
 from runner.estimate.cached import probes
@@ -33,7 +41,8 @@ from runner.estimate.rates import rate_seconds
 from runner.estimate.span import Driver, Figures, Span
 from runner.estimating import Guide as HookGuide
 from runner.estimating import Phase, Prompt
-from runner.llm.prices import price_of
+from runner.llm.batch.providers import batch_api
+from runner.llm.prices import Price, batch_price_of, price_of
 from runner.llm.spec import ModelSpec
 from runner.plugins.identity import prompt_folders
 from runner.types import Chunk, WorkItem
@@ -60,6 +69,17 @@ UNKNOWN_METRIC = (
     "(runner.api) to count them"
 )
 """The note for a metric with model roles and no ``estimate`` hook."""
+BATCH_WAIT = (3600.0, 86400.0)
+"""Seconds one batch round takes: typically (the point value and the cheap bound) and at most
+(the dear bound). Anthropic: most batches end within an hour, all within 24 h; OpenAI: within
+its 24 h completion window (no typical figure published: an hour assumed)."""
+WAIT_WORDS = "about 1 h typical, 24 h at most, per batch round"
+"""How the estimate words ``BATCH_WAIT``."""
+WAIT_SOURCES = {
+    "anthropic": "Anthropic: most batches end within 1 h, all within 24 h",
+    "openai": "OpenAI: within its 24 h completion window; 1 h typical assumed",
+}
+"""What each provider publishes about its batches' wait."""
 
 
 @dataclass(frozen=True)
@@ -76,11 +96,28 @@ class RoleFigures:
     latency_source: str
     spec: ModelSpec
     """The role's model (its endpoint and rate limits bound a sweep's total)."""
+    online_usd: float = 0.0
+    """USD of these calls at the online price."""
+    batch_usd: float = 0.0
+    """USD of these calls at the batch price (the online price when the role cannot batch)."""
+    can_batch: bool = False
+    """Whether ``<role>.batch=true`` would be accepted: its provider has a batch API and each
+    plugin calling it lets it wait (``BATCH_ROLES``)."""
+    batch_source: str = ""
+    """Where the provider's batch price comes from ('' when it has no batch API)."""
 
     @property
     def figures(self) -> Figures:
         """This role's calls, tokens and USD (its wall time is the cell's)."""
-        return Figures(self.calls, self.prompt_tokens, self.completion_tokens, self.cost_usd)
+        return Figures(
+            self.calls,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.cost_usd,
+            0.0,
+            self.online_usd,
+            self.batch_usd,
+        )
 
 
 @dataclass(frozen=True)
@@ -107,13 +144,30 @@ class CellEstimate:
     """Each guess with the span it drives alone (``ranges.py``)."""
     role_spans: tuple[Span, ...] = ()
     """Each role's span, in the order of ``roles`` (empty: not computed)."""
+    batch_rounds: tuple[tuple[str, int], ...] = ()
+    """(role, batch rounds one after another) of each role with ``batch=true`` that calls."""
 
     @property
     def figures(self) -> Figures:
         """This estimate's totals (the point values)."""
         return Figures(
-            self.calls, self.prompt_tokens, self.completion_tokens, self.cost_usd, self.wall_s
+            self.calls,
+            self.prompt_tokens,
+            self.completion_tokens,
+            self.cost_usd,
+            self.wall_s,
+            sum(r.online_usd for r in self.roles),
+            sum(r.batch_usd for r in self.roles),
         )
+
+    @property
+    def mixed(self) -> bool:
+        """Whether what the job pays is neither all-online nor all-batch.
+
+        Some roles batch, and another that could does not.
+        """
+        batched = [r for r in self.roles if r.spec.batch]
+        return bool(batched) and any(r.can_batch and not r.spec.batch for r in self.roles)
 
     @property
     def range(self) -> Span:
@@ -275,7 +329,9 @@ def estimate_cell(
     prices = {role: price_of(spec) for role, spec in config.roles.items()}
     window = prices["model"].window if "model" in prices else 0
     per_role: dict[str, list[float]] = {role: [0.0, 0.0, 0.0] for role in config.roles}
-    seconds: dict[str, float] = {role: 0.0 for role in config.roles}
+    batched = {role for role, spec in config.roles.items() if spec.batch}
+    seconds: dict[str, float] = {role: 0.0 for role in config.roles if role not in batched}
+    rounds: dict[str, list[str]] = {}
     longest, notes = 0.0, set()
     unknown: set[str] = set()
     for item in items:
@@ -284,31 +340,31 @@ def estimate_cell(
         notes.update([note, *more])
         unknown.update(n.split(":", 1)[0] for n in (note, *more) if n)  # "strategy x: ..."
         path = 0.0
+        steps: dict[str, list[str]] = {}
         for phase in phases + scored:
             figures = per_role[phase.role]
             figures[0] += phase.calls
             figures[1] += phase.prompt_tokens
             figures[2] += phase.completion_tokens
+            if phase.role in batched:  # no online latency: a batch round (waited for below)
+                steps.setdefault(phase.role, []).extend([phase.purpose] if phase.calls else [])
+                continue
             each = _per_call(guide[phase.role], phase)
             path += phase.rounds * each
             seconds[phase.role] += phase.calls * each
         longest = max(longest, path)
+        for role, purposes in steps.items():
+            if len(purposes) > len(rounds.get(role, [])):
+                rounds[role] = purposes
     roles = tuple(
-        RoleFigures(
-            role,
-            config.roles[role].name,
-            calls,
-            prompt,
-            completion,
-            prices[role].cost(prompt, completion),
-            prices[role].source,
-            guide[role].latency.source,
-            config.roles[role],
-        )
-        for role, (calls, prompt, completion) in per_role.items()
-        if calls
+        _role_figures(config, role, prices[role], guide[role], figures)
+        for role, figures in per_role.items()
+        if figures[0]
     )
     wall = max([longest, *[_through(config, role, seconds, per_role) for role in seconds]])
+    for role, purposes in sorted(rounds.items()):
+        wall += len(purposes) * _round_wait(guide[role], config.roles[role])
+        notes.update(_wait_notes(role, config.roles[role], purposes))
     for role in config.roles:
         if guide[role].hits[0]:
             notes.add(f"cache ({role}): {guide[role].hits[0]} requests answered, not counted")
@@ -330,7 +386,90 @@ def estimate_cell(
         guesses=used,
         unknown=tuple(sorted(unknown)),
         unknown_roles=_roles_of(config, unknown),
+        batch_rounds=tuple((role, len(purposes)) for role, purposes in sorted(rounds.items())),
     )
+
+
+def _role_figures(
+    config: RunConfig, role: str, online: Price, guide: Guide, figures: list[float]
+) -> RoleFigures:
+    """One role's figures: what it pays as configured, online and in batches."""
+    spec = config.roles[role]
+    calls, prompt, completion = figures
+    able = can_batch(config, role)
+    offered = batch_price_of(spec) if batch_api(spec) is not None else None
+    batch = offered if able and offered is not None else online
+    online_usd, batch_usd = online.cost(prompt, completion), batch.cost(prompt, completion)
+    return RoleFigures(
+        role,
+        spec.name,
+        calls,
+        prompt,
+        completion,
+        batch_usd if spec.batch else online_usd,
+        online.source,
+        guide.latency.source,
+        spec,
+        online_usd=online_usd,
+        batch_usd=batch_usd,
+        can_batch=able,
+        batch_source=offered.source if offered is not None else "",
+    )
+
+
+def can_batch(config: RunConfig, role: str) -> bool:
+    """Whether ``<role>.batch=true`` would pass the config's check (``runner.config.batching``).
+
+    Its provider has a batch API, and the strategy and every metric that call the role let
+    its requests wait (``BATCH_ROLES``): incremental's model role, whose every update waits on
+    the last, cannot.
+    """
+    if batch_api(config.roles[role]) is None:
+        return False
+    strategy = config.strategy_module
+    if role in strategy.ROLES and role not in batch_roles(strategy, is_strategy=True):
+        return False
+    for label in config.metrics:
+        metric = config.metric_module(label)
+        if role in metric.ROLES and role not in batch_roles(metric, is_strategy=False):
+            return False
+    return True
+
+
+def _round_wait(guide: Guide, spec: ModelSpec) -> float:
+    """Seconds one batch round of ``guide``'s role takes (a guess: typical, bounded by 24 h)."""
+    typical, most = BATCH_WAIT
+    said = WAIT_SOURCES.get(batch_api(spec) or "", "")
+    text = WAIT_WORDS + (f" ({said})" if said else "")
+    return guide.pick("batch wait per round", typical, typical, most, text)
+
+
+def _wait_notes(role: str, spec: ModelSpec, purposes: list[str]) -> list[str]:
+    """What the job waits for ``role``'s batches; a worst case beyond its batch_timeout."""
+    typical, most = BATCH_WAIT
+    n = len(purposes)
+    steps = f"{', '.join(purposes)}: each round holds that step's requests of every document"
+    if n == 1:
+        waits = f"1 batch round ({steps}): {WAIT_WORDS}"
+    else:
+        waits = (
+            f"{n} batch rounds one after another ({steps}): {WAIT_WORDS}, so "
+            f"{_hours(n * typical)} typical, {_hours(n * most)} at most"
+        )
+    out = [f"{role}={spec.name} in batches: {waits}; its wall time is that wait"]
+    if n * most > spec.batch_timeout:
+        out.append(
+            f"{role}={spec.name} in batches: {_hours(n * most)} at most is more than "
+            f"{role}.batch_timeout={spec.batch_timeout:.0f} ({_hours(spec.batch_timeout)}): "
+            f"batches that take the provider's whole window end the job FAILED (a rerun waits "
+            f"for them again, paying nothing twice); raise {role}.batch_timeout to wait them out"
+        )
+    return out
+
+
+def _hours(seconds: float) -> str:
+    """'1 h', '24 h', '96 h'."""
+    return f"{seconds / 3600:.0f} h"
 
 
 def _roles_of(config: RunConfig, unknown: set[str]) -> tuple[str, ...]:
@@ -354,7 +493,10 @@ def _per_call(guide: Guide, phase: Phase) -> float:
 def _through(
     config: RunConfig, role: str, seconds: dict[str, float], figures: dict[str, list[float]]
 ) -> float:
-    """The least time the endpoint lets ``role``'s calls take: concurrency and rate limits."""
+    """The least time the endpoint lets ``role``'s online calls take: concurrency, rate limits.
+
+    A batched role's calls wait for their batch instead.
+    """
     spec = config.roles[role]
     calls, prompt, completion = figures[role]
     bound = seconds[role] / max(1, int(spec.concurrency))

@@ -2,25 +2,46 @@
 
 A figure that rests on a guess prints as a range, 'low–high' (``ranges.py``); an exact one
 as one number. After the sources, one line per guess names the part of the range it drives.
+
+The cost prints twice, side by side: every call at its online price ('online USD'), and every
+role that can batch at its batch price, the others online ('batch USD'; a role that cannot
+batch shows '–' there). A role sent in batches (``<role>.batch=true``) is marked '[batch]';
+when a cell batches some roles and not others that could, what it pays as configured is a
+third figure, printed beneath it. The wall time is what the job would take as configured:
+a batched role's rounds at the batch wait, never its online latency.
 """
 
 from __future__ import annotations
 
-from runner.estimate.cell import CellEstimate
+from dataclasses import replace
+
+from runner.estimate.cell import WAIT_WORDS, CellEstimate, RoleFigures
 from runner.estimate.rates import rate_seconds
-from runner.estimate.span import KEYS, Driver, Figures, Span
+from runner.estimate.span import COLUMNS, Driver, Figures, Span
 
 DASH = "–"
-WIDTHS = {"calls": 11, "prompt_tokens": 13, "completion_tokens": 13, "cost_usd": 13, "wall_s": 13}
-HEADER = f"{'cell':<40} {'docs':>4} {'calls':>11} {'prompt tok':>13} {'compl. tok':>13} "
-HEADER += f"{'USD':>13} {'wall':>13}"
+WIDTHS = {
+    "calls": 11,
+    "prompt_tokens": 13,
+    "completion_tokens": 13,
+    "online_usd": 13,
+    "batch_usd": 13,
+    "wall_s": 13,
+}
 NAMES = {
     "calls": "calls",
     "prompt_tokens": "prompt tok",
     "completion_tokens": "compl. tok",
     "cost_usd": "USD",
+    "online_usd": "online USD",
+    "batch_usd": "batch USD",
     "wall_s": "wall",
 }
+HEADER = f"{'cell':<40} {'docs':>4} " + " ".join(f"{NAMES[k]:>{WIDTHS[k]}}" for k in COLUMNS)
+BATCH_TAG = " [batch]"
+"""After a role sent in provider batches (``<role>.batch=true``)."""
+NO_BATCH = DASH
+"""In the batch column of a role that cannot batch."""
 
 
 AT_LEAST = "+?"
@@ -39,7 +60,7 @@ def duration(seconds: float) -> str:
 def _one(key: str, value: float, short: bool) -> str:
     if key == "wall_s":
         return duration(value)
-    if key == "cost_usd":
+    if key.endswith("usd"):
         return f"{value:,.2f}"
     if short and value >= 1e6:
         return f"{value / 1e6:.2f}M"
@@ -63,25 +84,49 @@ def figure(key: str, span: Span) -> str:
 
 
 def _line(
-    name: str, docs: str, span: Span, keys: tuple[str, ...] = KEYS, unknown: bool = False
+    name: str,
+    docs: str,
+    span: Span,
+    keys: tuple[str, ...] = COLUMNS,
+    unknown: bool = False,
+    blank: tuple[str, ...] = (),
 ) -> str:
-    """One row; ``unknown``: some calls are not counted, so each figure is a lower bound."""
+    """One row.
+
+    ``unknown``: some calls are not counted, so each figure is a lower bound; ``blank``: the
+    columns that do not apply to the row ('–').
+    """
     label = name if len(name) <= 40 else name[:37] + "..."
     more = AT_LEAST if unknown else ""
-    cells = " ".join(f"{figure(k, span) + more:>{WIDTHS[k]}}" for k in keys)
+    cells = " ".join(
+        f"{NO_BATCH if k in blank else figure(k, span) + more:>{WIDTHS[k]}}" for k in keys
+    )
     return f"{label:<40} {docs:>4} {cells}"
 
 
 def cell_lines(cell: CellEstimate) -> list[str]:
-    """The cell's line and one per role."""
+    """The cell's line, one per role, and what it pays as configured when that is a mix."""
     if cell.done_run:
         return [f"{cell.name:<40} done: run {cell.done_run} is FINISHED, costs nothing"]
     out = [_line(cell.name, str(cell.documents), cell.range, unknown=bool(cell.unknown))]
     spans = cell.role_spans or tuple(Span.exact(r.figures) for r in cell.roles)
     for r, span in zip(cell.roles, spans, strict=True):
         unknown = r.role in cell.unknown_roles
-        out.append(_line(f"  {r.role}={r.model}", "", span, KEYS[:-1], unknown=unknown))
+        name = f"  {r.role}={r.model}" + (BATCH_TAG if r.spec.batch else "")
+        blank = () if r.can_batch else ("batch_usd",)
+        out.append(_line(name, "", span, COLUMNS[:-1], unknown=unknown, blank=blank))
+    if cell.mixed:
+        out.append(f"  {_as_configured(cell, cell.range)}")
     return out
+
+
+def _as_configured(cell: CellEstimate, span: Span) -> str:
+    """'as configured (judge in batches, the others online): USD 3.10–4.20'."""
+    batched = ", ".join(r.role for r in cell.roles if r.spec.batch)
+    return (
+        f"as configured ({batched} in batches, the others online): USD "
+        f"{figure('cost_usd', span)}{AT_LEAST if cell.unknown else ''}"
+    )
 
 
 def table(cells: list[CellEstimate], skipped: str, parallel: int = 1) -> str:
@@ -97,6 +142,8 @@ def table(cells: list[CellEstimate], skipped: str, parallel: int = 1) -> str:
     count = f"total ({len(todo)} of {len(cells)} cells to run)"
     unknown = sorted({who for c in todo for who in c.unknown})
     lines.append(_line(count, str(sum(c.documents for c in todo)), total, unknown=bool(unknown)))
+    if any(c.mixed for c in todo):
+        lines.append(f"  total as configured: USD {figure('cost_usd', total)}")
     if unknown:
         who = ", ".join(unknown)
         lines.append(f"{AT_LEAST}: at least this much; not counted: the calls of {who}")
@@ -104,18 +151,34 @@ def table(cells: list[CellEstimate], skipped: str, parallel: int = 1) -> str:
         ("wall: jobs one after another" if parallel <= 1 else f"wall: {parallel} jobs at once")
         + ", at least what the endpoints' shared rate limits (model.rpm, tpm) allow"
     )
-    sources = sorted(
-        {
-            f"{r.model}: price {r.price_source}; seconds per call {r.latency_source}"
-            for c in todo
-            for r in c.roles
-        }
-    )
+    lines.append(_batch_line(todo))
+    sources = sorted({_source(r) for c in todo for r in c.roles})
     lines += ["sources:", *[f"  {s}" for s in sources]]
     lines += _driver_lines(todo)
     notes = sorted({n for c in todo for n in c.notes} | _bounds())
     lines += ["notes:", *[f"  {n}" for n in notes]]
     return "\n".join(lines)
+
+
+def _batch_line(todo: list[CellEstimate]) -> str:
+    """What the batch column means, and the wait of the roles sent in batches."""
+    line = (
+        "batch USD: each role that can batch (an Anthropic or OpenAI batch API, and its "
+        "plugins let its requests wait) at its batch price, the others online; "
+        f"{NO_BATCH}: cannot batch"
+    )
+    if any(c.batch_rounds for c in todo):
+        line += (
+            f"; wall of a role marked{BATCH_TAG}: {WAIT_WORDS} it waits (the notes count "
+            "its rounds), not its online seconds per call"
+        )
+    return line
+
+
+def _source(role: RoleFigures) -> str:
+    """Where a role's prices and seconds per call come from."""
+    batch = f"; batch price {role.batch_source}" if role.batch_source else ""
+    return f"{role.model}: price {role.price_source}{batch}; seconds per call {role.latency_source}"
 
 
 def _total(todo: list[CellEstimate], parallel: int) -> Span:
@@ -126,10 +189,7 @@ def _total(todo: list[CellEstimate], parallel: int) -> Span:
         (summed.low, _limited(todo, "low")),
         (summed.high, _limited(todo, "high")),
     ):
-        wall = max(end.wall_s / max(1, parallel), limited)
-        ends.append(
-            Figures(end.calls, end.prompt_tokens, end.completion_tokens, end.cost_usd, wall)
-        )
+        ends.append(replace(end, wall_s=max(end.wall_s / max(1, parallel), limited)))
     return Span(ends[0], ends[1])
 
 
@@ -147,7 +207,7 @@ def _driver_lines(todo: list[CellEstimate]) -> list[str]:
     ]
     for key, text in sorted(texts.items()):
         span = sum((_alone(c, key) for c in todo), Span.exact(Figures()))
-        moved = [f"{NAMES[k]} {figure(k, span)}" for k in KEYS if span.moves(k)]
+        moved = [f"{NAMES[k]} {figure(k, span)}" for k in COLUMNS if span.moves(k)]
         out.append(f"  {key}: {text}: " + (", ".join(moved) or "moves no printed figure"))
     return out
 
@@ -159,12 +219,17 @@ def _alone(cell: CellEstimate, key: str) -> Span:
 
 
 def _limited(cells: list[CellEstimate], end: str) -> float:
-    """The least seconds the sweep's calls need at each endpoint's shared provider limits."""
+    """The least seconds the sweep's online calls need at each endpoint's shared limits.
+
+    A batched role's calls are not sent online.
+    """
     sums: dict[tuple[str, str], list[float]] = {}
     specs = {}
     for cell in cells:
         spans = cell.role_spans or tuple(Span.exact(r.figures) for r in cell.roles)
         for r, span in zip(cell.roles, spans, strict=True):
+            if r.spec.batch:
+                continue
             at = span.low if end == "low" else span.high
             figures = sums.setdefault(r.spec.endpoint, [0.0, 0.0, 0.0])
             figures[0] += at.calls

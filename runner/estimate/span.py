@@ -1,6 +1,7 @@
 """A cell's figures as a range: what its guesses' bounds make of calls, tokens, USD and time.
 
-``Figures`` are one estimate's five totals; a ``Span`` is the least and most of them over the
+``Figures`` are one estimate's totals (its cost three ways: as configured, every call online,
+every role that can batch in provider batches); a ``Span`` is the least and most of them over the
 guesses' bounds (equal ends: the figure is exact); a ``Driver`` is one guess with the span it
 alone makes (the others at their point values), so the printed estimate can say which guess
 drives which part of the range.
@@ -11,7 +12,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 KEYS = ("calls", "prompt_tokens", "completion_tokens", "cost_usd", "wall_s")
-"""The figures of an estimate, in the table's order."""
+"""An estimate's headline figures (``cost_usd``: what the job pays as configured)."""
+FIELDS = (*KEYS, "online_usd", "batch_usd")
+"""Every figure ``Figures`` holds, in its fields' order."""
+COLUMNS = ("calls", "prompt_tokens", "completion_tokens", "online_usd", "batch_usd", "wall_s")
+"""The figures the table prints, in its order: the cost online and in batches side by side
+(what the job pays as configured is one of them unless its roles mix the two)."""
+USD = ("cost_usd", "online_usd", "batch_usd")
+"""The figures in dollars (printed and compared to the cent)."""
 
 
 @dataclass(frozen=True)
@@ -23,13 +31,17 @@ class Figures:
     completion_tokens: float = 0.0
     cost_usd: float = 0.0
     wall_s: float = 0.0
+    online_usd: float = 0.0
+    """The cost with every call at its online price."""
+    batch_usd: float = 0.0
+    """The cost with every role that can batch at its batch price, the others online."""
 
     def __add__(self, other: Figures) -> Figures:
         """Figure by figure (a sweep's total of its cells)."""
-        return Figures(*(getattr(self, k) + getattr(other, k) for k in KEYS))
+        return Figures(*(getattr(self, k) + getattr(other, k) for k in FIELDS))
 
     def get(self, key: str) -> float:
-        """The figure named ``key`` (one of ``KEYS``)."""
+        """The figure named ``key`` (one of ``FIELDS``)."""
         return float(getattr(self, key))
 
 
@@ -48,8 +60,8 @@ class Span:
     @classmethod
     def around(cls, *every: Figures) -> Span:
         """The least and most of each figure over ``every`` estimate."""
-        low = Figures(*(min(f.get(k) for f in every) for k in KEYS))
-        high = Figures(*(max(f.get(k) for f in every) for k in KEYS))
+        low = Figures(*(min(f.get(k) for f in every) for k in FIELDS))
+        high = Figures(*(max(f.get(k) for f in every) for k in FIELDS))
         return cls(low, high)
 
     def __add__(self, other: Span) -> Span:
@@ -59,9 +71,8 @@ class Span:
     def moves(self, key: str) -> bool:
         """Whether the figure ``key`` is a range (its ends differ by a printed unit)."""
         low, high = self.low.get(key), self.high.get(key)
-        return round(high, 2 if key == "cost_usd" else 0) != round(
-            low, 2 if key == "cost_usd" else 0
-        )
+        places = 2 if key in USD else 0
+        return round(high, places) != round(low, places)
 
 
 @dataclass(frozen=True)
