@@ -11,6 +11,11 @@ requests gets a 429 with Retry-After, a 500, a 503, no answer before the client'
 a dropped connection, an empty answer, or (JSON mode only) an answer cut in half. Which
 request gets which fault depends only on the request's content and how many times that
 content was sent before, never on thread timing, so a faulty run is reproducible.
+
+It also speaks OpenAI's Batch API (``fake_batches.py``): ``POST /v1/files`` (multipart,
+purpose=batch), ``GET /v1/files/{id}[/content]``, ``POST /v1/batches``, ``GET
+/v1/batches[/{id}]`` and ``POST /v1/batches/{id}/cancel``. Each batch line is answered by the
+same ``responder`` and with the same body as ``/v1/chat/completions`` would answer it online.
 """
 
 from __future__ import annotations
@@ -30,6 +35,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from runner.text import count_tokens
+from tests.helpers.fake_batches import Batches, BatchFail, BatchHTTP
 
 
 @dataclass
@@ -123,7 +129,19 @@ class FakeOpenAIServer:
         latency_s: float = 0.0,
         embedder: Embedder = letter_embedder,
         faults: FaultPlan | None = None,
+        *,
+        batch_steps: int = 2,
+        batch_fail: BatchFail | None = None,
+        batch_never_end: bool = False,
+        batch_http: BatchHTTP | None = None,
     ) -> None:
+        """A server answering with ``responder``; the ``batch_*`` keywords script its batches.
+
+        ``batch_steps``: retrieves a batch stays ``in_progress``; ``batch_fail(custom_id, body,
+        attempt)``: a line's scripted outcome (``fake_batches.BatchFail``); ``batch_never_end``:
+        batches stay ``in_progress`` for ever; ``batch_http(method, path)``: a scripted HTTP
+        reply (401, 429, 500) for a files or batches request, None to serve it.
+        """
         self.responder = responder
         self.faults = faults
         self.events: list[Event] = []
@@ -145,6 +163,14 @@ class FakeOpenAIServer:
         self.intervals: list[tuple[float, float]] = []
         """(start, end) monotonic times of every answered request, in arrival order."""
         self._lock = threading.Lock()
+        self.batches = Batches(
+            self._batch_line,
+            steps=batch_steps,
+            fail=batch_fail,
+            never_end=batch_never_end,
+            http=batch_http,
+        )
+        """The files and batches it holds, and what tests read of them (``fake_batches.py``)."""
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
         self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
@@ -214,34 +240,19 @@ class FakeOpenAIServer:
             with self._lock:
                 self.served[key] += 1
         if reply.status != 200:
-            error: dict[str, Any] = {
-                "error": {"message": reply.text or f"scripted {reply.status}", "type": "fake"}
-            }
-            return reply.status, error, reply.headers
+            return reply.status, _error_body(reply), reply.headers
         if "input" in request and "messages" not in request:
             return 200, self._embeddings(request), reply.headers
-        prompt = sum(count_tokens(str(m.get("content", ""))) for m in request["messages"])
-        completion = count_tokens(reply.text)
-        body: dict[str, Any] = {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
-            "object": "chat.completion",
-            "created": int(time.time()),
-            "model": request.get("model", "fake"),
-            "choices": [
-                {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": reply.text},
-                    "finish_reason": reply.finish_reason,
-                    **({"logprobs": _logprobs(reply.top_logprobs)} if reply.top_logprobs else {}),
-                }
-            ],
-            "usage": {
-                "prompt_tokens": prompt,
-                "completion_tokens": completion,
-                "total_tokens": prompt + completion,
-            },
-        }
-        return 200, body, reply.headers
+        return 200, _chat_body(request, reply), reply.headers
+
+    def _batch_line(self, request: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        """A batch line's status and body: the responder's answer, as online (no faults)."""
+        reply = self.responder(request)
+        if isinstance(reply, str):
+            reply = FakeReply(text=reply)
+        if reply.status != 200:
+            return reply.status, _error_body(reply)
+        return 200, _chat_body(request, reply)
 
     def _embeddings(self, request: dict[str, Any]) -> dict[str, Any]:
         texts = request["input"] if isinstance(request["input"], list) else [request["input"]]
@@ -263,14 +274,16 @@ class FakeOpenAIServer:
             disable_nagle_algorithm = True  # else headers and body wait on delayed ACKs (~40 ms)
 
             def do_POST(self) -> None:  # noqa: N802 (http.server's naming)
-                length = int(self.headers.get("Content-Length", 0))
-                raw = self.rfile.read(length)
-                if len(raw) < length:  # the client died mid-send: no request, as for a provider
+                raw = self._body()
+                if raw is None:  # the client died mid-send: no request, as for a provider
                     self.close_connection = True
                     return
-                request = json.loads(raw or b"{}")
                 with server._lock:
                     server.authorizations.append(self.headers.get("Authorization", ""))
+                if server.batches.serves(self.path):
+                    self._send(*server.batches.post(self.path, self.headers, raw))
+                    return
+                request = json.loads(raw or b"{}")
                 key, fault = server._fault(request)
                 if fault in ("timeout", "drop"):
                     hold = server.faults.hold_s if fault == "timeout" and server.faults else 0.0
@@ -286,6 +299,23 @@ class FakeOpenAIServer:
                 self.end_headers()
                 self.wfile.write(data)
 
+            def _body(self) -> bytes | None:
+                """The request's body (Content-Length or chunked), None when cut short."""
+                if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+                    return _read_chunked(self.rfile)
+                length = int(self.headers.get("Content-Length", 0))
+                raw = self.rfile.read(length)
+                return raw if len(raw) == length else None
+
+            def _send(self, status: int, data: bytes, headers: dict[str, str]) -> None:
+                """One response; ``headers`` carries its Content-Type."""
+                self.send_response(status)
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
             def _hang_up(self, after_s: float) -> None:
                 """Close the connection without an answer, at once or after ``after_s``."""
                 time.sleep(after_s)
@@ -294,6 +324,9 @@ class FakeOpenAIServer:
                     self.connection.shutdown(socket.SHUT_RDWR)
 
             def do_GET(self) -> None:  # noqa: N802
+                if server.batches.serves(self.path):
+                    self._send(*server.batches.get(self.path))
+                    return
                 models = [{"id": name, "object": "model"} for name in server.served_models]
                 data = json.dumps({"object": "list", "data": models})
                 self.send_response(200)
@@ -306,6 +339,36 @@ class FakeOpenAIServer:
                 return  # quiet
 
         return Handler
+
+
+def _chat_body(request: dict[str, Any], reply: FakeReply) -> dict[str, Any]:
+    """The chat completion answering ``request`` with ``reply`` (tokens counted as online)."""
+    prompt = sum(count_tokens(str(m.get("content", ""))) for m in request["messages"])
+    completion = count_tokens(reply.text)
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}",
+        "object": "chat.completion",
+        "created": int(time.time()),
+        "model": request.get("model", "fake"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.text},
+                "finish_reason": reply.finish_reason,
+                **({"logprobs": _logprobs(reply.top_logprobs)} if reply.top_logprobs else {}),
+            }
+        ],
+        "usage": {
+            "prompt_tokens": prompt,
+            "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+        },
+    }
+
+
+def _error_body(reply: FakeReply) -> dict[str, Any]:
+    """OpenAI's error body for a scripted non-200 reply."""
+    return {"error": {"message": reply.text or f"scripted {reply.status}", "type": "fake"}}
 
 
 def _logprobs(per_token: list[dict[str, float]]) -> dict[str, Any]:
@@ -324,6 +387,24 @@ def _logprobs(per_token: list[dict[str, float]]) -> dict[str, Any]:
             }
         )
     return {"content": content}
+
+
+def _read_chunked(stream: Any) -> bytes | None:
+    """A chunked request body, None when the client stopped mid-body."""
+    out = bytearray()
+    while True:
+        size_line = stream.readline()
+        if not size_line:
+            return None
+        size = int(size_line.split(b";")[0].strip() or b"0", 16)
+        if size == 0:
+            stream.readline()  # the blank line after the last chunk (no trailers sent)
+            return bytes(out)
+        chunk = stream.read(size)
+        if len(chunk) < size:
+            return None
+        out += chunk
+        stream.readline()
 
 
 def max_overlap(intervals: list[tuple[float, float]]) -> int:
