@@ -456,7 +456,10 @@ def _wait_notes(role: str, spec: ModelSpec, purposes: list[str]) -> list[str]:
             f"{n} batch rounds one after another ({steps}): {WAIT_WORDS}, so "
             f"{_hours(n * typical)} typical, {_hours(n * most)} at most"
         )
-    out = [f"{role}={spec.name} in batches: {waits}; its wall time is that wait"]
+    out = [
+        f"{role}={spec.name} in batches: {waits}; its wall time is that wait (a re-ask of an "
+        f"unreadable answer adds a round)"
+    ]
     if n * most > spec.batch_timeout:
         out.append(
             f"{role}={spec.name} in batches: {_hours(n * most)} at most is more than "
