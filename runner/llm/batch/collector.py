@@ -49,6 +49,8 @@ MAX_BATCHES_PER_REQUEST = 3
 BATCH_FANOUT = 64
 """A batched role's ``concurrency``: how many of its requests a plugin asks at once (threads
 that only wait); online limits do not apply to requests that are not sent one by one."""
+QUIET_REPORT_S = 600.0
+"""The longest a waiting job stays silent: a line at least every 10 minutes."""
 TICK_S = 0.05
 """How often the driver thread looks at the clock."""
 
@@ -113,6 +115,8 @@ class BatchCollector:
         self._driver: threading.Thread | None = None
         self._first_wait: float | None = None
         self._next_poll = 0.0
+        self._last_state: tuple[tuple[str, int, int], ...] | None = None
+        self._last_report = 0.0
         self.submitted: list[str] = []
         """Batch ids this job submitted."""
         self.joined: list[str] = []
@@ -353,7 +357,18 @@ class BatchCollector:
         )
 
     def _report(self) -> None:
-        """One line on the batches in flight, to stderr and to the status hook."""
+        """One line on the batches in flight, to stderr and to the status hook.
+
+        Only when a count or a status changed, or ``QUIET_REPORT_S`` after the last line: a
+        day's wait at one poll a half minute would otherwise print thousands of lines.
+        """
+        state = tuple(
+            (w.entry.status, w.entry.done, w.entry.failed) for w in self._watching.values()
+        )
+        now = time.monotonic()
+        if state == self._last_state and now - self._last_report < QUIET_REPORT_S:
+            return
+        self._last_state, self._last_report = state, now
         if not self._watching:
             line = f"{self.who}: every batch answered ({len(self.submitted)} submitted)"
         else:
