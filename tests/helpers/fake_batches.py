@@ -161,6 +161,8 @@ class Batches:
         """Every batch, by id, in creation order."""
         self.attempts: Counter[str] = Counter()
         """Batches that have held each custom_id."""
+        self.deleted: list[str] = []
+        """Ids of the files clients deleted."""
         self.http_log: list[tuple[str, str]] = []
         """(method, path) of every files or batches request, in arrival order."""
         self._lock = threading.Lock()
@@ -229,6 +231,20 @@ class Batches:
                     return 200, found.data, {"Content-Type": "application/octet-stream"}
                 return _json(200, found.as_json())
         return _error(404, f"no such endpoint: GET {route}", "invalid_request_error")
+
+    def delete(self, path: str) -> tuple[int, bytes, dict[str, str]]:
+        """Answer a DELETE of a file."""
+        route = path.split("?", 1)[0]
+        scripted = self._scripted("DELETE", route)
+        if scripted is not None:
+            return scripted
+        match = re.fullmatch(r"/v1/files/([^/]+)", route)
+        with self._lock:
+            if match and match.group(1) in self.files:
+                del self.files[match.group(1)]
+                self.deleted.append(match.group(1))
+                return _json(200, {"id": match.group(1), "object": "file", "deleted": True})
+        return _error(404, f"No such File object: {route}", "invalid_request_error")
 
     def _scripted(self, method: str, route: str) -> tuple[int, bytes, dict[str, str]] | None:
         with self._lock:

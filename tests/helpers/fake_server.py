@@ -52,6 +52,8 @@ class FakeReply:
     """'stop' or 'length'."""
     top_logprobs: list[dict[str, float]] | None = None
     """Per generated token, its alternatives' log-probabilities (OpenAI's logprobs.content)."""
+    cached_tokens: int = 0
+    """Prompt tokens to report as read from the prefix cache (usage.prompt_tokens_details)."""
 
 
 FAULT_KINDS = ("429", "500", "503", "timeout", "drop", "empty", "truncated_json")
@@ -323,6 +325,12 @@ class FakeOpenAIServer:
                 with contextlib.suppress(OSError):  # the client gave up first
                     self.connection.shutdown(socket.SHUT_RDWR)
 
+            def do_DELETE(self) -> None:  # noqa: N802
+                if server.batches.serves(self.path):
+                    self._send(*server.batches.delete(self.path))
+                    return
+                self.send_error(405)
+
             def do_GET(self) -> None:  # noqa: N802
                 if server.batches.serves(self.path):
                     self._send(*server.batches.get(self.path))
@@ -362,6 +370,11 @@ def _chat_body(request: dict[str, Any], reply: FakeReply) -> dict[str, Any]:
             "prompt_tokens": prompt,
             "completion_tokens": completion,
             "total_tokens": prompt + completion,
+            **(
+                {"prompt_tokens_details": {"cached_tokens": reply.cached_tokens}}
+                if reply.cached_tokens
+                else {}
+            ),
         },
     }
 
