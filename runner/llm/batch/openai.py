@@ -216,7 +216,7 @@ class OpenAIBatches:
         """One line: what failed while ``doing``, and what to do about it."""
         status = getattr(err, "status_code", None)
         where = f" at {self.spec.api_base}" if self.spec.api_base else ""
-        why = self._scrub(" ".join(str(err).split())[:300])
+        why = self._scrub(" ".join(str(err).split()))[:300]
         if not isinstance(status, int):  # never reached the server, or no answer in time
             return translate(err, self._role, self.spec.name, self.spec.api_base, self.spec.model)
         if status in (401, 403):
@@ -228,8 +228,9 @@ class OpenAIBatches:
         if status == 429:
             return RateLimitedError(
                 f"{self.who}: rate limited while {doing}{where} ({why}); OpenAI limits the "
-                f"tokens queued in batches per model: wait for batches in flight to end "
-                f"(python -m runner.batches lists them), then run the same command again",
+                f"tokens queued in batches per model and the rate of file and batch requests: "
+                f"wait for batches in flight to end (python -m runner.batches lists them), "
+                f"then run the same command again",
                 retry_after=_retry_after(err),
             )
         if status >= 500:
@@ -241,6 +242,12 @@ class OpenAIBatches:
                 f"{self.who}: the server{where} does not serve OpenAI's batch endpoints "
                 f"(/v1/files, /v1/batches: HTTP 404 while {doing}); drop {self._role}.batch "
                 f"or use a server that has them (vLLM's OpenAI server does)"
+            )
+        if status == 404:
+            return LLMError(
+                f"{self.who}: {doing}: the server{where} does not know it (HTTP 404: {why}); "
+                f"it was made with another key or server, or deleted; python -m runner.batches "
+                f"lists the ledger's batches"
             )
         return LLMError(
             f"{self.who}: {doing} failed{where} (HTTP {status}: {why}); check "

@@ -391,3 +391,12 @@ def test_limits_are_openais() -> None:
     adapter = OpenAIBatches(spec("http://127.0.0.1:9/v1"), "no-key")
     assert adapter.name == "openai"
     assert adapter.max_requests == 50_000 and adapter.max_bytes == 200_000_000
+
+
+def test_a_batch_the_server_does_not_know_names_the_ledger(server: FakeOpenAIServer) -> None:
+    adapter = OpenAIBatches(spec(server.url), "no-key", role="judge")
+    with pytest.raises(LLMError) as err:
+        adapter.state("batch_made_elsewhere")
+    message = str(err.value)
+    assert type(err.value) is LLMError and "\n" not in message
+    assert "batch_made_elsewhere" in message and "python -m runner.batches" in message
