@@ -29,6 +29,7 @@ from typing import Any
 
 from runner.errors import BatchError, Cancelled, LLMError, RunnerError
 from runner.llm.batch.ledger import BatchEntry, Ledger
+from runner.llm.batch.pool import SweepPool
 from runner.llm.batch.protocol import (
     BatchAnswer,
     BatchFailure,
@@ -95,8 +96,12 @@ class BatchCollector:
         cancel: threading.Event,
         budget: Budget | None = None,
         on_status: StatusHook | None = None,
+        pool: SweepPool | None = None,
     ) -> None:
-        """Batches of ``spec``'s endpoint; ``provider`` makes its adapter when first needed."""
+        """Batches of ``spec``'s endpoint; ``provider`` makes its adapter when first needed.
+
+        ``pool``: in a sweep, where its jobs' requests meet to be submitted together.
+        """
         self.spec = spec
         self.role = role
         self._make_provider = provider
@@ -106,6 +111,7 @@ class BatchCollector:
         self.cancel = cancel
         self.budget = budget
         self.on_status = on_status
+        self.pool = pool
         self.price: Price = batch_price_of(spec)
         self._lock = threading.Lock()
         self._waiters: dict[str, _Waiter] = {}
@@ -173,6 +179,7 @@ class BatchCollector:
             finish_reason=answer.finish_reason,
             cached_prompt_tokens=answer.cached_prompt_tokens,
             batch_id=waiter.batch_id if first else "",
+            top_logprobs=answer.top_logprobs,
         )
 
     def _start_driver(self) -> None:
@@ -219,22 +226,57 @@ class BatchCollector:
                 rest.append(key)
         if not rest:
             return
-        endpoint = self.spec.endpoint
         with self.ledger.locked():
-            held = self.ledger.holding(rest, endpoint)
-            for key, entry in held.items():
-                self._watch(entry, key, joined=True)
-            fresh = [k for k in rest if k not in held]
-            if fresh:
-                self._submit(fresh)
+            fresh = self._join_held(rest)
+            if fresh and self.pool is None:
+                self._submit(self._items(fresh))
+        if fresh and self.pool is not None:
+            self._submit_pooled(fresh)
         if self._first_wait is None:
             self._first_wait = time.monotonic()
         self._next_poll = min(self._next_poll, time.monotonic() + self.spec.batch_poll)
 
-    def _submit(self, keys: list[str]) -> None:
-        """Send ``keys`` as one batch or more (the provider's limits); ledger first, then wait."""
+    def _join_held(self, keys: list[str]) -> list[str]:
+        """Wait for the live batches that hold some of ``keys``; return the keys none holds."""
+        held = self.ledger.holding(keys, self.spec.endpoint)
+        for key, entry in held.items():
+            if key in self._waiters and not self._waiters[key].batch_id:
+                self._watch(entry, key, joined=entry.batch_id not in self.submitted)
+        return [k for k in keys if k not in held and k in self._waiters]
+
+    def _items(self, keys: list[str]) -> list[BatchRequest]:
+        with self._lock:
+            return [BatchRequest(k, self._waiters[k].request) for k in keys if k in self._waiters]
+
+    def _submit_pooled(self, keys: list[str]) -> None:
+        """Offer ``keys`` to the sweep's pool and wait for other jobs' offers (``pool.py``).
+
+        Then submit every offer still there, or find ours submitted by another job.
+        """
+        assert self.pool is not None
+        ticket = self.pool.offer(self._items(keys))
+        deadline = time.monotonic() + self.spec.batch_gather
+        while time.monotonic() < deadline and not self.cancel.is_set():
+            time.sleep(TICK_S)
+        with self.ledger.locked():
+            taken = self.pool.take(ticket)
+            if taken is not None:
+                self._submit(taken)
+            left = self._join_held(keys)
+            if left:  # taken by a job that stopped before submitting them
+                self._submit(self._items(left))
+
+    def _submit(self, items: list[BatchRequest]) -> None:
+        """Send ``items`` as one batch or more (the provider's limits); ledger first, then wait.
+
+        ``items`` may hold other jobs' requests (a sweep's pool): this job waits for its own.
+        """
         endpoint = self.spec.endpoint
-        spent = [k for k in keys if self.ledger.attempts_of(k, endpoint) >= MAX_BATCHES_PER_REQUEST]
+        spent = {
+            i.custom_id
+            for i in items
+            if self.ledger.attempts_of(i.custom_id, endpoint) >= MAX_BATCHES_PER_REQUEST
+        }
         for key in spent:
             self._fail(
                 key,
@@ -243,13 +285,13 @@ class BatchCollector:
                     f"{MAX_BATCHES_PER_REQUEST} batches; rerun to try again"
                 ),
             )
-        keys = [k for k in keys if k not in spent]
-        if not keys:
+        items = [i for i in items if i.custom_id not in spent]
+        if not items:
             return
         if self.budget is not None:
             self.budget.check()
         provider = self.provider()
-        for part in _split(provider, [BatchRequest(k, self._waiters[k].request) for k in keys]):
+        for part in _split(provider, items):
             batch_id: str = self.spec.retry.run(functools.partial(provider.submit, part))[0]
             entry = BatchEntry(
                 provider=provider.name,
@@ -267,7 +309,8 @@ class BatchCollector:
             self.submitted.append(batch_id)
             self.requests += len(part)
             for item in part:
-                self._watch(entry, item.custom_id, joined=False)
+                if item.custom_id in self._waiters:
+                    self._watch(entry, item.custom_id, joined=False)
             print(
                 f"{self.who}: submitted batch {batch_id} ({provider.name}, {len(part)} requests); "
                 "waiting for it (python -m runner.batches lists it; a rerun after a stop "
@@ -291,7 +334,8 @@ class BatchCollector:
                 )
         watch.keys.add(key)
         with self._lock:
-            self._waiters[key].batch_id = entry.batch_id
+            if key in self._waiters:
+                self._waiters[key].batch_id = entry.batch_id
 
     def _poll(self) -> None:
         """Look at every batch in flight; collect those that ended."""
@@ -431,6 +475,7 @@ def _stored(answer: BatchAnswer, price: Price) -> dict[str, Any]:
         "finish_reason": answer.finish_reason,
         "cached_prompt_tokens": answer.cached_prompt_tokens,
         "cost_usd": batch_cost(answer, price),
+        **({"top_logprobs": list(answer.top_logprobs)} if answer.top_logprobs else {}),
     }
 
 
@@ -452,6 +497,7 @@ def _answer_of(stored: dict[str, Any]) -> BatchAnswer:
         completion_tokens=int(stored.get("completion_tokens") or 0),
         cached_prompt_tokens=int(stored.get("cached_prompt_tokens") or 0),
         finish_reason=str(stored.get("finish_reason") or "stop"),
+        top_logprobs=tuple(stored.get("top_logprobs") or ()),
     )
 
 
@@ -478,6 +524,8 @@ class Batches:
         self.ledger = Ledger(cache_dir)
         self.cancel = cancel
         self.budget = budget
+        self.in_sweep = budget is not None and budget.shared_dir is not None
+        """A sweep's job: its batches are pooled with the other jobs' (``pool.py``)."""
         self.collectors: dict[tuple[str, str], BatchCollector] = {}
 
     def collector(
@@ -496,6 +544,7 @@ class Batches:
                 self.cache,
                 self.cancel,
                 self.budget,
+                pool=SweepPool(self.ledger, spec.endpoint) if self.in_sweep else None,
             )
             self.collectors[spec.endpoint] = found
         return found

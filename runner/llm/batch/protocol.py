@@ -55,6 +55,8 @@ class BatchAnswer:
     """Prompt tokens served from the provider's prefix cache."""
     finish_reason: str = "stop"
     """'stop' or 'length', as litellm maps the provider's stop reason online."""
+    top_logprobs: tuple[dict[str, float], ...] = ()
+    """Per generated token, its alternatives' log-probabilities, when the request asked."""
     online_cost_usd: float | None = None
     """What the same answer costs online, as the gateway prices an online call
     (``runner/llm/completions.cost_usd``: cache reads and writes at their own prices); the
