@@ -13,6 +13,8 @@ import json
 import os
 import re
 import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,8 @@ from tests.helpers.anthropic_server import FakeAnthropicServer, text_of
 from tests.helpers.cli import runner_cli
 from tests.runner.config.test_config import composed
 
+REPO = Path(__file__).resolve().parents[4]
+
 SUMMARIES = {
     "book-1": "Anna sails north in May. Gulls circle the mast all day. She finds the island.",
     "book-2": "Ben stays home with his dog. A letter arrives at noon.",
@@ -40,13 +44,13 @@ KEY = "test-anthropic-key"
 
 
 def expected_booookscore() -> float:
-    """The mean over summaries of the share of sentences without a flagged word."""
+    """The mean over summaries of the % of sentences without a flagged word."""
     shares = []
     for summary in SUMMARIES.values():
         sentences = re.split(r"(?<=[.!?])\s+", summary.strip())
         clean = [s for s in sentences if not any(w in s for w in FLAGGED)]
         shares.append(len(clean) / len(sentences))
-    return sum(shares) / len(shares)
+    return 100 * sum(shares) / len(shares)  # the metric reports a percentage
 
 
 def sentence_count() -> int:
@@ -260,3 +264,41 @@ def test_batch_settings_that_cannot_work_are_one_line(
     assert "\n" not in message
     for word in words:
         assert word in message
+
+
+def test_a_sweeps_jobs_submit_their_requests_in_one_batch(tmp_path: Path) -> None:
+    """Two joblib jobs over different summaries: one pooled batch holds both jobs' requests,
+    and each job's score is its own summaries' (counted here)."""
+    halves = {"a": dict(list(SUMMARIES.items())[:2]), "b": dict(list(SUMMARIES.items())[2:])}
+    for name, part in halves.items():
+        (tmp_path / f"{name}.json").write_text(json.dumps(part), encoding="utf-8")
+    with FakeAnthropicServer(judge, api_key=KEY) as server:
+        overrides = items(server, tmp_path / "a.json", tmp_path, "cache", *BATCH)
+        overrides = [o for o in overrides if not o.startswith(("data.path=", "judge.batch_gather"))]
+        done = subprocess.run(
+            [
+                sys.executable, "-m", "runner", "-m", *overrides,
+                f"data.path={tmp_path / 'a.json'},{tmp_path / 'b.json'}",
+                "judge.batch_gather=3", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+                f"hydra.sweep.dir={tmp_path / 'sweep'}",
+            ],
+            cwd=REPO, capture_output=True, text=True, timeout=600,
+            env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert len(server.batches) == 1, [b.custom_ids for b in server.batches]
+        assert len(server.batches[0].custom_ids) == sentence_count()
+        assert server.online_requests == []
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    every = client.search_runs([e.experiment_id for e in client.search_experiments()])
+    runs = [r for r in every if r.data.tags.get("runner.kind") != "sweep"]
+    scores = sorted(r.data.metrics["booookscore/score"] for r in runs)
+    expected = []
+    for part in halves.values():
+        shares = []
+        for summary in part.values():
+            sentences = re.split(r"(?<=[.!?])\s+", summary.strip())
+            shares.append(sum(not any(w in s for w in FLAGGED) for s in sentences) / len(sentences))
+        expected.append(100 * sum(shares) / len(shares))
+    assert scores == pytest.approx(sorted(expected))
+    assert {r.data.tags["runner.batch_ids"] for r in runs} == {server.batches[0].id}
