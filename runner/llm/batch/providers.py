@@ -52,7 +52,7 @@ def provider_for(spec: ModelSpec, role: str, api_key: str | None) -> BatchProvid
     if api == "anthropic":
         from runner.llm.batch.anthropic import AnthropicBatches
 
-        return AnthropicBatches(spec, api_key)
+        return AnthropicBatches(spec, api_key, role=role)
     if api == "openai":
         from runner.llm.batch.openai import OpenAIBatches
 
