@@ -109,7 +109,7 @@ def status_of(entry: BatchEntry) -> str:
     if entry.collected:
         return f"{entry.status}, collected"
     if entry.ended:
-        return f"{entry.status}, ended: a rerun of its job collects it"
+        return f"{entry.status}: no more answers will come; a rerun of its job collects them"
     return entry.status
 
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from runner import batches
 from runner.llm.batch.ledger import BatchEntry, Ledger
+from tests.helpers.anthropic_server import FakeAnthropicServer, Outcome
 
 REPO = Path(__file__).resolve().parents[2]
 CLAUDE = "anthropic/claude-sonnet-4-5-20250929"
@@ -90,7 +93,7 @@ def test_the_listing_shows_each_live_batch_with_its_age_and_counts(
     assert live[live.index("(judge)") + 1 : live.index("(judge)") + 6] == [age, "h", "12", "5", "1"]
     ended = line_of(out, "batch_ended")
     assert "gpt4 (evaluator)" in ended and " 5 min " in ended
-    assert "completed, ended: a rerun of its job collects it" in ended
+    assert ended.endswith("completed: no more answers will come; a rerun of its job collects them")
     assert "msgbatch_old" not in out
 
 
@@ -161,3 +164,146 @@ def test_the_module_runs_as_a_command(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"no batches in flight in {(tmp_path / 'batches').resolve()}"
+
+
+# -- at the provider: a loopback Anthropic Message Batches server -----------------------------
+
+KEY_ENV = "RUNNER_TEST_BATCHES_KEY"
+KEY = "sk-ant-test-never-printed-0123456789"
+
+
+@pytest.fixture
+def anthropic(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropicServer]:
+    """The server, which answers only ``KEY``, and the key in the variable entries name."""
+    monkeypatch.setenv(KEY_ENV, KEY)
+    with FakeAnthropicServer(steps=2, api_key=KEY, fail=failing) as server:
+        yield server
+
+
+def failing(custom_id: str, params: dict[str, Any], attempt: int) -> Outcome | None:
+    """The second request of every batch errors."""
+    return "errored" if custom_id.endswith("1") else None
+
+
+def submitted(server: FakeAnthropicServer, book: Ledger, requests: int) -> BatchEntry:
+    """A batch created at ``server`` through Anthropic's own SDK and written to ``book`` as a
+    job writes it."""
+    import anthropic as sdk
+
+    client = sdk.Anthropic(api_key=KEY, base_url=server.url, max_retries=0)
+    ids = [f"{len(server.batches)}x{i}" for i in range(requests)]
+    made = client.messages.batches.create(
+        requests=[
+            {
+                "custom_id": cid,
+                "params": {
+                    "model": CLAUDE.split("/", 1)[1],
+                    "max_tokens": 16,
+                    "messages": [{"role": "user", "content": f"request {cid}"}],
+                },
+            }
+            for cid in ids
+        ]
+    )
+    written = BatchEntry(
+        provider="anthropic",
+        batch_id=made.id,
+        model=CLAUDE,
+        api_base=server.url,
+        alias="claude",
+        role="judge",
+        requests=ids,
+        submitted_at=time.time(),
+        api_key_env=KEY_ENV,
+    )
+    book.write(written)
+    return written
+
+
+def no_key_anywhere(book: Ledger, *texts: str) -> None:
+    """The key is in no output and no ledger file."""
+    files = [p.read_text(encoding="utf-8") for p in book.folder.glob("*.json")]
+    assert all(KEY not in t for t in (*texts, *files))
+
+
+def test_refresh_records_what_the_provider_says_until_the_batch_ends(
+    anthropic: FakeAnthropicServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    book = Ledger(tmp_path / "cache")
+    made = submitted(anthropic, book, 3)
+    cache = f"cache.dir={tmp_path / 'cache'}"
+    status, out, err = run(capsys, "--refresh", cache)
+    assert (status, err) == (0, "")
+    seen = book.find(made.batch_id)
+    assert seen is not None and (seen.status, seen.ended, seen.done) == ("in_progress", False, 0)
+    assert seen.updated_at > 0 and line_of(out, made.batch_id).endswith(" in_progress")
+    for _ in range(2):  # the server ends a batch at its third look
+        status, out, err = run(capsys, "--refresh", cache)
+    assert (status, err) == (0, "")
+    ended = book.find(made.batch_id)
+    results = [r["result"]["type"] for r in anthropic.batch(made.batch_id).results]
+    assert ended is not None and ended.ended and ended.live  # a rerun of the job collects it
+    assert (ended.done, ended.failed) == (results.count("succeeded"), results.count("errored"))
+    assert (ended.done, ended.failed) == (2, 1)
+    assert anthropic.retrieves[made.batch_id] == 3
+    assert set(anthropic.api_keys) == {KEY}  # read from the variable the entry names
+    no_key_anywhere(book, out, err)
+
+
+def test_cancel_stops_the_batch_at_the_provider_and_keeps_it_listed(
+    anthropic: FakeAnthropicServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    book = Ledger(tmp_path / "cache")
+    made = submitted(anthropic, book, 4)
+    cache = f"cache.dir={tmp_path / 'cache'}"
+    status, out, err = run(capsys, "cancel", made.batch_id, cache)
+    assert (status, err) == (0, "")
+    assert anthropic.cancelled == [made.batch_id]
+    (said,) = out.splitlines()
+    assert said.startswith(f"cancelled at anthropic: {made.batch_id} (claude, judge; 4 requests")
+    assert "a rerun of its job collects what it answered" in said
+    assert "that rerun submits the cancelled requests again" in said
+    marked = book.find(made.batch_id)
+    assert marked is not None and marked.status == "cancelling" and marked.live
+    status, out, _ = run(capsys, cache)
+    assert line_of(out, made.batch_id).endswith(" cancelling")
+    status, out, err = run(capsys, "--refresh", cache)  # the provider ends it, none answered
+    ended = book.find(made.batch_id)
+    assert (status, err) == (0, "")
+    assert ended is not None and ended.ended and (ended.done, ended.failed) == (0, 4)
+    no_key_anywhere(book, out, err, said)
+
+
+def test_cancel_all_cancels_every_live_batch_and_only_those(
+    anthropic: FakeAnthropicServer, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    book = Ledger(tmp_path / "cache")
+    first, second = submitted(anthropic, book, 2), submitted(anthropic, book, 2)
+    third = submitted(anthropic, book, 1)
+    third.collected = True
+    book.write(third)
+    status, out, err = run(capsys, "cancel", "--all", f"cache.dir={tmp_path / 'cache'}")
+    assert (status, err) == (0, "")
+    assert sorted(anthropic.cancelled) == sorted([first.batch_id, second.batch_id])
+    assert len(out.splitlines()) == 2
+    marked = [book.find(b.batch_id) for b in (first, second, third)]
+    assert [m.status if m else None for m in marked] == ["cancelling", "cancelling", "submitted"]
+
+
+def test_a_key_the_provider_refuses_is_one_line_without_the_key(
+    anthropic: FakeAnthropicServer,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    book = Ledger(tmp_path / "cache")
+    made = submitted(anthropic, book, 1)
+    wrong = "sk-ant-wrong-also-never-printed-987"
+    monkeypatch.setenv(KEY_ENV, wrong)
+    status, out, err = run(capsys, "cancel", made.batch_id, f"cache.dir={tmp_path / 'cache'}")
+    assert status == 1 and out.strip() == ""
+    (line,) = err.splitlines()
+    assert line.startswith(f"error: batch {made.batch_id} (anthropic): ")
+    assert anthropic.cancelled == [] and wrong not in line and KEY not in line
+    kept = book.find(made.batch_id)
+    assert kept is not None and kept.status == "submitted"  # not marked: nothing was cancelled
