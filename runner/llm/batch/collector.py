@@ -52,6 +52,9 @@ BATCH_FANOUT = 64
 that only wait); online limits do not apply to requests that are not sent one by one."""
 QUIET_REPORT_S = 600.0
 """The longest a waiting job stays silent: a line at least every 10 minutes."""
+WAKE_S = 5.0
+"""How often a waiting caller looks at the job's cancel flag itself: rarely, since the driver
+wakes every caller when the job stops, and a job may hold thousands of waiting callers."""
 TICK_S = 0.05
 """How often the driver thread looks at the clock."""
 
@@ -154,7 +157,7 @@ class BatchCollector:
                 self._pending.append(key)
             self._last_arrival = time.monotonic()
             self._start_driver()
-        while not waiter.done.wait(0.2):
+        while not waiter.done.wait(WAKE_S):  # the driver wakes it; the timeout is a backstop
             if self.cancel.is_set():
                 raise Cancelled(f"{self.who}: the job was stopped while waiting for its batch")
         if waiter.error is not None:

@@ -279,7 +279,7 @@ def test_a_sweeps_jobs_submit_their_requests_in_one_batch(tmp_path: Path) -> Non
             [
                 sys.executable, "-m", "runner", "-m", *overrides,
                 f"data.path={tmp_path / 'a.json'},{tmp_path / 'b.json'}",
-                "judge.batch_gather=3", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+                "judge.batch_gather=8", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
                 f"hydra.sweep.dir={tmp_path / 'sweep'}",
             ],
             cwd=REPO, capture_output=True, text=True, timeout=600,
