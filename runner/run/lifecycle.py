@@ -185,6 +185,8 @@ def run_experiment(config: RunConfig, checked: Checked | None = None) -> RunResu
             raise
         finally:
             progress.close()
+            for collector in collectors:
+                collector.close()
     return RunResult(
         run_id=tracker.run_id,
         run_name=name,

@@ -29,7 +29,7 @@ from typing import Any
 
 from runner.errors import BatchError, Cancelled, LLMError, RunnerError
 from runner.llm.batch.ledger import BatchEntry, Ledger
-from runner.llm.batch.pool import SweepPool
+from runner.llm.batch.pool import MAX_WAIT_S, SweepPool
 from runner.llm.batch.protocol import (
     BatchAnswer,
     BatchFailure,
@@ -115,6 +115,7 @@ class BatchCollector:
         self.budget = budget
         self.on_status = on_status
         self.pool = pool
+        self._presence = pool.arrive() if pool is not None else None
         self.price: Price = batch_price_of(spec)
         self._lock = threading.Lock()
         self._waiters: dict[str, _Waiter] = {}
@@ -143,6 +144,11 @@ class BatchCollector:
         if self._provider is None:
             self._provider = self._make_provider()
         return self._provider
+
+    def close(self) -> None:
+        """The job ends: the sweep's other jobs need not wait for its requests."""
+        SweepPool.leave(self._presence)
+        self._presence = None
 
     def accepts(self, request: Request) -> bool:
         """True when the batch API answers ``request`` as the online API would."""
@@ -258,8 +264,15 @@ class BatchCollector:
         """
         assert self.pool is not None
         ticket = self.pool.offer(self._items(keys))
-        deadline = time.monotonic() + self.spec.batch_gather
-        while time.monotonic() < deadline and not self.cancel.is_set():
+        self.pool.leave(self._presence)
+        self._presence = None
+        start = time.monotonic()
+        while not self.cancel.is_set():
+            waited = time.monotonic() - start
+            if waited >= MAX_WAIT_S or (
+                waited >= self.spec.batch_gather and not self.pool.others_coming()
+            ):
+                break
             time.sleep(TICK_S)
         with self.ledger.locked():
             taken = self.pool.take(ticket)

@@ -8,6 +8,11 @@ job whose offer is still there takes every offer of the endpoint and submits the
 ledger, held by that batch, and waits for it like any batch it did not submit. Each job still
 pays for the answers it uses. A job that took offers and died before submitting leaves their
 requests unheld: their own jobs submit them themselves.
+
+The jobs of a sweep start together but reach their first requests seconds apart (imports,
+data, a strategy's own calls). So each job also leaves a presence file when it starts
+(``arrive``), removed when it makes its first offer or ends; a job about to submit waits
+for the others present, up to ``MAX_WAIT_S``, which is little against a batch's hour.
 """
 
 from __future__ import annotations
@@ -17,11 +22,15 @@ import hashlib
 import json
 import os
 import tempfile
+import uuid
 from pathlib import Path
 
 from runner.llm.batch.ledger import Ledger
 from runner.llm.batch.protocol import BatchRequest
 from runner.llm.request import Request
+
+MAX_WAIT_S = 60.0
+"""The longest a job waits for the other jobs present to offer their first requests."""
 
 
 class SweepPool:
@@ -31,6 +40,32 @@ class SweepPool:
         """The spool of ``endpoint`` (model string, server) in ``ledger``'s folder."""
         digest = hashlib.sha256("\0".join(endpoint).encode()).hexdigest()[:16]
         self.folder = ledger.folder / "spool" / digest
+
+    def arrive(self) -> Path:
+        """Say this job will offer requests soon; the file is removed by ``leave``."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"present-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        path.touch()
+        return path
+
+    @staticmethod
+    def leave(presence: Path | None) -> None:
+        """This job has offered, or ends: others need not wait for it."""
+        if presence is not None:
+            presence.unlink(missing_ok=True)
+
+    def others_coming(self) -> bool:
+        """True while another live job of the sweep has not made its first offer."""
+        for path in self.folder.glob("present-*"):
+            try:
+                pid = int(path.name.split("-")[1])
+                os.kill(pid, 0)  # a killed job's file is stale, not a job still coming
+            except (ValueError, IndexError, ProcessLookupError):
+                continue
+            except PermissionError:
+                return True
+            return True
+        return False
 
     def offer(self, items: list[BatchRequest]) -> Path:
         """Leave ``items`` for whichever job submits next; the offer's file is its ticket."""

@@ -279,14 +279,17 @@ def test_a_sweeps_jobs_submit_their_requests_in_one_batch(tmp_path: Path) -> Non
             [
                 sys.executable, "-m", "runner", "-m", *overrides,
                 f"data.path={tmp_path / 'a.json'},{tmp_path / 'b.json'}",
-                "judge.batch_gather=8", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+                "judge.batch_gather=1", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
                 f"hydra.sweep.dir={tmp_path / 'sweep'}",
             ],
             cwd=REPO, capture_output=True, text=True, timeout=600,
             env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
         )  # fmt: skip
         assert done.returncode == 0, done.stderr[-3000:]
-        assert len(server.batches) == 1, [b.custom_ids for b in server.batches]
+        assert len(server.batches) == 1, (
+            [(b.created_at, [_said(b.params[c]) for c in b.custom_ids]) for b in server.batches],
+            done.stderr[-3000:],
+        )
         assert len(server.batches[0].custom_ids) == sentence_count()
         assert server.online_requests == []
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
@@ -302,3 +305,8 @@ def test_a_sweeps_jobs_submit_their_requests_in_one_batch(tmp_path: Path) -> Non
         expected.append(100 * sum(shares) / len(shares))
     assert scores == pytest.approx(sorted(expected))
     assert {r.data.tags["runner.batch_ids"] for r in runs} == {server.batches[0].id}
+
+
+def _said(params: dict[str, Any]) -> str:
+    last = " ".join(text_of(params["messages"][-1].get("content")))
+    return last.rsplit("[Your sentence]", 1)[-1].split("[Your response]", 1)[0].strip()[:30]
