@@ -99,6 +99,8 @@ class Outcome:
     """Wall seconds of the command (the rerun's, for kill+rerun)."""
     killed_after: float = math.nan
     """Kill+rerun: seconds from the start of the first command to its SIGKILL."""
+    sizes: tuple[int, ...] = ()
+    """Requests in each batch, in order of creation."""
 
 
 def flagged(sentence: str) -> bool:
@@ -173,14 +175,15 @@ def finished_run(folder: Path) -> tuple[float, float]:
 def outcome(server: FakeAnthropicServer, folder: Path, wall: float, **extra: float) -> Outcome:
     """What ``server`` received and what the run in ``folder`` recorded."""
     score, cost = finished_run(folder)
-    batched = sum(len(b.custom_ids) for b in server.batches)
+    sizes = tuple(len(b.custom_ids) for b in server.batches)
     return Outcome(
-        requests=batched or len(server.online_requests),
+        requests=sum(sizes) or len(server.online_requests),
         batches=len(server.batches),
         online=len(server.online_requests),
         score=score,
         cost=cost,
         wall=wall,
+        sizes=sizes,
         **extra,
     )
 
@@ -256,7 +259,8 @@ def checks(expected: float, o: Outcome, b: Outcome, k: Outcome) -> list[tuple[st
         ("batches for the batch job (1)", str(b.batches), b.batches == 1),
         ("batches after kill+rerun (1)", str(k.batches), k.batches == 1),
         ("online requests during the batch runs (0)", str(during), during == 0),
-        ("requests per batch run == online requests", f"{b.requests}, {k.requests} vs {o.requests}",
+        ("requests per batch run == online requests (none sent twice)",
+         f"{b.requests}, {k.requests} vs {o.requests}",
          b.requests == k.requests == o.requests),
     ]  # fmt: skip
 
@@ -265,6 +269,8 @@ def row(name: str, runs: list[Outcome], extra: str = "") -> None:
     """One run's line: counts, score and cost of the first repeat, the median wall time."""
     first = runs[0]
     wall = statistics.median(r.wall for r in runs)
+    if len(first.sizes) > 1:
+        extra = f" (batches of {' + '.join(map(str, first.sizes))}){extra}"
     print(
         f"  {name:<11} {first.requests:6d} requests {first.batches:3d} batch(es)  "
         f"BooookScore {first.score:8.4f}  cost_usd {first.cost:9.6f}  wall {wall:6.2f} s{extra}"
