@@ -34,7 +34,7 @@ from runner.errors import (
     RateLimitedError,
     TransientLLMError,
 )
-from runner.llm.batch.openai import Bodies
+from runner.llm.batch.bodies import Bodies
 from runner.llm.batch.protocol import BatchAnswer, BatchFailure, BatchRequest, BatchState
 from runner.llm.completions import from_response
 from runner.llm.provider_errors import _retry_after, check_answer, translate

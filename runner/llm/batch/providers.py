@@ -56,5 +56,5 @@ def provider_for(spec: ModelSpec, role: str, api_key: str | None) -> BatchProvid
     if api == "openai":
         from runner.llm.batch.openai import OpenAIBatches
 
-        return OpenAIBatches(spec, api_key)
+        return OpenAIBatches(spec, api_key, role=role)
     raise ConfigError(unsupported(spec, role) or f"{role}: no batch API")
