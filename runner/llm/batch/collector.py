@@ -165,7 +165,7 @@ class BatchCollector:
             self._start_driver()
         while not waiter.done.wait(WAKE_S):  # the driver wakes it; the timeout is a backstop
             if self.cancel.is_set():
-                raise Cancelled(f"{self.who}: the job was stopped while waiting for its batch")
+                raise Cancelled(self._stopped())
         if waiter.error is not None:
             raise waiter.error
         return self._completion(waiter)
@@ -189,6 +189,16 @@ class BatchCollector:
             cached_prompt_tokens=answer.cached_prompt_tokens,
             batch_id=waiter.batch_id if first else "",
             top_logprobs=answer.top_logprobs,
+        )
+
+    def _stopped(self) -> str:
+        """Why a waiting caller gives up when the job stops, and what becomes of its batch."""
+        ids = ", ".join(self._watching) or ", ".join(self.submitted)
+        if not ids:
+            return f"{self.who}: the job was stopped before its requests were submitted"
+        return (
+            f"{self.who}: the job was stopped while waiting for batch {ids}, which stays in "
+            "flight: the same command waits for it again (nothing is sent twice)"
         )
 
     def _start_driver(self) -> None:
@@ -217,7 +227,7 @@ class BatchCollector:
                     self._next_poll = time.monotonic() + self.spec.batch_poll
                 self._check_timeout()
                 time.sleep(TICK_S)
-            self._fail_all(Cancelled(f"{self.who}: the job was stopped while waiting"))
+            self._fail_all(Cancelled(self._stopped()))
         except BaseException as err:  # any failure reaches every caller, never a silent hang
             failure = err if isinstance(err, RunnerError) else BatchError(f"{self.who}: {err}")
             self._fail_all(failure)
