@@ -175,6 +175,8 @@ def run_experiment(config: RunConfig, checked: Checked | None = None) -> RunResu
             timings["logging_s"], clock = _lap(clock)
         except BaseException as err:
             cancel.set()
+            for note in filter(None, (c.in_flight() for c in collectors)):
+                print(note, file=sys.stderr, flush=True)
             tracker.log_file(calls_file)
             _tag_batches(tracker, collectors)
             if isinstance(err, BudgetExceeded):

@@ -191,6 +191,10 @@ class BatchCollector:
             top_logprobs=answer.top_logprobs,
         )
 
+    def in_flight(self) -> str | None:
+        """The line a stopped job prints about its batches still in flight (None: none)."""
+        return self._stopped() if self._watching else None
+
     def _stopped(self) -> str:
         """Why a waiting caller gives up when the job stops, and what becomes of its batch."""
         ids = ", ".join(self._watching) or ", ".join(self.submitted)

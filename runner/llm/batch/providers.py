@@ -9,6 +9,8 @@ OpenAI-compatible server (``api_base``) that implements ``/v1/files`` and ``/v1/
 
 from __future__ import annotations
 
+import logging
+
 from runner.errors import ConfigError
 from runner.llm.batch.protocol import BatchProvider
 from runner.llm.spec import ModelSpec
@@ -46,8 +48,14 @@ def unsupported(spec: ModelSpec, role: str) -> str | None:
     )
 
 
+QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "anthropic", "openai")
+"""The SDKs' HTTP loggers: at INFO (Hydra's default level) each poll of a batch would be a line."""
+
+
 def provider_for(spec: ModelSpec, role: str, api_key: str | None) -> BatchProvider:
     """The adapter of ``spec``'s batch API, bound to its server and key."""
+    for name in QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
     api = batch_api(spec)
     if api == "anthropic":
         from runner.llm.batch.anthropic import AnthropicBatches

@@ -310,3 +310,25 @@ def test_a_sweeps_jobs_submit_their_requests_in_one_batch(tmp_path: Path) -> Non
 def _said(params: dict[str, Any]) -> str:
     last = " ".join(text_of(params["messages"][-1].get("content")))
     return last.rsplit("[Your sentence]", 1)[-1].split("[Your response]", 1)[0].strip()[:30]
+
+
+def test_ctrl_c_while_waiting_names_the_batch_left_in_flight(
+    summaries: Path, tmp_path: Path
+) -> None:
+    with FakeAnthropicServer(judge, api_key=KEY, never_end=True) as server:
+        child = runner_cli(items(server, summaries, tmp_path, "cache", *BATCH))
+        try:
+            deadline = time.monotonic() + 120
+            while not Ledger(tmp_path / "cache").live():
+                assert child.poll() is None and time.monotonic() < deadline
+                time.sleep(0.2)
+            child.send_signal(signal.SIGINT)
+            out, err = child.communicate(timeout=60)
+        finally:
+            child.kill()
+        batch_id = server.batches[0].id
+    assert child.returncode == 130
+    assert f"waiting for batch {batch_id}, which stays in flight" in err
+    assert "HTTP Request" not in out + err  # the SDKs' request logs stay quiet
+    entry = Ledger(tmp_path / "cache").find(batch_id)
+    assert entry is not None and entry.live
