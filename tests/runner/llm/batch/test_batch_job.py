@@ -131,6 +131,9 @@ def test_batch_run_scores_as_online_at_half_the_cost_in_one_batch(
     assert tags["runner.batch_ids"] == server.batches[0].id
     assert "every batch answered" in tags["runner.batch"]
     assert tags["fingerprint"] == client.get_run(online.run_id).data.tags["fingerprint"]
+    leaked = [p for p in tmp_path.rglob("*") if p.is_file() and KEY.encode() in p.read_bytes()]
+    assert leaked == []  # not in the ledger, the cache, calls.jsonl, MLflow's store or artifacts
+    assert list((tmp_path / "batch-cache" / "batches").glob("anthropic--*.json"))
 
 
 def test_sigkill_while_waiting_then_rerun_submits_nothing_again(
