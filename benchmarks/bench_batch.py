@@ -22,9 +22,9 @@ checks, each a ratio or an equality: online score == expected, batch score == on
 score == online, batch cost / online cost == 0.500, kill+rerun cost / online cost == 0.500,
 batches for the batch job == 1, batches after kill+rerun == 1, online requests during the batch
 runs == 0; exit 1 when one fails in any repeat. Last, the runner's own time in batch mode: the
-batch job's wall time minus the server's time-to-end (the polls a batch stays in progress x
-``batch_poll``), and what that adds to the online run's wall time (``batch_gather``'s quiet
-wait, the SDK, submitting, polling, the results, the cache writes).
+batch job's wall time minus the server's time-to-end (per batch round, the polls a batch stays
+in progress x ``batch_poll``), and what that adds to the online run's wall time
+(``batch_gather``'s quiet wait, the SDK, submitting, polling, the results, the cache writes).
 
     python benchmarks/bench_batch.py [--repeat 3] [--books N]
 
@@ -344,12 +344,14 @@ def report(results: list[tuple[Outcome, Outcome, Outcome]]) -> None:
     row("kill+rerun", reruns, f" (rerun; first command killed after {killed:.2f} s)")
     wall = statistics.median(r.wall for r in batches)
     alone = statistics.median(r.wall for r in onlines)
-    to_end = STEPS * POLL_S
+    rounds = batches[0].batches  # one batch per round here (none near the provider's limits)
+    to_end = rounds * STEPS * POLL_S
     print(
         f"runner's own time in batch mode: batch wall {wall:.2f} s - server time-to-end "
-        f"({STEPS} x {POLL_S:g} s) = {wall - to_end:.2f} s; against the online run's "
-        f"{alone:.2f} s, batch mode adds {wall - to_end - alone:+.2f} s, of which "
-        f"{GATHER_S:g} s is batch_gather's quiet wait before submitting; load {load()}"
+        f"({rounds} round(s) x {STEPS} polls x {POLL_S:g} s) = {wall - to_end:.2f} s; against "
+        f"the online run's {alone:.2f} s, batch mode adds {wall - to_end - alone:+.2f} s, of "
+        f"which {rounds * GATHER_S:g} s is batch_gather's quiet wait before submitting; "
+        f"load {load()}"
     )
 
 
