@@ -30,6 +30,9 @@ from runner.run import plugin_calls
 from runner.run.preflight import Checked
 from runner.types import WorkItem
 
+BATCH_DOCUMENTS = 1024
+"""Documents a job with a batched role works on at once; beyond, each 1,024 make a batch."""
+
 
 @dataclass(frozen=True)
 class Job:
@@ -54,7 +57,13 @@ class Job:
 
     @property
     def workers(self) -> int:
-        """Documents worth processing at once: the widest role's limit, at most one per document."""
+        """Documents worth processing at once: the widest role's limit, at most one per document.
+
+        With a batched role, every document at once (up to ``BATCH_DOCUMENTS``): their threads
+        only wait, and a document left for later would wait for a batch round of its own.
+        """
+        if any(g.batch for g in self.roles.values()):
+            return max(1, min(len(self.items), BATCH_DOCUMENTS))
         widest = max((g.concurrency for g in self.roles.values()), default=1)
         return max(1, min(len(self.items), widest))
 

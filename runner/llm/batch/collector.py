@@ -301,12 +301,8 @@ class BatchCollector:
 
         ``items`` may hold other jobs' requests (a sweep's pool): this job waits for its own.
         """
-        endpoint = self.spec.endpoint
-        spent = {
-            i.custom_id
-            for i in items
-            if self.ledger.attempts_of(i.custom_id, endpoint) >= MAX_BATCHES_PER_REQUEST
-        }
+        held_before = self.ledger.attempts((i.custom_id for i in items), self.spec.endpoint)
+        spent = {key for key, count in held_before.items() if count >= MAX_BATCHES_PER_REQUEST}
         for key in spent:
             self._fail(
                 key,
