@@ -259,13 +259,34 @@ class BatchCollector:
             self._first_wait = time.monotonic()
         self._next_poll = min(self._next_poll, time.monotonic() + self.spec.batch_poll)
 
-    def _join_held(self, keys: list[str]) -> list[str]:
-        """Wait for the live batches that hold some of ``keys``; return the keys none holds."""
+    def _join_held(self, keys: list[str], pooled: bool = False) -> list[str]:
+        """Wait for the live batches that hold some of ``keys``; return the keys left to send.
+
+        A key no live batch holds may have been answered meanwhile by a batch already
+        collected (another job's): its answer is in the cache. When that batch carried this
+        job's own offer (``pooled``: another job of the sweep submitted it), the answer is this
+        job's to pay for, as if it had submitted it; otherwise it is a cache hit.
+        """
         held = self.ledger.holding(keys, self.spec.endpoint)
         for key, entry in held.items():
             if key in self._waiters and not self._waiters[key].batch_id:
                 self._watch(entry, key, joined=entry.batch_id not in self.submitted)
-        return [k for k in keys if k not in held and k in self._waiters]
+        rest = [k for k in keys if k not in held and k in self._waiters]
+        left = []
+        carried = self.ledger.last_batch_of(rest, self.spec.endpoint) if pooled else {}
+        for key in rest:
+            stored = self.cache.get(key)
+            if stored is None:
+                left.append(key)
+            elif key in carried:
+                with self._lock:
+                    self._waiters[key].batch_id = carried[key]
+                if carried[key] not in self.joined:
+                    self.joined.append(carried[key])
+                self._resolve(key, _answer_of(stored), from_cache=False)
+            else:
+                self._resolve(key, _answer_of(stored), from_cache=True)
+        return left
 
     def _items(self, keys: list[str]) -> list[BatchRequest]:
         with self._lock:
@@ -292,7 +313,7 @@ class BatchCollector:
             taken = self.pool.take(ticket)
             if taken is not None:
                 self._submit(taken)
-            left = self._join_held(keys)
+            left = self._join_held(keys, pooled=taken is None)
             if left:  # taken by a job that stopped before submitting them
                 self._submit(self._items(left))
 
@@ -501,6 +522,7 @@ def _stored(answer: BatchAnswer, price: Price) -> dict[str, Any]:
         "finish_reason": answer.finish_reason,
         "cached_prompt_tokens": answer.cached_prompt_tokens,
         "cost_usd": batch_cost(answer, price),
+        "online_cost_usd": answer.online_cost_usd,
         **({"top_logprobs": list(answer.top_logprobs)} if answer.top_logprobs else {}),
     }
 
@@ -524,6 +546,7 @@ def _answer_of(stored: dict[str, Any]) -> BatchAnswer:
         cached_prompt_tokens=int(stored.get("cached_prompt_tokens") or 0),
         finish_reason=str(stored.get("finish_reason") or "stop"),
         top_logprobs=tuple(stored.get("top_logprobs") or ()),
+        online_cost_usd=stored.get("online_cost_usd"),
     )
 
 

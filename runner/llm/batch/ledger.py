@@ -145,6 +145,16 @@ class Ledger:
                 out[key] = entry
         return out
 
+    def last_batch_of(self, keys: Iterable[str], endpoint: tuple[str, str]) -> dict[str, str]:
+        """Key -> the id of the newest batch of ``endpoint`` that held it, for keys one held."""
+        wanted = set(keys)
+        out: dict[str, str] = {}
+        for entry in self.entries():  # oldest first: a newer batch overwrites
+            if entry.endpoint == endpoint:
+                for key in wanted.intersection(entry.requests):
+                    out[key] = entry.batch_id
+        return out
+
     def attempts(self, keys: Iterable[str], endpoint: tuple[str, str]) -> dict[str, int]:
         """How many batches of ``endpoint`` have held each of ``keys`` (0: never submitted).
 

@@ -282,7 +282,7 @@ def test_a_sweeps_jobs_submit_their_requests_in_one_batch(tmp_path: Path) -> Non
             [
                 sys.executable, "-m", "runner", "-m", *overrides,
                 f"data.path={tmp_path / 'a.json'},{tmp_path / 'b.json'}",
-                "judge.batch_gather=1", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
+                "judge.batch_gather=5", "hydra/launcher=joblib", "hydra.launcher.n_jobs=2",
                 f"hydra.sweep.dir={tmp_path / 'sweep'}",
             ],
             cwd=REPO, capture_output=True, text=True, timeout=600,
@@ -308,6 +308,8 @@ def test_a_sweeps_jobs_submit_their_requests_in_one_batch(tmp_path: Path) -> Non
         expected.append(100 * sum(shares) / len(shares))
     assert scores == pytest.approx(sorted(expected))
     assert {r.data.tags["runner.batch_ids"] for r in runs} == {server.batches[0].id}
+    # each job pays for its own answers, whichever job submitted the pooled batch
+    assert all(r.data.metrics["cost_usd"] > 0 for r in runs)
 
 
 def _said(params: dict[str, Any]) -> str:
