@@ -15,7 +15,6 @@ import os
 import signal
 import subprocess
 import sys
-from types import SimpleNamespace
 import time
 import urllib.parse
 import urllib.request
@@ -23,6 +22,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pytest
