@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import Cancelled, ConfigError, LLMError, RateLimitedError
-from runner.llm.batch.collector import BATCH_FANOUT
+from runner.llm.batch.collector import BATCH_FANOUT, BatchCollector
 from runner.llm.batch.endpoints import Batches
 from runner.llm.cache import ResponseCache, cache_key
 from runner.llm.call_log import DOCUMENT, CallLog
@@ -76,10 +76,6 @@ class Gateway:
         self._batch = (
             batches.collector(spec, role, self.api_key) if spec.batch and batches else None
         )
-        self.batch = self._batch is not None
-        """True when a cache miss waits for a provider batch (``runner/llm/batch/``)."""
-        self.batch_collector = self._batch
-        """The collector this role's batched requests wait in (shared by roles on one model)."""
         self.concurrency = BATCH_FANOUT if self.batch else limits.limit(spec)
         budget = calls.budget
         self.rate = limits.rate(spec, budget.shared_dir if budget is not None else None)
@@ -90,6 +86,16 @@ class Gateway:
         self.context_window = self._context_window()
         """This model's input window: known without litellm (``ModelSpec.known_window``), else
         litellm's (its import paid here only then)."""
+
+    @property
+    def batch(self) -> bool:
+        """True when a cache miss waits for a provider batch (``runner/llm/batch/``)."""
+        return self._batch is not None
+
+    @property
+    def batch_collector(self) -> BatchCollector | None:
+        """The collector this role's batched requests wait in (shared by roles on one model)."""
+        return self._batch
 
     def _local_path(self) -> str:
         from runner.llm.local.weights import default_gguf_path

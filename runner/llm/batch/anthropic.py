@@ -31,10 +31,9 @@ from runner.errors import (
     AuthError,
     InvalidAnswerError,
     LLMError,
-    RateLimitedError,
-    TransientLLMError,
 )
 from runner.llm.batch.bodies import Bodies
+from runner.llm.batch.http_errors import Failed, one_line, status_error
 from runner.llm.batch.protocol import BatchAnswer, BatchFailure, BatchRequest, BatchState
 from runner.llm.completions import from_response
 from runner.llm.provider_errors import _retry_after, check_answer, translate
@@ -203,22 +202,6 @@ class AnthropicBatches:
             error = translate(err, self._role, self.spec.name, self.spec.api_base, self.spec.model)
             error.args = (self._scrub(str(error)),)
             return error
-        if status in (401, 403):
-            return AuthError(
-                f"{self.who}: Anthropic's Message Batches API{where} rejected the key while "
-                f"{doing} (HTTP {status}: {why}); check {self._env} in the environment"
-            )
-        if status == 429:
-            return RateLimitedError(
-                f"{self.who}: rate limited while {doing}{where} ({why}); Anthropic limits the "
-                "requests queued in batches: wait for batches in flight to end (python -m "
-                "runner.batches lists them), then run the same command again",
-                retry_after=_retry_after(err),
-            )
-        if status >= 500:
-            return TransientLLMError(
-                f"{self.who}: server error {status} while {doing}{where} ({why})"
-            )
         if status == 404 and doing == "creating the batch":
             return LLMError(
                 f"{self.who}: the server{where} does not serve Anthropic's Message Batches "
@@ -230,9 +213,13 @@ class AnthropicBatches:
                 f"{self.who}: the batch is too large for Anthropic{where} (HTTP 413: {why}); "
                 f"Anthropic takes {self.max_requests:,} requests or 256 MB a batch"
             )
-        return LLMError(
-            f"{self.who}: {doing} failed{where} (HTTP {status}: {why}); check "
-            f"{self._role}.model and {self._role}.api_base"
+        return status_error(
+            Failed(self.who, self._role, doing, where, why),
+            status,
+            api="Anthropic's Message Batches API",
+            key_env=self._env,
+            queue_limits="Anthropic limits the requests queued in batches",
+            retry_after=_retry_after(err),
         )
 
     def _scrub(self, text: str) -> str:
@@ -264,7 +251,7 @@ def outcome(result: dict[str, Any], spec: ModelSpec, role: str) -> BatchAnswer |
     if kind == "errored":
         detail = (result.get("error") or {}).get("error") or {}
         error_type = str(detail.get("type") or "error")
-        message = _oneline(detail.get("message") or "no message")
+        message = one_line(detail.get("message") or "no message")
         return BatchFailure(f"{error_type}: {message}", retry=error_type in RETRYABLE)
     return BatchFailure(kind, retry=True)  # expired, canceled: the batch's doing
 
@@ -310,7 +297,3 @@ def model_response(message: dict[str, Any]) -> Any:
         json_mode=False,
         prefix_prompt=None,
     )
-
-
-def _oneline(value: Any) -> str:
-    return " ".join(str(value).split())[:300]

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from runner.errors import LLMError
+from runner.llm.batch.http_errors import one_line
 from runner.llm.providers import load_litellm
 from runner.llm.request import Request
 
@@ -84,7 +85,7 @@ def litellm_body(request: Request) -> dict[str, Any]:
         error = raw.get("error") if isinstance(raw, dict) else raw
         raise LLMError(
             f"{request.model}: litellm did not build the request's body for the batch "
-            f"({_oneline(error)}); set batch=false for this role"
+            f"({one_line(error)}); set batch=false for this role"
         )
     extra = body.pop("extra_body", None) or {}
     return {**body, **extra}  # the OpenAI SDK merges extra_body into the JSON it posts
@@ -151,7 +152,3 @@ def _fill(value: Any, texts: dict[str, str]) -> Any:
     if isinstance(value, list):
         return [_fill(item, texts) for item in value]
     return value
-
-
-def _oneline(value: object) -> str:
-    return " ".join(str(value).split())[:300]

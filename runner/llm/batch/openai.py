@@ -25,10 +25,9 @@ import openai
 from runner.errors import (
     AuthError,
     LLMError,
-    RateLimitedError,
-    TransientLLMError,
 )
 from runner.llm.batch.bodies import Bodies
+from runner.llm.batch.http_errors import Failed, one_line, status_error
 from runner.llm.batch.protocol import BatchAnswer, BatchFailure, BatchRequest, BatchState
 from runner.llm.completions import from_response
 from runner.llm.provider_errors import _retry_after, translate
@@ -210,24 +209,6 @@ class OpenAIBatches:
         why = self._scrub(" ".join(str(err).split()))[:300]
         if not isinstance(status, int):  # never reached the server, or no answer in time
             return translate(err, self._role, self.spec.name, self.spec.api_base, self.spec.model)
-        if status in (401, 403):
-            env = self.spec.api_key_env or "OPENAI_API_KEY"
-            return AuthError(
-                f"{self.who}: the batch API{where} rejected the key while {doing} (HTTP {status}: "
-                f"{why}); check {env} in the environment"
-            )
-        if status == 429:
-            return RateLimitedError(
-                f"{self.who}: rate limited while {doing}{where} ({why}); OpenAI limits the "
-                f"tokens queued in batches per model and the rate of file and batch requests: "
-                f"wait for batches in flight to end (python -m runner.batches lists them), "
-                f"then run the same command again",
-                retry_after=_retry_after(err),
-            )
-        if status >= 500:
-            return TransientLLMError(
-                f"{self.who}: server error {status} while {doing}{where} ({why})"
-            )
         if status == 404 and doing in ("uploading the batch file", "creating the batch"):
             return LLMError(
                 f"{self.who}: the server{where} does not serve OpenAI's batch endpoints "
@@ -240,9 +221,14 @@ class OpenAIBatches:
                 f"it was made with another key or server, or deleted; python -m runner.batches "
                 f"lists the ledger's batches"
             )
-        return LLMError(
-            f"{self.who}: {doing} failed{where} (HTTP {status}: {why}); check "
-            f"{self._role}.model and {self._role}.api_base"
+        return status_error(
+            Failed(self.who, self._role, doing, where, why),
+            status,
+            api="the batch API",
+            key_env=self.spec.api_key_env or "OPENAI_API_KEY",
+            queue_limits="OpenAI limits the tokens queued in batches per model and the rate of "
+            "file and batch requests",
+            retry_after=_retry_after(err),
         )
 
     def _scrub(self, text: str) -> str:
@@ -258,13 +244,13 @@ def outcome(line: dict[str, Any], spec: ModelSpec) -> BatchAnswer | BatchFailure
     response = line.get("response") or {}
     if error:  # expired, cancelled: the batch's doing, not the request's
         code = error.get("code") or "error"
-        return BatchFailure(f"{code}: {_oneline(error.get('message'))}", retry=True)
+        return BatchFailure(f"{code}: {one_line(error.get('message'))}", retry=True)
     status = int(response.get("status_code") or 0)
     body = response.get("body") or {}
     if status != 200:
         detail = body.get("error") if isinstance(body, dict) else None
         kind = (detail or {}).get("type") or "error"
-        message = _oneline((detail or {}).get("message") or body)
+        message = one_line((detail or {}).get("message") or body)
         retry = status >= 500 or status in RETRY_STATUSES or status == 0
         return BatchFailure(f"HTTP {status} {kind}: {message}", retry=retry)
     return answer(body, spec)
@@ -314,7 +300,7 @@ def _batch_failure(batch: Any) -> BatchFailure | None:
     errors = list(getattr(batch.errors, "data", None) or [])
     first = errors[0] if errors else None
     code = getattr(first, "code", None) or "failed"
-    message = _oneline(getattr(first, "message", None) or "the batch failed")
+    message = one_line(getattr(first, "message", None) or "the batch failed")
     line = getattr(first, "line", None)
     at = f" (line {line})" if line else ""
     return BatchFailure(f"batch failed: {code}{at}: {message}", retry=code not in INVALID_INPUT)
@@ -324,7 +310,3 @@ def _jsonl(text: str) -> Iterable[dict[str, Any]]:
     for raw in text.splitlines():
         if raw.strip():
             yield json.loads(raw)
-
-
-def _oneline(value: Any) -> str:
-    return " ".join(str(value).split())[:300]
