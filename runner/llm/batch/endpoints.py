@@ -10,6 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
+from runner.errors import ConfigError
 from runner.llm.batch.collector import BatchCollector, StatusHook
 from runner.llm.batch.ledger import Ledger
 from runner.llm.batch.pool import SweepPool
@@ -31,6 +32,13 @@ class Batches:
         """Batches answered into ``cache`` (in ``cache_dir``, beside their ledger)."""
         self.cache = cache
         self.ledger = Ledger(cache_dir)
+        try:  # before the run exists: a ledger it cannot write would lose the batches it pays for
+            self.ledger.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ConfigError(
+                f"batch=true keeps its ledger in {self.ledger.folder}, which cannot be made "
+                f"({err.strerror}); set cache.dir to a folder you can write"
+            ) from err
         self.cancel = cancel
         self.budget = budget
         self.in_sweep = budget is not None and budget.shared_dir is not None

@@ -337,3 +337,22 @@ def test_ctrl_c_while_waiting_names_the_batch_left_in_flight(
     assert "HTTP Request" not in out + err  # the SDKs' request logs stay quiet
     entry = Ledger(tmp_path / "cache").find(batch_id)
     assert entry is not None and entry.live
+
+
+def test_a_ledger_folder_it_cannot_make_is_one_line_before_any_run(
+    summaries: Path, tmp_path: Path
+) -> None:
+    with FakeAnthropicServer(judge, api_key=KEY) as server:
+        overrides = [
+            o for o in items(server, summaries, tmp_path, "cache", *BATCH) if "cache.dir" not in o
+        ]
+        overrides.append("cache.dir=/proc/no-such-folder")
+        with pytest.raises(ConfigError) as caught:
+            run(overrides)
+        assert server.batches == [] and server.online_requests == []
+    assert "/proc/no-such-folder/batches" in str(caught.value)
+    assert "set cache.dir" in str(caught.value)
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    assert [
+        r for e in client.search_experiments() for r in client.search_runs([e.experiment_id])
+    ] == []
