@@ -27,6 +27,8 @@ import os
 import signal
 import socket
 import sys
+import threading
+import warnings
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
@@ -105,6 +107,7 @@ def stop_sweep(signum: int) -> NoReturn:
     """End the jobs, mark the runs KILLED, say so in one line, exit 128 + ``signum``."""
     global _stopping
     _stopping = True
+    _quiet_background_threads()
     name = signal.Signals(signum).name
     parent = _parent if _parent is not None and _parent.opened else None
     me = os.getpid()
@@ -127,6 +130,18 @@ def stop_sweep(signum: int) -> NoReturn:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(128 + signum)
+
+
+def _quiet_background_threads() -> None:
+    """No tracebacks or warnings from this process's other threads while it stops.
+
+    Loky's manager thread notices the stopped workers and kills their trees itself, with
+    ``pgrep`` children that the stop's SIGTERM reaches too: its thread then dies printing two
+    tracebacks and a warning, after which the process exits anyway. The stop's line is the one
+    line the user gets.
+    """
+    threading.excepthook = lambda args: None
+    warnings.simplefilter("ignore")
 
 
 def _running(parent: SweepParent) -> tuple[Any, list[Any]]:
