@@ -1,0 +1,530 @@
+"""The config reference: every key a user can set, read from what the runner validates with.
+
+The docs' "Config keys" page (``docs/reference/config.md``) is generated from this module on
+every ``mkdocs build`` (``docs/hooks/reference.py``), so it cannot drift from the code:
+
+- the top-level keys: ``TOP_LEVEL`` below (types and allowed values, the latter the
+  validator's own constants), descriptions from the comments in ``conf/config.yaml``;
+- a model role's keys (``model``, ``judge``, ``evaluator``, ``embedder``): the fields of
+  ``ModelSpec`` and ``RetryPolicy``, described by their attribute docstrings;
+- ``data``: the fields of ``DataConfig`` and the keys a data loader plugin declares;
+- a strategy's and a metric's keys: the keyword-only parameters of its ``summarize`` or
+  ``setup`` (type and default from the signature, value from the option file), described by
+  the comment lines directly above the key in ``conf/<group>/<option>.yaml``;
+- the report's keys (``conf/report.yaml``): ``ReportConfig``'s types, the file's comments.
+
+A key without a description is an error (``ReferenceError``), so a new key needs its comment
+or docstring before the docs build. Imports no MLflow and no litellm: strategies and metrics
+are imported through the registry, as a job imports them.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+import textwrap
+import typing
+from collections.abc import Callable, Iterator
+from dataclasses import MISSING, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from runner.config.data_config import DataConfig
+from runner.config.run_config import PROGRESS_MODES
+from runner.data.sources import SOURCE_KEYS
+from runner.errors import ConfigError
+from runner.llm.retry import RetryPolicy
+from runner.llm.spec import ModelSpec
+from runner.plugins.registry import available, load
+
+ROLE_GROUPS = ("model", "judge", "evaluator", "embedder")
+"""The groups whose options are models (each validated as a ``ModelSpec``)."""
+PLUGIN_GROUPS = {"strategy": "summarize", "metrics": "setup"}
+"""Group -> the function whose keyword-only parameters are its keys."""
+PRESET_GROUPS = ("experiment", "model_strategy")
+"""Groups of ``# @package _global_`` files: they set other groups' keys and add none."""
+SKIPPED = ("defaults", "hydra", "_self_")
+"""YAML keys that are Hydra's own, not the runner's."""
+ON_ERROR = ("fail", "continue")
+"""``on_error``'s values (``runner/config/run_config.py``)."""
+
+TOP_LEVEL: dict[str, tuple[str, str]] = {
+    "chunk": ("int > 0", ""),
+    "temperature": ("float 0..2 or null", ""),
+    "seed": ("int or null", ""),
+    "repeat": ("int >= 0", ""),
+    "tracking.uri": ("str or null", ""),
+    "tracking.experiment": ("str", ""),
+    "cache.dir": ("str or null", ""),
+    "cache.enabled": ("bool", ""),
+    "budget.usd": ("float > 0 or null", ""),
+    "budget.sweep_usd": ("float > 0 or null", ""),
+    "force": ("bool", ""),
+    "on_error": ("str", ", ".join(ON_ERROR)),
+    "verbose": ("bool", ""),
+    "estimate": ("bool", ""),
+    "progress": ("str or bool", ", ".join(("auto", *PROGRESS_MODES, "true", "false"))),
+}
+"""Key of ``conf/config.yaml`` -> (type, allowed values) as ``build_run_config`` checks them."""
+
+REPORT_FIELDS = {"tracking.uri": "uri", "tracking.experiment": "experiment"}
+"""A ``conf/report.yaml`` key -> its ``ReportConfig`` field, where the names differ."""
+REPORT_NAMES = {"metric_keys": "metrics"}
+
+
+class ReferenceError(ConfigError):
+    """The reference cannot be made: a key without a description, or an option that fails."""
+
+
+@dataclass(frozen=True)
+class Key:
+    """One config key as the reference shows it."""
+
+    name: str
+    """Dotted, as typed on the command line after the group: ``chunk``, ``retry.max_attempts``."""
+    type: str
+    """What the value must be, in words (``int``, ``str or null``)."""
+    default: Any
+    """The value the option file (or the code) gives it."""
+    allowed: str
+    """The values the code accepts, where it restricts them ('' otherwise)."""
+    description: str
+    """One paragraph: the docstring or the comment above the key, on one line."""
+
+
+@dataclass(frozen=True)
+class Table:
+    """The keys of one option file (or of one group, for the model roles)."""
+
+    title: str
+    """``strategy=hier``, ``metrics=booookscore``, ``top level``."""
+    file: str
+    """The file under ``conf/`` the values come from (``strategy/hier.yaml``)."""
+    intro: str
+    """The file's opening comment: what the option is (its lines kept: commands are indented)."""
+    keys: tuple[Key, ...]
+    """The keys, in the file's order."""
+    sets: tuple[str, ...] = ()
+    """For presets and composed option files: what they set or compose."""
+
+
+def conf_dir() -> Path:
+    """The config tree: the clone's ``conf/``, else the installed package ``runner.conf``."""
+    clone = Path(__file__).resolve().parents[2] / "conf"
+    if clone.is_dir():
+        return clone
+    import importlib.resources
+
+    return Path(str(importlib.resources.files("runner.conf")))
+
+
+def one_line(text: str) -> str:
+    """Whitespace (newlines included) collapsed to single spaces."""
+    return " ".join(text.split())
+
+
+def attribute_docs(cls: type) -> dict[str, str]:
+    """Field -> the docstring written below it in ``cls``'s source."""
+    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
+    body = typing.cast(ast.ClassDef, tree.body[0]).body
+    docs = {}
+    for node, after in zip(body, body[1:], strict=False):
+        if (
+            isinstance(node, ast.AnnAssign)
+            and isinstance(node.target, ast.Name)
+            and isinstance(after, ast.Expr)
+            and isinstance(after.value, ast.Constant)
+            and isinstance(after.value.value, str)
+        ):
+            docs[node.target.id] = one_line(after.value.value)
+    return docs
+
+
+_KEY_LINE = re.compile(r"^(\s*)([A-Za-z_][\w.-]*)\s*:(.*)$")
+
+
+def yaml_comments(text: str) -> tuple[str, dict[str, str]]:
+    """The file's opening comment, and dotted key -> the comment lines directly above it.
+
+    A blank line ends a comment block; ``# @package`` lines and block scalars (``|``, ``>``)
+    are skipped. Keys inside a flow mapping (``retry: {...}``) are not seen here.
+    """
+    intro: list[str] = []
+    comments: list[str] = []
+    found: dict[str, str] = {}
+    stack: list[tuple[int, str]] = []
+    block_indent: int | None = None
+    seen_key = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if block_indent is not None:
+            if not stripped or indent > block_indent:
+                continue
+            block_indent = None
+        if stripped.startswith("# @package"):
+            continue
+        if stripped.startswith("#"):
+            comments.append(stripped[1:].removeprefix(" ").rstrip())
+            continue
+        if not seen_key and comments and not intro:
+            intro = comments
+        if not stripped:
+            comments = []
+            continue
+        match = _KEY_LINE.match(line)
+        if match and not stripped.startswith("-"):
+            seen_key = True
+            while stack and stack[-1][0] >= indent:
+                stack.pop()
+            path = ".".join([k for _, k in stack] + [match.group(2)])
+            found[path] = one_line(" ".join(comments))
+            stack.append((indent, match.group(2)))
+            if match.group(3).strip() in ("|", "|-", ">", ">-"):
+                block_indent = indent
+        comments = []
+    return "\n".join(intro), found
+
+
+def flat_keys(data: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """(dotted key, value) of every leaf of a YAML mapping; Hydra's own keys left out."""
+    if not isinstance(data, dict):
+        return
+    for key, value in data.items():
+        if key in SKIPPED:
+            continue
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            yield from flat_keys(value, f"{path}.")
+        else:
+            yield path, value
+
+
+def type_name(hint: Any) -> str:
+    """A type hint in words: ``int``, ``str or null``, ``list[str]``, ``one of ...``."""
+    if isinstance(hint, str):
+        return hint.replace(" | None", " or null").replace("None | ", "null or ")
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin is typing.Literal:
+        return "str"
+    if args and (origin is typing.Union or type(hint).__name__ == "UnionType"):
+        names = [type_name(a) for a in args if a is not type(None)]
+        return " or ".join(names) + (" or null" if type(None) in args else "")
+    if origin in (list, tuple) or hint in (list, tuple):
+        inner = [type_name(a) for a in args if a is not Ellipsis]
+        return f"list[{inner[0]}]" if inner else "list"
+    if origin is dict or hint is dict:
+        return "mapping"
+    if hint is inspect.Parameter.empty or hint is Any:
+        return "any"
+    return getattr(hint, "__name__", str(hint))
+
+
+def allowed_values(hint: Any) -> str:
+    """The values a ``Literal`` annotation allows ('' for any other hint)."""
+    for option in (hint, *typing.get_args(hint)):
+        if typing.get_origin(option) is typing.Literal:
+            return ", ".join(str(v) for v in typing.get_args(option))
+    return ""
+
+
+def _hints(target: Callable[..., Any] | type) -> dict[str, Any]:
+    try:
+        return typing.get_type_hints(target)
+    except Exception:  # noqa: BLE001 - a plugin's hint we cannot resolve: shown as written
+        return dict(getattr(target, "__annotations__", {}))
+
+
+def _need(description: str, where: str) -> str:
+    if not description:
+        raise ReferenceError(
+            f"{where} has no description; write a comment line directly above it "
+            "(or the attribute docstring of its dataclass field)"
+        )
+    return description
+
+
+def _read(path: Path) -> tuple[Any, str, dict[str, str]]:
+    text = path.read_text(encoding="utf-8")
+    intro, comments = yaml_comments(text)
+    return yaml.safe_load(text) or {}, intro, comments
+
+
+def top_level(conf: Path) -> Table:
+    """``conf/config.yaml``'s keys (the run's knobs)."""
+    data, intro, comments = _read(conf / "config.yaml")
+    keys = []
+    for name, value in flat_keys(data):
+        kind, allowed = TOP_LEVEL.get(name, ("", ""))
+        if not kind:
+            raise ReferenceError(
+                f"config.yaml: {name} is not in TOP_LEVEL of runner/config/reference.py; "
+                "add its type there"
+            )
+        description = _need(comments.get(name, ""), name)
+        keys.append(Key(name, kind, value, allowed, description))
+    return Table("top level", "config.yaml", intro, tuple(keys))
+
+
+def model_keys() -> Table:
+    """The keys of every model role: ``ModelSpec``'s fields and ``retry.*``."""
+    hints, docs = _hints(ModelSpec), attribute_docs(ModelSpec)
+    keys = []
+    for field in fields(ModelSpec):
+        if field.name == "retry":
+            keys.append(Key("retry", "mapping", None, "", docs["retry"]))
+            keys.extend(_retry_keys())
+            continue
+        default = field.default if field.default is not MISSING else None
+        where = f"ModelSpec.{field.name}"
+        keys.append(
+            Key(field.name, type_name(hints[field.name]), default, _limits(field.metadata),
+                _need(docs.get(field.name, ""), where))
+        )  # fmt: skip
+    return Table("model roles", "model/", "", tuple(keys))
+
+
+def _limits(metadata: Any) -> str:
+    if metadata.get("positive"):
+        return ">= 1 or null"
+    return "> 0 (seconds)" if metadata.get("seconds") else ""
+
+
+def _retry_keys() -> list[Key]:
+    hints, docs = _hints(RetryPolicy), attribute_docs(RetryPolicy)
+    return [
+        Key(f"retry.{f.name}", type_name(hints[f.name]), f.default, "",
+            _need(docs.get(f.name, ""), f"RetryPolicy.{f.name}"))
+        for f in fields(RetryPolicy)
+    ]  # fmt: skip
+
+
+def role_options(conf: Path, group: str) -> list[Table]:
+    """Each option of a model role's group with the values it sets (its model file's included)."""
+    tables = []
+    for path in sorted((conf / group).glob("*.yaml")):
+        data, intro, _ = _read(path)
+        values = dict(_inherited(conf, data))
+        values.update(flat_keys(data))
+        sets = tuple(f"{k}={yaml_text(v)}" for k, v in values.items())
+        tables.append(Table(f"{group}={path.stem}", f"{group}/{path.name}", intro, (), sets))
+    return tables
+
+
+def _inherited(conf: Path, data: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    """The keys a ``defaults: [/model/<alias>@_here_]`` entry brings in."""
+    for entry in data.get("defaults") or []:
+        if isinstance(entry, str) and entry.startswith("/") and entry.endswith("@_here_"):
+            inner, _, _ = _read(conf / f"{entry[1:].removesuffix('@_here_')}.yaml")
+            yield from flat_keys(inner)
+
+
+def data_tables(conf: Path) -> list[Table]:
+    """``data``'s keys (``DataConfig``'s and the plugin sources'), then each option's values."""
+    hints, docs = _hints(DataConfig), attribute_docs(DataConfig)
+    keys = []
+    for field in fields(DataConfig):
+        if field.name == "options":
+            continue
+        readers = [s for s, read in SOURCE_KEYS.items() if field.name in read]
+        note = f"Read by: {', '.join(readers)}." if field.name != "source" and readers else ""
+        description = _need(docs.get(field.name, ""), f"DataConfig.{field.name}")
+        default = field.default if field.default is not MISSING else None
+        keys.append(
+            Key(field.name, type_name(hints[field.name]), default, "",
+                f"{description} {note}".strip())
+        )  # fmt: skip
+    tables = [Table("data", "data/", "", tuple(keys))]
+    for path in sorted((conf / "data").glob("*.yaml")):
+        data, intro, comments = _read(path)
+        own = []
+        source = str(data.get("source"))
+        if source not in SOURCE_KEYS and source in available("data"):
+            hints = _hints(load(available("data")[source]).load)
+            for name, value in flat_keys(data):
+                if name not in ("source", "limit"):
+                    where = f"conf/data/{path.name}: {name}"
+                    own.append(
+                        Key(name, type_name(hints.get(name, Any)), value, "",
+                            _need(comments.get(name, ""), where))
+                    )  # fmt: skip
+        theirs = {k.name for k in own}
+        sets = tuple(f"{k}={yaml_text(v)}" for k, v in flat_keys(data) if k not in theirs)
+        tables.append(Table(f"data={path.stem}", f"data/{path.name}", intro, tuple(own), sets))
+    return tables
+
+
+def plugin_tables(conf: Path, group: str) -> list[Table]:
+    """One table per option file of ``strategy`` or ``metrics``: the plugin's parameters."""
+    tables = []
+    for path in sorted((conf / group).glob("*.yaml")):
+        data, intro, comments = _read(path)
+        composed = tuple(
+            "composes " + e[1:].removesuffix("@_here_").replace("/", "=")
+            for e in data.get("defaults") or []
+            if isinstance(e, str) and e.startswith("/")
+        )
+        blocks = {"": data} if group == "strategy" else dict(data)
+        keys: list[Key] = []
+        for label, block in blocks.items():
+            if label in SKIPPED or not isinstance(block, dict):
+                continue
+            keys.extend(_plugin_keys(group, label, block, comments, path))
+        title = f"{group}={path.stem}"
+        tables.append(Table(title, f"{group}/{path.name}", intro, tuple(keys), composed))
+    return tables
+
+
+def _plugin_keys(
+    group: str, label: str, block: dict[str, Any], comments: dict[str, str], path: Path
+) -> list[Key]:
+    """The keys of one plugin block: its function's keyword-only parameters, in YAML order."""
+    prefix = f"{label}." if label else ""
+    target = str(block.get("name") or label)
+    plugin = available("strategy" if group == "strategy" else "metrics").get(target)
+    params: dict[str, inspect.Parameter] = {}
+    hints: dict[str, Any] = {}
+    if plugin is not None:
+        fn = getattr(load(plugin), PLUGIN_GROUPS[group])
+        params = {
+            p.name: p for p in inspect.signature(fn).parameters.values() if p.kind == p.KEYWORD_ONLY
+        }
+        hints = _hints(fn)
+    keys = []
+    names = list(block) + [p for p in params if p not in block]
+    for name in names:
+        where = f"conf/{group}/{path.name}: {prefix}{name}"
+        if name == "name":
+            description = comments.get(f"{prefix}name") if label else ""
+            text = description or (
+                f"The {group} plugin to run: a registered name, an import path or a "
+                "<name>.py in the folder you run from."
+            )
+            keys.append(Key(f"{prefix}name", "str", block[name], "", text))
+            continue
+        if plugin is not None and name not in params:
+            raise ReferenceError(f"{where} is not a parameter of {target}'s {PLUGIN_GROUPS[group]}")
+        param = params.get(name)
+        default = block.get(name, None if param is None else param.default)
+        hint = hints.get(name, Any if param is None else param.annotation)
+        description = _need(comments.get(f"{prefix}{name}", ""), where)
+        keys.append(Key(f"{prefix}{name}", type_name(hint), default, allowed_values(hint),
+                        description))  # fmt: skip
+    return keys
+
+
+def preset_tables(conf: Path, group: str) -> list[Table]:
+    """The presets of ``group``: each file's opening comment and the keys it sets."""
+    tables = []
+    for path in sorted((conf / group).glob("*.yaml")):
+        data, intro, _ = _read(path)
+        swept = ((data.get("hydra") or {}).get("sweeper") or {}).get("params") or {}
+        defaults = [
+            f"{k.removeprefix('override /')}={v}"
+            for entry in data.get("defaults") or []
+            if isinstance(entry, dict)
+            for k, v in entry.items()
+        ]
+        sets = (
+            *defaults,
+            *(f"{k}={yaml_text(v)}" for k, v in flat_keys(data)),
+            *(f"-m {k}={v}" for k, v in swept.items()),
+        )
+        tables.append(Table(f"{group}={path.stem}", f"{group}/{path.name}", intro, (), sets))
+    return tables
+
+
+def report_table(conf: Path, report_config: type) -> Table:
+    """``conf/report.yaml``: ``python -m runner.report``'s keys, typed by ``report_config``.
+
+    ``ReportConfig`` is passed in: ``runner.config`` may not import ``runner.report``.
+    """
+    data, intro, comments = _read(conf / "report.yaml")
+    hints = _hints(report_config)
+    keys = []
+    for name, value in flat_keys(data):
+        field = REPORT_FIELDS.get(name) or REPORT_NAMES.get(name, name)
+        if field not in hints:
+            raise ReferenceError(f"report.yaml: {name} is not a ReportConfig field")
+        kind = type_name(hints[field]).replace("Path", "str")
+        description = _need(comments.get(name, ""), name)
+        keys.append(Key(name, kind, value, "", description))
+    return Table("python -m runner.report", "report.yaml", intro, tuple(keys))
+
+
+@dataclass(frozen=True)
+class Reference:
+    """Every table of the config reference, in the page's order."""
+
+    top: Table
+    roles: Table
+    role_options: dict[str, list[Table]]
+    data: list[Table]
+    strategies: list[Table]
+    metrics: list[Table]
+    presets: dict[str, list[Table]]
+    report: Table
+
+    def lookup(self, file: str, key: str) -> Key | None:
+        """The reference's entry for ``key`` as written in ``conf/<file>`` (None: not there)."""
+        group, _, _ = file.rpartition("/")
+        if not group:
+            table = self.report if file == "report.yaml" else self.top
+            return _find(table.keys, key)
+        if group in ROLE_GROUPS:
+            return _find(self.roles.keys, key)
+        tables = {"data": self.data, "strategy": self.strategies, "metrics": self.metrics}
+        if group in tables:
+            own = [t for t in tables[group] if t.file == file]
+            base = tables[group][:1] if group == "data" else []
+            return _find([k for t in own + base for k in t.keys], key)
+        return self.lookup_global(key)
+
+    def lookup_global(self, key: str) -> Key | None:
+        """A key as a preset (``# @package _global_``) sets it: ``chunk``, ``data.limit``."""
+        group, _, rest = key.partition(".")
+        if group in ROLE_GROUPS:
+            return _find(self.roles.keys, rest)
+        tables = {"data": self.data, "strategy": self.strategies, "metrics": self.metrics}
+        if group in tables:
+            return _find([k for t in tables[group] for k in t.keys], rest)
+        return _find(self.top.keys, key)
+
+
+def _find(keys: typing.Iterable[Key], name: str) -> Key | None:
+    return next((k for k in keys if k.name == name), None)
+
+
+def build(report_config: type, conf: Path | None = None) -> Reference:
+    """The whole reference from the config tree ``conf`` (default: the runner's own).
+
+    ``report_config``: ``runner.report.config.ReportConfig``, whose types the report's keys
+    have (passed in by the caller: ``runner.config`` may not import ``runner.report``).
+    """
+    conf = conf or conf_dir()
+    reference = Reference(
+        top=top_level(conf),
+        roles=model_keys(),
+        role_options={g: role_options(conf, g) for g in ROLE_GROUPS},
+        data=data_tables(conf),
+        strategies=plugin_tables(conf, "strategy"),
+        metrics=plugin_tables(conf, "metrics"),
+        presets={g: preset_tables(conf, g) for g in PRESET_GROUPS},
+        report=report_table(conf, report_config),
+    )
+    for tables in reference.presets.values():
+        for table in tables:
+            data, _, _ = _read(conf / table.file)
+            for key, _ in flat_keys(data):
+                if reference.lookup_global(key) is None:
+                    raise ReferenceError(f"conf/{table.file}: {key} is not a documented key")
+    return reference
+
+
+def yaml_text(value: Any) -> str:
+    """A value as it would be typed in YAML (``null``, ``true``, ``[a, b]``)."""
+    text = str(yaml.safe_dump(value, default_flow_style=True, width=10_000)).strip()
+    return text.removesuffix("\n...").removesuffix("...").strip()
