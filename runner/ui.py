@@ -7,15 +7,19 @@ and warnings. Importing ``runner`` sets the defaults that turn them off
 
     python -m runner.ui                       # the store of ./mlruns (what runs started here use)
     python -m runner.ui --port 5001           # any other ``mlflow ui`` option
-    python -m runner.ui --backend-store-uri sqlite:////abs/path/mlflow.db
+    python -m runner.ui tracking.uri=sqlite:////abs/path/mlflow.db   # as a job names it
+    python -m runner.ui --tracking-uri sqlite:////abs/path/mlflow.db # the same
+    python -m runner.ui --backend-store-uri sqlite:////abs/path/mlflow.db  # mlflow's spelling
 
 MLflow 3.17's UI opens an experiment on its GenAI overview (traces, an assistant, "Detect
 Issues") unless the browser is in its "Model training" mode: the URL's
 ``workflowType=machine_learning``, else the mode last picked in that browser (local storage),
 else GenAI. The experiment's ``mlflow.experimentKind`` tag does not decide it in this version.
-So every link made here (``experiment_url``, ``run_url``, and the ones printed at start-up)
-carries that parameter, and an experiment's link also names the runs-table view the runner
-keeps in the store (``Tracker.show_columns``: the headline metrics as columns).
+So every link made here (``experiment_url``, ``run_url``, ``sweep_url``, and the ones
+printed at start-up) carries that parameter, and names a runs-table view the runner keeps in
+the store (``Tracker.show_columns``: the headline metrics as columns): the experiment's, one
+run's (the table filtered to it) or one sweep's (its jobs). ``runner/tracking/runs_view.py``
+says why a filter lives in a view and not in the URL.
 """
 
 from __future__ import annotations
@@ -23,12 +27,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shlex
 import socket
 import sqlite3
 import sys
 from pathlib import Path
 
-from runner.tracking.runs_view import VIEW_KEY, VIEW_TAG
+from runner.tracking.runs_view import VIEW_KEY, VIEW_TAG, run_view_key, sweep_view_key
 
 RUNS_MODE = "workflowType=machine_learning"
 """The query that puts MLflow 3.17's UI in its "Model training" mode: runs first."""
@@ -55,23 +60,88 @@ def experiment_url(
     With ``view``, the runner's view of it, whose columns are the headline metrics (only for an
     experiment that has that view: MLflow shows an error for a view it cannot find).
     """
-    query = RUNS_MODE + (f"&viewStateShareKey={VIEW_KEY}" if view else "")
-    return f"{ui_base(tracking_uri, port)}/#/experiments/{experiment_id}/runs?{query}"
+    return _runs_table(tracking_uri, experiment_id, VIEW_KEY if view else "", port)
 
 
 def run_url(tracking_uri: str, experiment_id: str, run_id: str, port: int = DEFAULT_PORT) -> str:
-    """The run's page in the UI: its metrics, artifacts (viewer.html, usage.json), traces.
+    """The runs table showing that run alone, its headline values as columns: what a job prints.
 
-    In the UI's "Model training" mode, so the pages around it are runs, not traces.
+    The run's own view (``runner/tracking/runs_view.py``), written when the job logged its
+    values; the run's name in that row opens its page (artifacts, viewer.html, traces).
     """
-    return f"{ui_base(tracking_uri, port)}/#/experiments/{experiment_id}/runs/{run_id}?{RUNS_MODE}"
+    return _runs_table(tracking_uri, experiment_id, run_view_key(run_id), port)
+
+
+def sweep_url(
+    tracking_uri: str, experiment_id: str, parent_run_id: str, port: int = DEFAULT_PORT
+) -> str:
+    """The runs table showing a sweep's jobs, one row each, their headline values as columns.
+
+    The sweep's own view, written by its parent run and its jobs; the parent itself is left
+    out, so the jobs are rows, not folded under it.
+    """
+    return _runs_table(tracking_uri, experiment_id, sweep_view_key(parent_run_id), port)
+
+
+def sweep_lines(
+    tracking_uri: str, experiment_id: str, parent_run_id: str, port: int = DEFAULT_PORT
+) -> list[str]:
+    """What a sweep prints at its start and end: where its jobs and scores are in the UI."""
+    url = sweep_url(tracking_uri, experiment_id, parent_run_id, port)
+    heading = "sweep: its jobs side by side, their scores as columns, in the MLflow UI:"
+    return [heading, *(f"  {line}" for line in open_lines(tracking_uri, url))]
+
+
+def run_page_url(
+    tracking_uri: str, experiment_id: str, run_id: str, port: int = DEFAULT_PORT
+) -> str:
+    """The run's page: its metrics, artifacts (viewer.html, usage.json), traces."""
+    base = ui_base(tracking_uri, port)
+    return f"{base}/#/experiments/{experiment_id}/runs/{run_id}?{RUNS_MODE}"
+
+
+def _runs_table(tracking_uri: str, experiment_id: str, view_key: str, port: int) -> str:
+    """The experiment's runs table in "Model training" mode, opened on view ``view_key``."""
+    query = RUNS_MODE + (f"&viewStateShareKey={view_key}" if view_key else "")
+    return f"{ui_base(tracking_uri, port)}/#/experiments/{experiment_id}/runs?{query}"
+
+
+def open_lines(tracking_uri: str, url: str) -> list[str]:
+    """How to look at ``url``: the command serving a local store, then the link.
+
+    A store behind an ``mlflow server`` has its UI already: the link alone.
+    """
+    if tracking_uri.startswith(("http://", "https://")):
+        return [f"open {url}"]
+    store = shlex.quote(f"tracking.uri={tracking_uri}")
+    return [f"python -m runner.ui {store}", f"then open {url}"]
 
 
 def command(args: list[str]) -> list[str]:
     """The ``mlflow ui`` command line: this folder's store unless one is given."""
+    args = mlflow_args(args)
     given = any(a.startswith("--backend-store-uri") for a in args)
     store = [] if given else ["--backend-store-uri", default_store()]
     return [sys.executable, "-m", "mlflow", "ui", *store, *args]
+
+
+def mlflow_args(args: list[str]) -> list[str]:
+    """``args`` with ``tracking.uri=URI`` and ``--tracking-uri URI`` as ``--backend-store-uri URI``.
+
+    The other commands name the store so; ``mlflow ui`` does not. So the store of a job's
+    ``tracking.uri=...`` is served by pasting that same word.
+    """
+    out: list[str] = []
+    rest = iter(args)
+    for arg in rest:
+        name, eq, value = arg.partition("=")
+        if name == "tracking.uri" and eq:
+            out += ["--backend-store-uri", value]
+        elif name == "--tracking-uri":
+            out += ["--backend-store-uri", value if eq else next(rest, "")]
+        else:
+            out.append(arg)
+    return out
 
 
 def default_store() -> str:
@@ -146,7 +216,7 @@ def problem(argv: list[str]) -> str | None:
     uri = option(argv, ("--backend-store-uri",)) or default_store()
     from runner.tracking.store import missing_store
 
-    missing = missing_store(uri, "--backend-store-uri")
+    missing = missing_store(uri)
     if missing:
         return missing
     host = option(argv, ("--host", "-h")) or "127.0.0.1"

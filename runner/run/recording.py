@@ -171,12 +171,18 @@ def metric_feedback(job: Job, outcomes: list[DocumentOutcome]) -> list[Feedback]
 def show_in_runs_table(tracker: Tracker, job: Job, headline: tuple[str, ...]) -> None:
     """The headline values, cost and the main settings as columns of the runs table.
 
-    That is the experiment's view ``runner.ui.experiment_url`` opens. A convenience: a failure
-    is logged, never raised, so it cannot fail a run whose results are already stored.
+    Those are the views the links open: the experiment's (``runner.ui.experiment_url``), the
+    run's (``run_url``, printed when the job ends) and its sweep's (``sweep_url``), whose
+    columns also hold the swept keys. A convenience: a failure is logged, never raised, so it
+    cannot fail a run whose results are already stored.
     """
-    params = ["strategy", *(role for role in ("model", "judge") if role in job.roles), "chunk"]
+    from runner.sweep.parent import current_sweep
+    from runner.tracking.runs_view import shown_params
+
+    sweep = current_sweep()
+    params = shown_params(job.roles, sweep.keys if sweep else ())
     try:
-        tracker.show_columns([*headline, "cost_usd"], params)
+        tracker.show_columns([*headline, "cost_usd"], params, sweep.run_id if sweep else "")
     except Exception as err:  # noqa: BLE001 - the run's results are logged; this is a view
         _LOG.warning("could not set the runs table's columns: %s", err)
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.sweep.outcome import JobOutcome
+from runner.tracking.runs_view import shown_params
 from runner.tracking.sqlite_peek import sweep_parent
 from runner.tracking.tags import RUN_KIND_TAG, SWEEP_KEY_TAG, SWEEP_KIND
 
@@ -81,6 +82,8 @@ class SweepParent:
     """The found parent's status ('' before ``find`` or when there is none)."""
     opened: bool = field(default=False)
     """True once this process created the parent or set it RUNNING again: it then ends it."""
+    experiment_id: str = ""
+    """The experiment's id once the parent is opened (the sweep's link needs it)."""
 
     def find(self) -> str:
         """The id of an earlier parent of this sweep, whose done cells are skipped.
@@ -123,7 +126,20 @@ class SweepParent:
         tracker.log_params(
             {"sweep.keys": ",".join(self.keys), "sweep.overrides": " ".join(self.overrides)}
         )
+        self.experiment_id = tracker.experiment_id
+        try:  # a convenience, as a job's own view (runner.run.recording.show_in_runs_table)
+            tracker.show_sweep(tracker.run_id, [], shown_params((), self.keys), start=True)
+        except Exception as err:  # noqa: BLE001 - the sweep can run without its view
+            print(f"warning: could not set the sweep's runs-table view: {err}", file=sys.stderr)
         return tracker.run_id
+
+    def link_lines(self) -> list[str]:
+        """Where the sweep's jobs are, side by side with their scores; empty before ``open``."""
+        if not (self.run_id and self.experiment_id):
+            return []
+        from runner.ui import sweep_lines
+
+        return sweep_lines(self.uri, self.experiment_id, self.run_id)
 
     @contextlib.contextmanager
     def told_to_jobs(self) -> Iterator[None]:

@@ -9,11 +9,12 @@ newest run (a resumed sweep supersedes a killed or failed run of the same finger
 
 from __future__ import annotations
 
+import json
 import sys
 from collections.abc import Sequence
 from typing import Any
 
-from runner.tracking.tags import CHILDREN_TAG, FINGERPRINT_TAG
+from runner.tracking.tags import CHILDREN_TAG, FINGERPRINT_TAG, HEADLINE_TAG
 
 
 def newest_per_cell(runs: Sequence[Any]) -> list[Any]:
@@ -48,11 +49,13 @@ def finish_parent(uri: str, run_id: str, failed_jobs: Sequence[str], experiment:
     failed = max(len(statuses) - finished, len(failed_jobs))
     counts = {s: statuses.count(s) for s in dict.fromkeys(statuses)}
     tracker.set_tags({CHILDREN_TAG: ", ".join(f"{n} {s}" for s, n in counts.items()) or "none"})
+    show_children(tracker, found)
     if failed or not finished:
         first = failed_jobs[0] if failed_jobs else _first_failure(cells)
         total = max(len(statuses), finished + failed)
         reason = f"{failed} of {total} jobs failed" if total else "no job ran"
         tracker.finish("FAILED", reason=f"{reason}; first: {first}" if first else reason)
+        _print_link(uri, tracker.experiment_id, run_id)
         return "FAILED"
     tracker.finish("FINISHED")
     print(
@@ -60,7 +63,39 @@ def finish_parent(uri: str, run_id: str, failed_jobs: Sequence[str], experiment:
         f"python -m runner.report tracking.experiment={experiment}",
         file=sys.stderr,
     )
+    _print_link(uri, tracker.experiment_id, run_id)
     return "FINISHED"
+
+
+def show_children(tracker: Any, children: Sequence[Any]) -> None:
+    """The sweep's runs-table view, once every job is known (``Tracker.show_sweep``).
+
+    Columns: the jobs' headline values and cost, the settings they have, the swept keys.
+
+    A convenience, as a job's own view: a failure is a warning, the status is set regardless.
+    """
+    from runner.tracking.runs_view import shown_params
+
+    metrics: dict[str, None] = {}
+    settings: set[str] = set()  # a job's roles are params of their own (model, judge)
+    for run in reversed(children):  # oldest first: the first job's columns lead
+        try:
+            metrics.update(dict.fromkeys(json.loads(run.data.tags.get(HEADLINE_TAG) or "[]")))
+        except ValueError:
+            continue
+        settings.update(run.data.params)
+    try:
+        keys = tracker.client.get_run(tracker.run_id).data.params.get("sweep.keys", "")
+        params = shown_params(settings, [k for k in keys.split(",") if k])
+        tracker.show_sweep(tracker.run_id, [*metrics, "cost_usd"], params)
+    except Exception as err:  # noqa: BLE001 - the sweep's results are stored; this is a view
+        print(f"warning: could not set the sweep's runs-table view: {err}", file=sys.stderr)
+
+
+def _print_link(uri: str, experiment_id: str, run_id: str) -> None:
+    from runner.ui import sweep_lines
+
+    print("\n".join(sweep_lines(uri, experiment_id, run_id)), file=sys.stderr)
 
 
 def _first_failure(cells: list[Any]) -> str:

@@ -1,14 +1,30 @@
-"""Names and columns as MLflow's runs table wants them; no MLflow import.
+"""Names, filters and columns as MLflow's runs table wants them; no MLflow import.
 
 MLflow's runs table shows no metric until the user picks one, and keeps that choice in the
-browser only; a shared view (the experiment tag ``runner.ui.VIEW_TAG``) is the one state it
-reads from the store. ``Tracker.show_columns`` writes it.
+browser only; a shared view (an experiment tag ``mlflow.sharedViewState.<key>``, opened by
+``?viewStateShareKey=<key>``) is the one state it reads from the store. ``Tracker.show_columns``
+writes three kinds, all with the headline metrics as columns:
+
+- ``runner``: every run of the experiment (``runner.ui.experiment_url``);
+- ``run-<run id>``: that one run (``runner.ui.run_url``, the link a job prints);
+- ``sweep-<parent run id>``: a sweep's jobs, without their parent (``runner.ui.sweep_url``).
+
+What MLflow 3.17's UI does with a shared view (read in its JS bundle,
+``mlflow/server/js/build``): it takes the columns (``selectedColumns``) and the search facets
+(``searchFilter``, ``orderByKey``, ...) from the view, but it ignores the whole view when the
+URL carries a facet of its own (``?searchFilter=...``). So a filtered table with columns needs
+the filter inside the view: one view per run and per sweep. It also drops ``runsExpanded`` and
+``runsPinned`` from a view, so a sweep's jobs cannot be shown unfolded under their parent; the
+sweep's view filters the parent out instead, and its jobs are top-level rows.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
+
+from runner.tracking.tags import PARENT_TAG
 
 KIND_TAG, RUNS_KIND = "mlflow.experimentKind", "custom_model_development"
 """The experiment's kind as MLflow records it: runs to compare ("Machine learning" in the UI's
@@ -16,10 +32,12 @@ kind selector), not a GenAI app whose traces come first. ``Tracker`` sets it on 
 it creates or opens, never replacing one already set. MLflow 3.17's UI does not read it to
 choose the first screen (``runner/ui.py``), but it is what the store says about the experiment: the
 UI of MLflow versions that read it, and any tool asking the REST API, open the runs by it."""
+VIEW_PREFIX = "mlflow.sharedViewState."
+"""The experiment tags MLflow's UI reads shared runs-table views from: JSON of its state."""
 VIEW_KEY = "runner"
-"""The runs-table view the runner keeps in each experiment (``?viewStateShareKey=runner``)."""
-VIEW_TAG = "mlflow.sharedViewState." + VIEW_KEY
-"""The experiment tag MLflow's UI reads a shared runs-table view from: JSON of its state."""
+"""The runs-table view of every run, kept in each experiment (``?viewStateShareKey=runner``)."""
+VIEW_TAG = VIEW_PREFIX + VIEW_KEY
+"""The experiment tag holding that view."""
 
 _BAD_NAME = re.compile(r"[^A-Za-z0-9_\-. /]")
 
@@ -29,11 +47,68 @@ def metric_name(name: str) -> str:
     return _BAD_NAME.sub("_", name)
 
 
+def shown_params(roles: Iterable[str], swept: Iterable[str] = ()) -> list[str]:
+    """The settings shown beside the scores.
+
+    The strategy, the model and judge a job has, the chunk size, then a sweep's swept keys
+    (each job logs every swept key as a param).
+    """
+    have = set(roles)
+    roles_shown = [role for role in ("model", "judge") if role in have]
+    return list(dict.fromkeys(["strategy", *roles_shown, "chunk", *swept]))
+
+
+def run_view_key(run_id: str) -> str:
+    """The share key of one run's view (``run-<id>``)."""
+    return f"run-{run_id}"
+
+
+def sweep_view_key(parent_run_id: str) -> str:
+    """The share key of a sweep's view (``sweep-<parent run id>``)."""
+    return f"sweep-{parent_run_id}"
+
+
+def run_filter(run_id: str) -> str:
+    """MLflow's search filter selecting exactly that run."""
+    return f"attributes.run_id = '{run_id}'"
+
+
+def children_filter(parent_run_id: str) -> str:
+    """MLflow's search filter selecting a sweep's jobs (their ``mlflow.parentRunId``), not it."""
+    return f"tags.`{PARENT_TAG}` = '{parent_run_id}'"
+
+
+def columns(metrics: list[str], params: list[str]) -> list[str]:
+    """The runs table's column names for these metrics and params, in that order."""
+    wanted = [f"metrics.`{metric_name(m)}`" for m in metrics]
+    wanted += [f"params.`{p}`" for p in params]
+    return list(dict.fromkeys(wanted))
+
+
+def view_state(metrics: list[str], params: list[str], search_filter: str) -> str:
+    """A new view (its JSON): these columns, and only the runs ``search_filter`` selects."""
+    return json.dumps({"searchFilter": search_filter, "selectedColumns": columns(metrics, params)})
+
+
+def sweep_view(parent_run_id: str, metrics: list[str], params: list[str], like: str = "") -> str:
+    """A sweep's view (its JSON): its jobs; the columns of the view ``like``, then these.
+
+    ``like`` is a view's JSON or ''. At the sweep's start no job has said its headline yet:
+    the experiment's view stands in.
+    """
+    try:
+        shown = json.loads(like).get("selectedColumns", []) if like else []
+    except (ValueError, AttributeError):
+        shown = []
+    state = {"searchFilter": children_filter(parent_run_id), "selectedColumns": list(shown)}
+    return with_columns(json.dumps(state), metrics, params) or json.dumps(state)
+
+
 def with_columns(view: str, metrics: list[str], params: list[str]) -> str | None:
     """The shared view ``view`` (its JSON) with these columns added; None when none is new.
 
-    Columns other runs added stay (a sweep over metric groups shows every headline); an
-    unreadable view is replaced.
+    Columns other runs added stay (a sweep over metric groups shows every headline), and so
+    does the view's filter; an unreadable view is replaced.
     """
     try:
         state = json.loads(view)
@@ -41,9 +116,7 @@ def with_columns(view: str, metrics: list[str], params: list[str]) -> str | None
         state = {}
     state = state if isinstance(state, dict) else {}
     shown = list(state.get("selectedColumns", []))
-    wanted = [f"metrics.`{metric_name(m)}`" for m in metrics]
-    wanted += [f"params.`{p}`" for p in params]
-    columns = list(dict.fromkeys([*shown, *wanted]))
-    if columns == shown:
+    merged = list(dict.fromkeys([*shown, *columns(metrics, params)]))
+    if merged == shown:
         return None
-    return json.dumps({**state, "selectedColumns": columns})
+    return json.dumps({**state, "selectedColumns": merged})

@@ -9,8 +9,8 @@ safely (``runner/tracking/store.py``). Every run records its owner process, and 
 of the same cell marks KILLED the runs whose owner died (``runner/tracking/owners.py``).
 
 Every experiment it creates or opens records its kind (runs, not a GenAI app), and each run
-adds its headline metrics to the experiment's runs-table view: what the UI's first screen
-shows (``runner/ui.py``).
+adds its headline metrics to the runs-table views the printed links open: what the UI's first
+screen shows (``runner/ui.py``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,18 @@ from mlflow.tracking import MlflowClient
 
 from runner.tracking.owners import HOST_TAG, PID_TAG, STALE_TAG, owner_alive, owner_tags
 from runner.tracking.owners import PID_START_TAG as PID_START_TAG  # re-exported for callers
-from runner.tracking.runs_view import KIND_TAG, RUNS_KIND, VIEW_TAG, with_columns
+from runner.tracking.runs_view import (
+    KIND_TAG,
+    RUNS_KIND,
+    VIEW_PREFIX,
+    VIEW_TAG,
+    run_filter,
+    run_view_key,
+    sweep_view,
+    sweep_view_key,
+    view_state,
+    with_columns,
+)
 from runner.tracking.runs_view import metric_name as metric_name  # re-exported
 from runner.tracking.store import artifact_root as artifact_root  # re-exported for callers
 from runner.tracking.store import retrying, sqlite_path, store_lock
@@ -188,15 +199,44 @@ class Tracker:
         items = [RunTag(k, str(v)) for k, v in tags.items()]
         retrying(lambda: self.client.log_batch(self.run_id, tags=items))
 
-    def show_columns(self, metrics: list[str], params: list[str]) -> None:
-        """Add these metric and param columns to the experiment's runs-table view (``VIEW_TAG``).
+    def show_columns(self, metrics: list[str], params: list[str], sweep: str = "") -> None:
+        """Show these metrics and params as columns of the runs-table views the links open.
 
-        Columns other runs added stay (``runner/tracking/runs_view.py`` says why a view).
+        Columns are added to the experiment's view (``VIEW_TAG``: other runs' columns stay)
+        and, for a job of the sweep whose parent is ``sweep``, to that sweep's view; this run
+        gets a view of its own that selects it alone (``runner/tracking/runs_view.py`` says
+        why one view per run).
         """
         tags = self.client.get_experiment(self.experiment_id).tags
-        value = with_columns(tags.get(VIEW_TAG, "{}"), metrics, params)
-        if value is not None:
-            retrying(lambda: self.client.set_experiment_tag(self.experiment_id, VIEW_TAG, value))
+        views = {VIEW_TAG: with_columns(tags.get(VIEW_TAG, "{}"), metrics, params)}
+        if self.run_id:
+            mine = view_state(metrics, params, run_filter(self.run_id))
+            views[VIEW_PREFIX + run_view_key(self.run_id)] = mine
+        if sweep:
+            tag = VIEW_PREFIX + sweep_view_key(sweep)
+            view = tags.get(tag) or sweep_view(sweep, [], [])
+            views[tag] = with_columns(view, metrics, params)
+        for tag, value in views.items():
+            if value is not None:
+                self._set_experiment_tag(tag, value)
+
+    def show_sweep(
+        self, parent_run_id: str, metrics: list[str], params: list[str], start: bool = False
+    ) -> None:
+        """Set the view of the sweep whose parent is ``parent_run_id``: its jobs, these columns.
+
+        It replaces what the jobs added (``show_columns``): the parent writes it at the start
+        (``start``: the experiment's columns first, as no job has said its headline yet) and
+        at the end, when it knows every job's headline.
+        """
+        like = ""
+        if start:
+            like = self.client.get_experiment(self.experiment_id).tags.get(VIEW_TAG, "")
+        view = sweep_view(parent_run_id, metrics, params, like)
+        self._set_experiment_tag(VIEW_PREFIX + sweep_view_key(parent_run_id), view)
+
+    def _set_experiment_tag(self, key: str, value: str) -> None:
+        retrying(lambda: self.client.set_experiment_tag(self.experiment_id, key, value))
 
     def log_table(self, columns: dict[str, list[Any]], artifact_file: str) -> None:
         """A table artifact (MLflow's table format: the UI shows it as a table)."""
