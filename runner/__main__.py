@@ -18,13 +18,14 @@ import os
 import signal
 import sys
 import traceback
+from pathlib import Path
 from typing import Any, NoReturn
 
 import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from runner.config.folders import RUN_FOLDERS, refuse_unwritable
+from runner.config.folders import RUN_FOLDERS, refuse_unwritable, store_override
 from runner.config.hydra_errors import RETIRED_OPTIONS, one_line, reported
 from runner.errors import RunnerError, Terminated
 from runner.sweep.launcher import launcher_key_hint
@@ -164,10 +165,34 @@ INTERNAL_GROUPS = ("model_strategy",)
 embedded model's per-strategy settings): ``--help`` does not list them among the choices."""
 
 
-def _help_without_internal_groups() -> None:
-    """``--help``: Hydra's page, less the lines of the internal groups.
+STORE_HELP = """== The store ==
+tracking.uri=URI        the MLflow store runs are written to (default:
+                        sqlite:///<this folder>/mlruns/mlflow.db); the same key in
+                        python -m runner.report, runner.view and runner.annotate
+                        (--tracking-uri URI means the same)
+tracking.experiment=NAME  the MLflow experiment (default: summarization)
+"""
+"""What ``--help`` says of the store: one spelling for every command."""
 
-    Hydra lists every group of the search path and offers no filter.
+
+def config_dir(argv: list[str]) -> Path | None:
+    """The folder of ``--config-dir DIR`` (``-cd DIR``, ``--config-dir=DIR``), or None."""
+    words = iter(argv)
+    for word in words:
+        if word in ("--config-dir", "-cd"):
+            value = next(words, None)
+            return Path(value).expanduser() if value else None
+        if word.startswith("--config-dir="):
+            return Path(word.partition("=")[2]).expanduser()
+    return None
+
+
+def _help_without_internal_groups(extra: Path | None = None) -> None:
+    """``--help``: Hydra's page less the internal groups, then the store and the plugins.
+
+    Hydra lists every group of the search path and offers no filter. The plugins include
+    the loose modules of this folder; those of ``extra`` (the ``--config-dir``) are named as
+    not found, since the runner does not look there.
     """
     import contextlib
     import io
@@ -185,7 +210,7 @@ def _help_without_internal_groups() -> None:
         sys.stdout.write("".join(kept))
         from runner.plugins.listing import listing  # Hydra's page ends in SystemExit
 
-        sys.stdout.write("\n" + listing())
+        sys.stdout.write("\n" + STORE_HELP + "\n" + listing(Path.cwd(), extra))
 
 
 def _without_retired(line: str) -> str:
@@ -202,9 +227,9 @@ def cli() -> None:
 
     A sweep with failed jobs exits 1 (its sweeper says so, from the jobs' outcomes).
     """
-    sys.argv[1:] = flags_first(sys.argv[1:])
+    sys.argv[1:] = store_override(flags_first(sys.argv[1:]))  # --tracking-uri X: tracking.uri=X
     if any(a in ("-h", "--help") for a in sys.argv[1:]):
-        _help_without_internal_groups()
+        _help_without_internal_groups(config_dir(sys.argv[1:]))
         return
     refuse_unwritable(sys.argv[1:], RUN_FOLDERS)  # before Hydra makes outputs/ here
     reported(main, _one_line)

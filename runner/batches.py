@@ -25,6 +25,7 @@ import sys
 import time
 from pathlib import Path
 
+from runner.config.folders import SpellingError, store_given
 from runner.errors import RunnerError
 from runner.llm.batch.ledger import BatchEntry, Ledger
 from runner.llm.batch.protocol import BatchProvider
@@ -63,25 +64,30 @@ def parser() -> argparse.ArgumentParser:
     )
     sub = top.add_subparsers(dest="command")
     stop = sub.add_parser("cancel", help="cancel a live batch at its provider (or --all)")
-    _cache_option(stop, argparse.SUPPRESS)  # given before 'cancel', it is kept
+    _cache_option(stop, argparse.SUPPRESS)  # listed in cancel's --help too
     stop.add_argument("batch_id", nargs="?", help="the provider's batch id, as listed")
     stop.add_argument("--all", action="store_true", dest="every", help="cancel every live batch")
     return top
 
 
 def _cache_option(command: argparse.ArgumentParser, default: str | None) -> None:
+    """``--cache-dir`` in the help; ``main`` takes it (and ``cache.dir=``) out before parsing."""
     command.add_argument(
         "--cache-dir",
         default=default,
-        help="the response cache whose ledger to read (default: cache.dir=..., else "
-        "./.cache/llm, the job's default)",
+        metavar="DIR",
+        help="the response cache whose ledger to read, also written cache.dir=DIR as for the "
+        "job (default: ./.cache/llm, the job's default)",
     )
 
 
 def split_cache(argv: list[str]) -> tuple[list[str], str | None]:
-    """``argv`` without a ``cache.dir=...`` word, and the folder it names."""
-    named = [a[len(CACHE_KEY) :] for a in argv if a.startswith(CACHE_KEY)]
-    return [a for a in argv if not a.startswith(CACHE_KEY)], (named[-1] if named else None)
+    """``argv`` without ``cache.dir=DIR`` and ``--cache-dir DIR``, and the folder they name.
+
+    The two spellings mean the same; given with different folders they are a
+    ``SpellingError`` naming both (which one won was not said).
+    """
+    return store_given(argv, key=CACHE_KEY.rstrip("="), flag="--cache-dir")
 
 
 def cache_folder(given: str | None) -> str:
@@ -273,9 +279,13 @@ def unknown(ledger: Ledger, batch_id: str) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     """List, refresh or cancel; 1 after any error line."""
-    words, cache = split_cache(list(sys.argv[1:] if argv is None else argv))
+    try:
+        words, cache = split_cache(list(sys.argv[1:] if argv is None else argv))
+    except SpellingError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     args = parser().parse_args(words)
-    ledger = Ledger(Path(args.cache_dir or cache_folder(cache)).expanduser().resolve())
+    ledger = Ledger(Path(cache_folder(cache)).expanduser().resolve())
     errors: list[str] = []
     try:
         if args.command == "cancel":

@@ -1,6 +1,8 @@
 """``python -m runner.annotate export|import``: the command line (argparse).
 
 A wrong argument, a missing run or file, or a bad export is one line on stderr and exit 2.
+The store is ``tracking.uri=URI``, as in every command (a word anywhere on the line);
+``--tracking-uri URI``, this command's first spelling, means the same.
 """
 
 from __future__ import annotations
@@ -10,9 +12,16 @@ import sys
 
 from runner.annotate.configs import KINDS
 from runner.annotate.sources import SourceError
+from runner.config.folders import SpellingError, store_given
 from runner.errors import RunnerError
 
 DESCRIPTION = "Summaries out to Label Studio as blind tasks; people's judgments back in."
+STORE_HELP = (
+    "tracking.uri=URI: the MLflow store (runs read, human runs recorded; default: "
+    "sqlite:///<this folder>/mlruns/mlflow.db), as in every command; --tracking-uri URI means "
+    "the same"
+)
+"""The store's option, written as every command takes it (argparse cannot show a key=value)."""
 
 
 def parser() -> argparse.ArgumentParser:
@@ -68,6 +77,8 @@ def parser() -> argparse.ArgumentParser:
         help="experiment of the human run (default: the judged runs', else summarization)",
     )
     _systems(back)
+    for command in (out, back):
+        _store_in_help(command)
     return top
 
 
@@ -79,15 +90,30 @@ def _systems(command: argparse.ArgumentParser) -> None:
         metavar="NAME=FILE",
         help="a named system's summaries as a {doc_id: summary} JSON file (repeatable)",
     )
-    command.add_argument("--tracking-uri", help="MLflow store (default: ./mlruns/mlflow.db)")
+    command.add_argument("--tracking-uri", help=argparse.SUPPRESS)  # as tracking.uri=URI
+
+
+def _store_in_help(command: argparse.ArgumentParser) -> None:
+    """``tracking.uri=URI`` at the end of the usage line, and what it means below the options."""
+    command.usage = f"{command.format_usage().removeprefix('usage: ').rstrip()} [tracking.uri=URI]"
+    command.epilog = STORE_HELP
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run one subcommand; 2 with a one-line error when it cannot."""
-    args = parser().parse_args(argv)
-    from runner.tracking.store import default_tracking_uri
+    try:
+        words, given = store_given(list(sys.argv[1:] if argv is None else argv))
+    except SpellingError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    args = parser().parse_args(words)
+    from runner.tracking.store import default_tracking_uri, missing_store
 
-    uri = args.tracking_uri or default_tracking_uri()
+    uri = given or default_tracking_uri()
+    missing = missing_store(uri) if _reads_runs(args) else None
+    if missing:  # MLflow would create an empty store there and then miss the runs
+        print(f"error: {missing}", file=sys.stderr)
+        return 2
     try:
         if args.command == "export":
             from runner.annotate import export
@@ -99,6 +125,11 @@ def main(argv: list[str] | None = None) -> int:
     except (SourceError, RunnerError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+
+
+def _reads_runs(args: argparse.Namespace) -> bool:
+    """Whether the command names runs to read (run ids given to export, ``--run`` to import)."""
+    return bool(args.run)
 
 
 if __name__ == "__main__":

@@ -5,12 +5,17 @@ response cache ``.cache/llm`` in the folder it starts from, and a report its ``r
 From a read-only folder (a shared results folder, a read-only mount) Hydra's first
 ``mkdir`` ended the command with a 50-line traceback. ``refuse_unwritable`` looks at the
 command line first and names the folder and the keys that move each of those elsewhere.
+
+The store has one spelling in every command, ``tracking.uri=URI``; ``--tracking-uri URI`` (and
+``--tracking-uri=URI``), which ``python -m runner.annotate`` once took alone, means the same
+everywhere (``store_override`` for the Hydra commands, ``store_given`` for the others).
 Stdlib only: it runs before anything else is imported.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 import tempfile
 from pathlib import Path
@@ -52,9 +57,19 @@ def target(value: str) -> Path | None:
 
 
 def given(argv: list[str]) -> dict[str, str]:
-    """The ``key=value`` overrides of a command line (``+key``/``++key`` as ``key``)."""
+    """The ``key=value`` overrides of a command line (``+key``/``++key`` as ``key``).
+
+    A value in Hydra's quotes (``tracking.uri='sqlite:///my runs/mlflow.db'``) is the text inside.
+    """
     pairs = (a.partition("=") for a in argv if "=" in a and not a.startswith("-"))
-    return {key.lstrip("+"): value for key, _, value in pairs}
+    return {key.lstrip("+"): unquoted(value) for key, _, value in pairs}
+
+
+def unquoted(value: str) -> str:
+    """``value`` without the one pair of quotes Hydra's override grammar wraps around it."""
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1].replace("\\" + value[0], value[0])
+    return value
 
 
 def problem(argv: list[str], folders: dict[str, str]) -> str | None:
@@ -113,3 +128,88 @@ def _suggestion(key: str, default: str) -> str:
 
 def _existing(folder: Path) -> Path:
     return next(p for p in (folder, *folder.parents) if p.exists())
+
+
+STORE_KEY = "tracking.uri"
+STORE_FLAG = "--tracking-uri"
+_PLAIN = re.compile(r"[A-Za-z0-9_/:.+@%*?|-]*")
+"""Characters an unquoted Hydra override value may hold as they are (no ``,`` or spaces)."""
+
+
+class SpellingError(ValueError):
+    """A value given twice on one command line, differently, or a flag without its value."""
+
+
+def store_given(
+    argv: list[str], key: str = STORE_KEY, flag: str = STORE_FLAG
+) -> tuple[list[str], str | None]:
+    """``argv`` without ``key=VALUE``, ``flag VALUE`` and ``flag=VALUE``, and the value they give.
+
+    Every command names the store ``tracking.uri=URI``; ``--tracking-uri URI`` is accepted as
+    the same. Both given with different values raise a ``SpellingError`` naming both: which
+    one won used to depend on the command.
+    """
+    rest, values, spelled = _spellings(argv, key, flag)
+    distinct = list(dict.fromkeys(values))
+    if len(distinct) > 1:
+        both = " and ".join(dict.fromkeys(spelled))
+        raise SpellingError(f"{key} is given twice, differently: {both}; give it once, {key}=VALUE")
+    return [a for a in rest if a is not None], (distinct[0] if distinct else None)
+
+
+def store_override(argv: list[str], key: str = STORE_KEY, flag: str = STORE_FLAG) -> list[str]:
+    """``argv`` for Hydra: ``flag VALUE`` as the override ``key=VALUE``; exit 2 on a conflict.
+
+    The override takes the place of the first spelling, the user's own words are kept as
+    typed (``+key=``, quotes), and a flag's value is quoted when Hydra would read it as more
+    than a string (a comma, a space).
+    """
+    try:
+        store_given(argv, key, flag)
+        rest, values, spelled = _spellings(argv, key, flag)
+    except SpellingError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
+    if not values:
+        return list(argv)
+    word = next((w for w in spelled if not w.startswith("-")), None)
+    at = rest.index(None)
+    words = [a for a in rest if a is not None]
+    words.insert(at, word if word is not None else f"{key}={hydra_quoted(values[0])}")
+    return words
+
+
+def hydra_quoted(value: str) -> str:
+    """``value`` as a Hydra override reads it back as one string (quoted only when needed)."""
+    if _PLAIN.fullmatch(value):
+        return value
+    return "'" + value.replace("'", "\\'") + "'"
+
+
+def _spellings(
+    argv: list[str], key: str, flag: str
+) -> tuple[list[str | None], list[str], list[str]]:
+    """The words left (None where a spelling stood), the values given, and each as typed."""
+    rest: list[str | None] = []
+    values: list[str] = []
+    spelled: list[str] = []
+    words = iter(argv)
+    for word in words:
+        if word == flag:
+            value = next(words, None)
+            if value is None:
+                raise SpellingError(f"{flag} needs a value: {key}=VALUE (or {flag} VALUE)")
+            values.append(value)
+            spelled.append(f"{flag} {value}")
+        elif word.startswith(f"{flag}="):
+            values.append(word.partition("=")[2])
+            spelled.append(word)
+        elif not word.startswith("-") and word.partition("=")[0].lstrip("+") == key and "=" in word:
+            values.append(unquoted(word.partition("=")[2]))
+            spelled.append(word)
+        else:
+            rest.append(word)
+            continue
+        if len(values) == 1:
+            rest.append(None)
+    return rest, values, spelled

@@ -79,6 +79,14 @@ def check_contract(kind: str, module: Any) -> str | None:
     )
 
 
+def required_names(kind: str) -> tuple[tuple[str, ...], str]:
+    """What a module of ``kind`` must declare, and its entry function's name.
+
+    ``--help`` reads them to tell a loose module's kind from its source, without importing it.
+    """
+    return _DECLARED[kind], _ENTRY[kind]
+
+
 def _wanted(kind: str) -> str:
     return ", ".join((*_DECLARED[kind], _ENTRY[kind]))
 

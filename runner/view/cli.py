@@ -1,5 +1,8 @@
 """``python -m runner.view RUN_ID|latest [out=FILE] [tracking.uri=URI] ...``: the command line.
 
+Its options are ``key=value`` words, as the runner's (``OPTIONS``: each with its help line);
+the store is ``tracking.uri=URI`` here as in every command (``--tracking-uri URI`` too).
+
 Writes the page of any stored run (``RUN_ID`` may be ``latest``: the newest FINISHED run of the
 experiment) to a file, and with ``log=true`` logs it to the run too. The page itself comes
 from the renderer it is given (``runner.view.page.render_run``: ``runner.view.page.main``
@@ -14,22 +17,54 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from runner.config.folders import SpellingError, store_given
 from runner.view.artifacts import ARTIFACT, Client
 
 USAGE = (
     "usage: python -m runner.view RUN_ID|latest [out=FILE] [tracking.uri=URI] "
     "[tracking.experiment=NAME] [log=true]"
 )
-OPTIONS = ("out", "tracking.uri", "tracking.experiment", "log")
+OPTIONS = {
+    "out": f"the file the page is written to (default: {ARTIFACT} in the current folder)",
+    "tracking.uri": "the MLflow store to read (default: sqlite:///<this folder>/mlruns/mlflow.db; "
+    "--tracking-uri URI means the same)",
+    "tracking.experiment": "the experiment 'latest' looks in (default: summarization)",
+    "log": f"true: also log the page to the run as its {ARTIFACT} artifact (default: false)",
+}
+"""Each ``key=value`` option -> its one-line help (``--help`` and the commands reference)."""
+HELP_FLAGS = ("-h", "--help")
 Render = Callable[[Client, str], str]
 """The page of a stored run as HTML: ``runner.view.page.render_run``."""
 
 
+def help_text() -> str:
+    """What ``--help`` prints: the usage, what the command does and each option."""
+    width = max(len(k) for k in OPTIONS) + len("=VALUE")
+    rows = [f"  {f'{key}=VALUE':<{width}}  {text}" for key, text in OPTIONS.items()]
+    return "\n".join(
+        [
+            USAGE,
+            "",
+            "Write the summary viewer page of a stored run (RUN_ID: MLflow's Run ID, or latest: "
+            "the newest FINISHED run of the experiment).",
+            "",
+            "options:",
+            *rows,
+        ]
+    )
+
+
 def arguments(argv: list[str]) -> tuple[str, dict[str, str]]:
-    """The run id and the ``key=value`` options; ``ValueError`` saying what is wrong."""
-    run_id, options = "", {}
+    """The run id and the ``key=value`` options; ``ValueError`` saying what is wrong.
+
+    The store may also be given as ``--tracking-uri URI``, as every command accepts it.
+    """
+    argv, uri = store_given(argv)
+    run_id, options = "", {} if uri is None else {"tracking.uri": uri}
     for item in argv:
         key, eq, value = item.partition("=")
+        if item.startswith("-"):
+            raise ValueError(f"{key} is not an option; options: {', '.join(OPTIONS)} (key=value)")
         if not eq:
             if run_id:
                 raise ValueError(f"two run ids given ({run_id}, {item}); give one")
@@ -45,8 +80,15 @@ def arguments(argv: list[str]) -> tuple[str, dict[str, str]]:
 
 def main(render_run: Render, argv: list[str] | None = None) -> int:
     """Write the page of one run to a file (and log it to the run with ``log=true``)."""
+    words = sys.argv[1:] if argv is None else argv
+    if any(w in HELP_FLAGS for w in words):
+        print(help_text())
+        return 0
     try:
-        run_id, options = arguments(sys.argv[1:] if argv is None else argv)
+        run_id, options = arguments(words)
+    except SpellingError as err:  # both spellings of the store: the one line says it all
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     except ValueError as err:
         print(f"error: {err}\n{USAGE}", file=sys.stderr)
         return 2
