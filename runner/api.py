@@ -3,7 +3,8 @@
 It is what ``strategies/`` and ``metrics/`` themselves use, and the only part of ``runner``
 that is promised to plugins. It follows the package version (``runner.api.VERSION``): names
 here are removed or changed incompatibly only with a new minor version (0.1 -> 0.2 while the
-version is below 1.0), and each such change is listed in the README. Anything else of
+version is below 1.0), and each such change is listed on the docs' Plugin API page
+(``docs/reference/plugin-api.md``). Anything else of
 ``runner`` may change in any release.
 
 A strategy module declares ``ROLES``, ``IGNORES``, ``PROMPT_DIRS`` and
@@ -21,9 +22,9 @@ and the meta-evaluation read, record and compare through it. A metric whose huma
 come as files of their own (StorySumm's, FABLES' releases) declares ``HUMAN_FILES``, a tuple of
 ``HumanFile`` readers giving ``ClaimsJudgment`` values (summary label, claims' labels), which
 ``python -m runner.annotate import FILE`` finds by the file's shape.
-``runner/plugins/contract.py``
-checks each when it is loaded; the README's "Write your own strategy or metric" walks
-through an example package (``examples/plugin/``).
+``runner/plugins/contract.py`` checks each when it is loaded; the docs' guides "Write a
+strategy" and "Write a metric" (``docs/guides/``) walk through an example package
+(``examples/plugin/``).
 
 A strategy or metric may also declare ``estimate``, the calls it makes per document or per
 summary as ``Phase``s, each role's answer lengths asked of a ``Guide`` (``runner.estimating``);
