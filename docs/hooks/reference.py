@@ -67,13 +67,14 @@ def argparse_tables(parser: argparse.ArgumentParser, command: str) -> list[str]:
         if action.nargs in ("*", "+"):
             name += " ..."
         choices = ", ".join(map(str, action.choices)) if action.choices else ""
-        default = "" if action.default in (None, [], False) else f"`{action.default}`"
+        hidden = action.default in (None, [], False, argparse.SUPPRESS)
+        default = "" if hidden else f"`{action.default}`"
         rows.append(f"| `{cell(name)}` | {cell(action.help or '')} | {choices} | {default} |")
     out = []
     if rows:
         out += ["| Argument | What it does | Choices | Default |", "|---|---|---|---|", *rows, ""]
     for name, sub, help_text in subcommands:
-        out += [f"#### `{command} {name}`", "", cell(help_text), ""]
+        out += [f"### `{command} {name}`", "", cell(help_text), ""]
         out += argparse_tables(sub, f"{command} {name}")
     return out
 
@@ -164,7 +165,7 @@ def commands() -> str:
     out += ["## `python -m runner.report`", "", REPORT_INTRO, "", *hydra_flags()]
     out += ["## `python -m runner.annotate`", "", cell(annotate_parser().description or ""), ""]
     out += argparse_tables(annotate_parser(), "python -m runner.annotate")
-    out += ["## `python -m runner.view`", "", cell(_first_paragraph(_doc("runner.view.cli"))), ""]
+    out += ["## `python -m runner.view`", "", cell(_about(_doc("runner.view.cli"))), ""]
     out += view_options()
     out += ["## `python -m runner.ui`", "", *_ui_intro(ui), "", *mlflow_ui_options()]
     out += ["## `python -m runner.batches`", "", cell(batches.parser().description or ""), ""]
@@ -178,8 +179,10 @@ def _doc(module: str) -> str:
     return inspect.getdoc(importlib.import_module(module)) or ""
 
 
-def _first_paragraph(text: str) -> str:
-    return text.split("\n\n")[0].replace("``", "`")
+def _about(text: str) -> str:
+    """A module docstring's first paragraph that is prose, not the command's usage line."""
+    paragraphs = [p for p in text.split("\n\n") if not p.startswith("``python -m")]
+    return (paragraphs[0] if paragraphs else "").replace("``", "`")
 
 
 def _ui_intro(ui: Any) -> list[str]:

@@ -41,7 +41,7 @@ class DataConfig:
     reference_field: str | None = None
     """'hf' only: the column (or dotted path) holding a reference string or a list of them."""
     id_field: str | None = None
-    """'hf' only: the column (or dotted path) holding the document id; None = row index."""
+    """'hf' only: the column (or dotted path) holding the document id; null = the row index."""
     options: dict[str, Any] = field(default_factory=dict)
     """A plugin source's own keys (those its ``KEYS`` declare), as given."""
 

@@ -70,6 +70,9 @@ TOP_LEVEL: dict[str, tuple[str, str]] = {
 }
 """Key of ``conf/config.yaml`` -> (type, allowed values) as ``build_run_config`` checks them."""
 
+REQUIRED = "(required)"
+"""The default shown for a field the code gives none: the option file must set it."""
+
 REPORT_FIELDS = {"tracking.uri": "uri", "tracking.experiment": "experiment"}
 """A ``conf/report.yaml`` key -> its ``ReportConfig`` field, where the names differ."""
 REPORT_NAMES = {"metric_keys": "metrics"}
@@ -278,7 +281,7 @@ def model_keys() -> Table:
             keys.append(Key("retry", "mapping", None, "", docs["retry"]))
             keys.extend(_retry_keys())
             continue
-        default = field.default if field.default is not MISSING else None
+        default = field.default if field.default is not MISSING else REQUIRED
         where = f"ModelSpec.{field.name}"
         keys.append(
             Key(field.name, type_name(hints[field.name]), default, _limits(field.metadata),
@@ -332,7 +335,7 @@ def data_tables(conf: Path) -> list[Table]:
         readers = [s for s, read in SOURCE_KEYS.items() if field.name in read]
         note = f"Read by: {', '.join(readers)}." if field.name != "source" and readers else ""
         description = _need(docs.get(field.name, ""), f"DataConfig.{field.name}")
-        default = field.default if field.default is not MISSING else None
+        default = field.default if field.default is not MISSING else REQUIRED
         keys.append(
             Key(field.name, type_name(hints[field.name]), default, "",
                 f"{description} {note}".strip())

@@ -33,7 +33,7 @@ class RetryPolicy:
     """Upper bound of any single wait (Retry-After included)."""
     deadline_s: float | None = 600.0
     """No wait and no new attempt past this many seconds after the first attempt began
-    (None = no limit). An attempt in flight is never cut short: ``timeout_s`` bounds it, so a
+    (null = no limit). An attempt in flight is never cut short: ``timeout_s`` bounds it, so a
     call ends within about ``deadline_s + timeout_s``."""
 
     def delay(self, attempt: int, error: LLMError, rng: random.Random) -> float:

@@ -42,7 +42,7 @@ class ModelSpec:
     max_tokens: int | None = None
     """Default cap on generated tokens when the caller gives none."""
     context_window: int | None = None
-    """Input window in tokens; None = litellm's model info (or n_ctx for local)."""
+    """Input window in tokens; null = litellm's model info (or n_ctx for local)."""
     input_cost_per_token: float | None = None
     """USD price override for models litellm does not map."""
     output_cost_per_token: float | None = None
@@ -50,28 +50,28 @@ class ModelSpec:
     concurrency: int = 8
     """Calls in flight at once to this endpoint (model + api_base) within a job."""
     rpm: int | None = field(default=None, metadata={"positive": True})
-    """Requests per minute this endpoint allows (the provider's tier limit; None = unlimited),
+    """Requests per minute this endpoint allows (the provider's tier limit; null = unlimited),
     shared by every job of a sweep on one machine, and by a Ray sweep's workers
     (``runner/llm/rate.py``)."""
     tpm: int | None = field(default=None, metadata={"positive": True})
-    """Tokens per minute, prompt and completion together (OpenAI's TPM; None = unlimited)."""
+    """Tokens per minute, prompt and completion together (OpenAI's TPM; null = unlimited)."""
     input_tpm: int | None = field(default=None, metadata={"positive": True})
     """Prompt tokens per minute, where a provider limits them apart (Anthropic's ITPM)."""
     output_tpm: int | None = field(default=None, metadata={"positive": True})
     """Completion tokens per minute, where a provider limits them apart (Anthropic's OTPM)."""
     timeout_s: float = 600.0
-    """Per-attempt timeout."""
+    """Seconds one attempt may take; a slower attempt fails and is retried (``retry``)."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     """Retry policy for transient failures."""
     path: str | None = None
-    """Local only: GGUF file (None = the bundled Qwen2.5-Coder-0.5B-Instruct)."""
+    """Local only: GGUF file (null = the bundled Qwen2.5-Coder-0.5B-Instruct)."""
     n_ctx: int = 8192
     """Local only: llama.cpp context size."""
     n_threads: int | None = None
-    """Local only: CPU threads (None = llama.cpp's choice)."""
+    """Local only: CPU threads (null = llama.cpp's choice)."""
     repeat_penalty: float | None = None
     """Local only: llama.cpp's penalty on tokens repeated within the last 64 (1.1 is its
-    command line's default; None = none). Small models otherwise loop at temperature 0."""
+    command line's default; null = none). Small models otherwise loop at temperature 0."""
     stop_on_repeated_sentence: bool = False
     """Local only: end an answer at its first sentence that mostly repeats what it already
     said, cut before it (``runner/llm/local/stops.py``); llama.cpp's repeat penalty looks back
@@ -81,7 +81,7 @@ class ModelSpec:
     prompt, cut before it. Text this role already answered for the same document (a running
     summary, level-0 summaries, SummIt's summary) is its own, not a copy."""
     system_prompt: str | None = None
-    """A system message before every request, or at the head of the request's own (None =
+    """A system message before every request, or at the head of the request's own (null =
     none, as for every API model: the papers' prompts are sent as they are). The embedded
     0.5B summarizer copies the story's opening without one."""
 

@@ -196,9 +196,10 @@ def test_the_commands_page_lists_every_option_of_the_parsers() -> None:
             assert all(o in words or not o.startswith("--") for o in action.option_strings)
     for flag in ("--multirun", "--cfg", "--config-dir", "--backend-store-uri", "--port"):
         assert flag in words
-    assert "#### `python -m runner.annotate export`" in page
-    assert "#### `python -m runner.batches cancel`" in page
+    assert "### `python -m runner.annotate export`" in page
+    assert "### `python -m runner.batches cancel`" in page
     assert "`tracking.experiment=`" in page
+    assert "SUPPRESS" not in page
 
 
 def test_the_hook_replaces_only_its_markers() -> None:
