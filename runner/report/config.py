@@ -48,6 +48,10 @@ class ReportConfig:
     """Output folder; None = reports/<experiment>-<sweep id or 'all'> under the current folder."""
     metrics: tuple[str, ...] = DEFAULT_METRICS
     """Metric names, in column order; those no selected run has are skipped with a note."""
+    headline: bool | None = None
+    """Add the headline metrics the runs recorded (tag ``runner.headline``) after ``metrics``:
+    None = when ``metrics`` is the paper's default (``metric_keys`` not given), so a run's own
+    metric shows without being named; True = always; False = never."""
     columns: tuple[str, ...] | None = None
     """Column keys; None = ('strategy',) when it varies."""
     rows: tuple[str, ...] | None = None
@@ -63,6 +67,11 @@ class ReportConfig:
     meta: bool | None = None
     """Meta-evaluation tables (``runner.report.meta.make``): None = when the experiment has
     a human run, True = always (an error without one), False = never."""
+
+    @property
+    def adds_headline(self) -> bool:
+        """True when the table adds the runs' recorded headline metrics (see ``headline``)."""
+        return self.metrics == DEFAULT_METRICS if self.headline is None else self.headline
 
 
 def _keys(name: str, value: Any, *, allow_none: bool) -> tuple[str, ...] | None:
@@ -104,7 +113,8 @@ def build_report_config(raw: dict[str, Any]) -> ReportConfig:
         raise ConfigError(
             f"meta={meta} must be true, false or null (null: when there are human runs)"
         )
-    metrics = _keys("metric_keys", raw.get("metric_keys"), allow_none=False) or ()
+    given = raw.get("metric_keys")  # null: the paper's columns and the runs' headline metrics
+    metrics = DEFAULT_METRICS if given is None else _keys("metric_keys", given, allow_none=False)
     if not metrics:
         raise ConfigError("metric_keys=[] names no metric; e.g. metric_keys=[booookscore/score]")
     sweep, out = raw.get("sweep"), raw.get("out")

@@ -12,7 +12,10 @@ figures (``runner.report.plots``) to ``out``, logs them to the sweep's parent ru
 without Hydra; ``main`` is the Hydra entry, the only place that sees a ``DictConfig``.
 
 The list of metrics is ``metric_keys``, not ``metrics``: ``report.yaml`` lives beside the
-runner's config groups, where ``metrics=`` already picks the runner's metric plugins.
+runner's config groups, where ``metrics=`` already picks the runner's metric plugins. Left at
+the paper's four, the table adds the headline metrics the runs recorded (their
+``runner.headline`` tag), so a researcher's own metric shows without being named; a given
+``metric_keys`` is the whole list.
 Heavy imports (MLflow, pandas, matplotlib) wait until the config is valid, so ``--help`` and
 config errors stay quick.
 """
@@ -32,12 +35,19 @@ from omegaconf import DictConfig, OmegaConf
 from runner.config import hydra_errors as cli_errors
 from runner.errors import DataError, RunnerError
 from runner.report.config import SETTINGS, ReportConfig, build_report_config
-from runner.report.read import histories, present_metrics, read_runs
+from runner.report.read import (
+    histories,
+    present_metrics,
+    present_metrics_of,
+    read_runs,
+    recorded_headline,
+)
 
 if TYPE_CHECKING:
     from runner.report.plots import Plot
     from runner.report.runs import Layout, Selection
     from runner.report.table import Scores, Table
+    from runner.tracking.reader import RunRecord
 
 
 TABLE_FILES = {"md": "table.md", "tex": "table.tex", "csv": "table.csv"}
@@ -145,6 +155,36 @@ def _cells(
     )
 
 
+def _columns(
+    config: ReportConfig, runs: tuple[RunRecord, ...], scores: Scores
+) -> tuple[list[str], list[str]]:
+    """The table's metrics and the notes saying what was left out or added.
+
+    The paper's four columns first, then the headline metrics the runs recorded (a
+    researcher's own metric, a faithfulness-only run): none is named in this code. An
+    explicit ``metric_keys`` is the whole list; recorded headline metrics it leaves out
+    are named in a note, so no result disappears without a word.
+    """
+    recorded = recorded_headline(runs)
+    wanted = list(config.metrics)
+    added = [m for m in recorded if m not in wanted] if config.adds_headline else []
+    metrics = present_metrics((*wanted, *added), runs, scores)
+    notes = [f"skipped metric {m}: no selected run has it" for m in wanted if m not in metrics]
+    shown = [m for m in added if m in metrics]
+    if shown:
+        notes.append(
+            f"added the runs' headline metrics: {', '.join(shown)} "
+            "(metric_keys=[...] picks the columns instead)"
+        )
+    left = [m for m in recorded if m not in metrics and m in present_metrics_of(runs, scores)]
+    if left:
+        notes.append(
+            f"not shown, though the runs recorded them as headline: {', '.join(left)} "
+            "(add them to metric_keys, or leave metric_keys unset)"
+        )
+    return metrics, notes
+
+
 def make_report(config: ReportConfig) -> Report:
     """Select the runs, build the table, write every output and log it to the sweep's parent."""
     from runner.report import format as report_format
@@ -152,15 +192,12 @@ def make_report(config: ReportConfig) -> Report:
 
     selection, scores = read_runs(config)
     try:
-        metrics = present_metrics(config.metrics, selection.runs, scores)
+        metrics, notes = _columns(config, selection.runs, scores)
     except DataError:
         only = _meta_only(config, selection)  # e.g. preferences imported over named systems
         if only is None:
             raise
         return only
-    notes = [
-        f"skipped metric {m}: no selected run has it" for m in config.metrics if m not in metrics
-    ]
     grid = layout(selection.runs, config.rows, config.columns)
     table = _cells(config, selection, scores, grid, metrics)
     header = _header(config, selection, grid)

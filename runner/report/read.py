@@ -9,6 +9,7 @@ Split from ``runner.report.make``, which lays out, writes and logs what is read 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -119,12 +120,17 @@ def read_runs(config: ReportConfig) -> tuple[Selection, Scores]:
     return selection, read_scores(config.uri, list(selection.runs))
 
 
+def present_metrics_of(runs: tuple[RunRecord, ...], scores: Scores) -> set[str]:
+    """Every metric some run has, run-level or per document."""
+    have = {k for r in runs for k in r.metrics}
+    return have | {k for docs in scores.values() for values in docs.values() for k in values}
+
+
 def present_metrics(
     wanted: tuple[str, ...], runs: tuple[RunRecord, ...], scores: Scores
 ) -> list[str]:
     """The metrics of ``wanted`` that some run has, run-level or per document."""
-    have = {k for r in runs for k in r.metrics}
-    have |= {k for docs in scores.values() for values in docs.values() for k in values}
+    have = present_metrics_of(runs, scores)
     present = [m for m in wanted if m in have]
     if not present:
         raise DataError(
@@ -132,3 +138,24 @@ def present_metrics(
             f"they have e.g.: {', '.join(sorted(have)[:12])}"
         )
     return present
+
+
+def recorded_headline(runs: tuple[RunRecord, ...]) -> list[str]:
+    """The headline metrics the runs recorded (tag ``runner.headline``), first seen first.
+
+    Each job records its metrics' headline values as ``<label>/<value>`` under the label the
+    run gave each metric, so a researcher's own metric (a loose module) is found the same way
+    as a built-in one, without the report knowing any plugin by name. A run without the tag
+    (made before it existed) or with an unreadable one adds nothing.
+    """
+    from runner.tracking.tags import HEADLINE_TAG
+
+    found: dict[str, None] = {}
+    for run in runs:
+        try:
+            names = json.loads(run.tags.get(HEADLINE_TAG) or "[]")
+        except json.JSONDecodeError:
+            continue
+        if isinstance(names, list):
+            found.update((name, None) for name in names if isinstance(name, str) and name)
+    return list(found)
