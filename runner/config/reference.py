@@ -33,7 +33,7 @@ from typing import Any
 import yaml
 
 from runner.config.data_config import DataConfig
-from runner.config.run_config import PROGRESS_MODES
+from runner.config.run_config import ON_ERROR_MODES, PROGRESS_MODES
 from runner.data.sources import SOURCE_KEYS
 from runner.errors import ConfigError
 from runner.llm.retry import RetryPolicy
@@ -48,8 +48,6 @@ PRESET_GROUPS = ("experiment", "model_strategy")
 """Groups of ``# @package _global_`` files: they set other groups' keys and add none."""
 SKIPPED = ("defaults", "hydra", "_self_")
 """YAML keys that are Hydra's own, not the runner's."""
-ON_ERROR = ("fail", "continue")
-"""``on_error``'s values (``runner/config/run_config.py``)."""
 
 TOP_LEVEL: dict[str, tuple[str, str]] = {
     "chunk": ("int > 0", ""),
@@ -63,7 +61,7 @@ TOP_LEVEL: dict[str, tuple[str, str]] = {
     "budget.usd": ("float > 0 or null", ""),
     "budget.sweep_usd": ("float > 0 or null", ""),
     "force": ("bool", ""),
-    "on_error": ("str", ", ".join(ON_ERROR)),
+    "on_error": ("str", ", ".join(ON_ERROR_MODES)),
     "verbose": ("bool", ""),
     "estimate": ("bool", ""),
     "progress": ("str or bool", ", ".join(("auto", *PROGRESS_MODES, "true", "false"))),

@@ -239,8 +239,12 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
     )
 
 
+ON_ERROR_MODES = ("fail", "continue")
+"""``on_error``'s values: stop the job at the first failed document, or finish the others."""
+
+
 def _on_error(value: Any) -> str:
-    if value not in ("fail", "continue"):
+    if value not in ON_ERROR_MODES:
         raise ConfigError(
             f"on_error={value} must be fail (stop the job) or continue (finish the other documents)"
         )
