@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib.util
 import re
 import shutil
+import typing
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -207,3 +208,27 @@ def test_the_hook_replaces_only_its_markers() -> None:
     assert hook.on_page_markdown("# Plain\n", None, None, None) == "# Plain\n"
     page = hook.on_page_markdown(f"# Keys\n\n{hook.CONFIG_MARKER}\n", None, None, None)
     assert hook.CONFIG_MARKER not in page and "## Top level" in page
+
+
+def _composed(*overrides: str) -> dict[str, Any]:
+    from hydra import compose, initialize_config_dir
+    from omegaconf import OmegaConf
+
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        config = compose(config_name="config", overrides=list(overrides))
+    return typing.cast(dict[str, Any], OmegaConf.to_container(config, resolve=True))
+
+
+@pytest.mark.parametrize("key", ["on_error", "progress"])
+def test_the_allowed_values_listed_are_those_the_runner_accepts(
+    reference: Reference, key: str
+) -> None:
+    from runner.config.run_config import build_run_config
+    from runner.errors import ConfigError
+
+    entry = reference.lookup("config.yaml", key)
+    assert entry is not None and entry.allowed
+    for value in entry.allowed.split(", "):
+        build_run_config(_composed(f"{key}={value}"))
+    with pytest.raises(ConfigError, match=key):
+        build_run_config(_composed(f"{key}=sometimes"))
