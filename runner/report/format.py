@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import io
+import math
 import re
 from collections.abc import Sequence
 
@@ -32,11 +33,43 @@ def metric_label(metric: str) -> str:
     return METRIC_LABELS.get(metric, metric)
 
 
+def readable(value: float) -> str:
+    """One number for a reader: 0.0183, 0.500, 73.83, 1234.50, 12, 0, 1.23e-05.
+
+    Whole numbers print whole; below 1 a value keeps 3 significant digits (a ratio of
+    0.0183 printed with 2 decimals would read 0.02, a third too high); below 0.0001 it is
+    written in scientific notation; larger values get 2 decimals.
+    """
+    if not math.isfinite(value):
+        return str(value)  # nan, inf: what the value is, not a number that looks real
+    if value == int(value) and abs(value) < 1e15:
+        return str(int(value))
+    size = abs(value)
+    if size < 1e-4:
+        return f"{value:.2e}"
+    if size < 1:
+        return f"{value:.{_places_for_3_digits(size)}f}"
+    return f"{value:.2f}"
+
+
+def _places_for_3_digits(size: float) -> int:
+    """Decimals that show 3 significant digits of ``0 < size < 1`` (0.0183 -> 4)."""
+    return max(3, 2 - math.floor(math.log10(size)))
+
+
 def decimals(table: Table, metric: str) -> int:
-    """One precision per metric, from its largest mean: 0.612, 5.43, 78.1, 1204."""
-    means = [abs(e.mean) for (_, _, m), e in table.cells.items() if m == metric]
-    largest = max(means, default=0.0)
-    return 3 if largest < 1 else 2 if largest < 10 else 1 if largest < 1000 else 0
+    """One precision per metric column, so a mean and its interval line up.
+
+    From the column's largest mean: 0.612 (below 1: 3 significant digits, 0.0183), 5.43,
+    78.1, 1204; a column whose means and bounds are all whole numbers (calls) prints none.
+    """
+    cells = [e for (_, _, m), e in table.cells.items() if m == metric]
+    if cells and all(float(v).is_integer() for e in cells for v in (e.mean, e.low, e.high)):
+        return 0
+    largest = max((abs(e.mean) for e in cells), default=0.0)
+    if largest < 1:
+        return min(6, _places_for_3_digits(largest)) if largest > 0 else 3
+    return 2 if largest < 10 else 1 if largest < 1000 else 0
 
 
 def cell_text(estimate: Estimate | None, places: int) -> tuple[str, str]:

@@ -4,7 +4,9 @@ The headline values of each metric group lead, then calls, tokens, cost and time
 table per document and any warning. Bookkeeping counters (judge calls, re-asks, phase
 times, strategy counters) stay in MLflow. The two caches are named apart: the runner's
 response cache (a repeated request costs nothing) and the provider's prefix cache
-(prompt tokens it did not have to process again).
+(prompt tokens it did not have to process again). Numbers follow the report's rule
+(``runner.report.format.readable``): 3 significant digits below 1 (a ratio of 0.0183, not
+0.02), 2 decimals above, whole numbers whole.
 """
 
 from __future__ import annotations
@@ -31,9 +33,8 @@ def format_summary(result: RunResult) -> str:
     }
     width = max((len(t) for t in titles.values()), default=0)
     for key, title in titles.items():
-        lines.append(
-            f"  {title:<{width}} {system[key]:10.2f}   (mean of {len(result.summaries)} documents)"
-        )
+        value = _number(system[key]).rjust(10)
+        lines.append(f"  {title:<{width}} {value}   (mean of {len(result.summaries)} documents)")
     lines += [
         f"  model calls: {t.calls} (+{t.cache_hits} answered from the response cache)   "
         f"tokens: {t.prompt_tokens} prompt + {t.completion_tokens} completion"
@@ -67,6 +68,13 @@ def _where(result: RunResult) -> list[str]:
     return lines
 
 
+def _number(value: float) -> str:
+    """The report's rule for one number: 0.0183, 0.500, 73.83, 12 (``readable``)."""
+    from runner.report.format import readable
+
+    return readable(value)
+
+
 def _label(key: str) -> str:
     """The report's column title (``BooookScore``, ``Avg length (tokens)``), else the key."""
     from runner.report.format import metric_label
@@ -89,7 +97,7 @@ def _table(result: RunResult) -> list[str]:
     ]
     for doc_id, values in list(result.per_document.items())[:_ROWS]:
         cells = "".join(
-            f"{values[k]:{w}.2f}" if k in values else "-".rjust(w)
+            _number(values[k]).rjust(w) if k in values else "-".rjust(w)
             for k, w in zip(keys, widths, strict=True)
         )
         out.append("  " + doc_id.ljust(width) + cells)
