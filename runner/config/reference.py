@@ -451,6 +451,8 @@ def report_table(conf: Path, report_config: type) -> Table:
         if field not in hints:
             raise ReferenceError(f"report.yaml: {name} is not a ReportConfig field")
         kind = type_name(hints[field]).replace("Path", "str")
+        if value is None and "null" not in kind:  # the field holds the resolved value
+            kind += " or null"
         description = _need(comments.get(name, ""), name)
         keys.append(Key(name, kind, value, "", description))
     return Table("python -m runner.report", "report.yaml", intro, tuple(keys))

@@ -53,8 +53,12 @@ def _section(table: Table, prefix: str, heading: str = "###") -> list[str]:
     lines = [f"{heading} {table.title}", "", f"File: `conf/{table.file}`.", ""]
     if table.intro:
         lines += [*intro(table.intro), ""]
-    if table.sets:
-        lines += ["Sets: " + ", ".join(f"`{s}`" for s in table.sets) + ".", ""]
+    composes = [s.removeprefix("composes ") for s in table.sets if s.startswith("composes ")]
+    sets = [s for s in table.sets if not s.startswith("composes ")]
+    if composes:
+        lines += ["Composes: " + ", ".join(f"`{s}`" for s in composes) + ".", ""]
+    if sets:
+        lines += ["Sets: " + ", ".join(f"`{s}`" for s in sets) + ".", ""]
     if table.keys:
         lines += [HEADER, *_rows(table.keys, prefix), ""]
     return lines
