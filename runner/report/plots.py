@@ -21,9 +21,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from matplotlib.axes import Axes
+from matplotlib.backend_bases import RendererBase
 from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.colors import to_hex
 from matplotlib.figure import Figure
+from matplotlib.text import Annotation, Text
 from matplotlib.ticker import MaxNLocator
+from matplotlib.transforms import Bbox
 
 from runner.plugins import categories
 from runner.report.layout import Layout, param
@@ -81,6 +85,7 @@ def score_vs_length_figure(table: Table) -> Figure | None:
     axes = figure.add_subplot()
     lows: list[float] = []
     highs: list[float] = []
+    labels: list[Label] = []
     for column in table.columns:
         points = [
             (row, length, score)
@@ -93,7 +98,7 @@ def score_vs_length_figure(table: Table) -> Figure | None:
         lows += [p[2].low for p in points]
         highs += [p[2].high for p in points]
         xs, ys = [p[1].mean for p in points], [p[2].mean for p in points]
-        axes.errorbar(
+        drawn = axes.errorbar(
             xs,
             ys,
             xerr=[[p[1].mean - p[1].low for p in points], [p[1].high - p[1].mean for p in points]],
@@ -103,12 +108,13 @@ def score_vs_length_figure(table: Table) -> Figure | None:
             clip_on=False,  # a point at 100 sits on the top edge: draw it whole
             label="/".join(column) or None,
         )
-        for (row, _, _), x, y in zip(points, xs, ys, strict=True):
-            text = ", ".join(row) or "all"
-            axes.annotate(text, (x, y), textcoords="offset points", xytext=(5, 4), fontsize=8)
+        color = to_hex(drawn.lines[0].get_color())  # a label in its point's colour: its column
+        named = zip(points, xs, ys, strict=True)
+        labels += [Label(", ".join(row) or "all", x, y, color) for (row, _, _), x, y in named]
     if not lows:
         return None
     axes.set_ylim(*score_limits(lows, highs))
+    place_labels(axes, labels)
     axes.set_xlabel("summary length (tokens, mean over documents)")
     axes.set_ylabel("BooookScore (mean over documents)")
     axes.set_title("BooookScore vs summary length", pad=12)  # labels of points at 100 sit above
@@ -116,6 +122,83 @@ def score_vs_length_figure(table: Table) -> Figure | None:
         axes.legend(title="/".join(table.layout.columns), fontsize=8)
     axes.grid(alpha=0.3)
     return figure
+
+
+@dataclass(frozen=True)
+class Label:
+    """A point's name on a scatter figure."""
+
+    text: str
+    """The configuration's row values ('claude', 'gpt4, 2048')."""
+    x: float
+    """The point, in data coordinates."""
+    y: float
+    """The point, in data coordinates."""
+    color: str
+    """Its series' colour, so equal names of two columns stay apart."""
+
+
+def place_labels(axes: Axes, labels: Sequence[Label]) -> None:
+    """Name each point beside it, moving a label down or up until it overlaps no other.
+
+    Configurations often land on one spot (two models with the same BooookScore and length,
+    a repeat): labels drawn at one offset would print over each other. Each label is
+    measured with the renderer once the axes' limits are set (so call this after them); one
+    that would touch a label already placed moves a line at a time (below, above, then
+    further), with a thin line back to its point when it moved; a label takes its point's
+    colour, and a white backing keeps it readable over error bars.
+    """
+    if not labels:
+        return
+    figure = axes.get_figure()
+    assert isinstance(figure, Figure)
+    renderer = FigureCanvasAgg(figure).get_renderer()  # type: ignore[no-untyped-call]
+    axes.autoscale_view()
+    placed: list[Bbox] = []
+    shifts = _shifts(_MAX_SHIFTS)
+    for label in sorted(labels, key=lambda item: (-item.y, item.x, item.text)):
+        for k in shifts:
+            note = _label_at(axes, label, 4.0 - k * _LINE, moved=False)
+            box = text_box(note, renderer).padded(1.0)  # and its white backing
+            if k == shifts[-1] or not any(box.overlaps(other) for other in placed):
+                placed.append(box)
+                if k:  # drawn again with its line back to the point
+                    note.remove()
+                    _label_at(axes, label, 4.0 - k * _LINE, moved=True)
+                break
+            note.remove()
+
+
+def _label_at(axes: Axes, label: Label, rise: float, *, moved: bool) -> Annotation:
+    """A point's label, ``rise`` points above it (and 5 to its right)."""
+    line = {"arrowstyle": "-", "lw": 0.5, "color": label.color, "alpha": 0.6} if moved else None
+    return axes.annotate(
+        label.text,
+        (label.x, label.y),
+        textcoords="offset points",
+        xytext=(5, rise),
+        fontsize=8,
+        color=label.color,
+        bbox={"boxstyle": "square,pad=0.1", "fc": "white", "ec": "none", "alpha": 0.75},
+        arrowprops=line,
+    )
+
+
+_LINE = 8 * 1.3
+"""Points one label moves per step: a line of the labels' 8-point font, with a gap."""
+_MAX_SHIFTS = 40
+"""Lines a label may move before it is drawn where it is (a crowd of 40 points on one spot)."""
+
+
+def text_box(note: Annotation, renderer: RendererBase) -> Bbox:
+    """The display extent of an annotation's text alone (its line back to the point left out)."""
+    note.update_positions(renderer)
+    return Text.get_window_extent(note, renderer)
+
+
+def _shifts(limit: int) -> list[int]:
+    """Line offsets to try, nearest first: 0, 1 (below), -1 (above), 2, -2, ..."""
+    return [0, *(sign * n for n in range(1, limit // 2 + 1) for sign in (1, -1))]
 
 
 def score_limits(lows: Sequence[float], highs: Sequence[float]) -> tuple[float, float]:
