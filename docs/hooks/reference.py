@@ -93,18 +93,30 @@ def hydra_flags() -> list[str]:
 
 
 def config_groups() -> list[str]:
-    """``python -m runner``'s config groups and their options, from the config tree."""
-    from runner.config.reference import conf_dir
+    """``python -m runner``'s config groups and their options, as Hydra lists them.
 
-    conf = conf_dir()
+    The runner's groups (``conf/``) and the two Hydra groups a researcher picks: the sweeper
+    and the launcher (plugins installed in this environment included).
+    """
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+    from hydra._internal.utils import create_config_search_path
+    from hydra.core.plugins import Plugins
+
+    Plugins.instance()  # registers the installed plugins' config folders
+    loader = ConfigLoaderImpl(config_search_path=create_config_search_path("pkg://runner.conf"))
+    groups = [g for g in sorted(loader.list_groups("")) if g != "hydra"]
     rows = []
-    for folder in sorted(p for p in conf.rglob("*") if p.is_dir() and any(p.glob("*.yaml"))):
-        group = folder.relative_to(conf).as_posix()
-        options = ", ".join(f"`{p.stem}`" for p in sorted(folder.glob("*.yaml")))
+    for group in [*groups, "hydra/sweeper", "hydra/launcher"]:
+        options = ", ".join(f"`{o}`" for o in loader.get_group_options(group))
         anchor = GROUP_ANCHORS.get(group)
-        where = f"[keys](config.md#{anchor})" if anchor else "Hydra's own group"
+        where = f"[keys](config.md#{anchor})" if anchor else LAUNCHERS
         rows.append(f"| `{group}` | {options} | {where} |")
+    if len(groups) < 5:
+        raise RuntimeError(f"Hydra lists only {groups} in pkg://runner.conf; install the runner")
     return ["| Group | Options | Reference |", "|---|---|---|", *rows, ""]
+
+
+LAUNCHERS = "[Sweeps and launchers](../guides/sweeps-and-launchers.md)"
 
 
 GROUP_ANCHORS = {

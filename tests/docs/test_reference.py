@@ -201,6 +201,10 @@ def test_the_commands_page_lists_every_option_of_the_parsers() -> None:
     assert "### `python -m runner.batches cancel`" in page
     assert "`tracking.experiment=`" in page
     assert "SUPPRESS" not in page
+    for folder in sorted(p for p in CONF.iterdir() if p.is_dir() and p.name != "hydra"):
+        options = ", ".join(f"`{p.stem}`" for p in sorted(folder.glob("*.yaml")))
+        assert f"| `{folder.name}` | {options} |" in page
+    assert "| `hydra/sweeper` | `basic`, `resuming` |" in page
 
 
 def test_the_hook_replaces_only_its_markers() -> None:
