@@ -96,20 +96,29 @@ def config_groups() -> list[str]:
     """``python -m runner``'s config groups and their options, as Hydra lists them.
 
     The runner's groups (``conf/``) and the two Hydra groups a researcher picks: the sweeper
-    and the launcher (plugins installed in this environment included).
+    and the launcher (plugins installed in this environment included). A retired option
+    (kept only for its error message) is left out, as ``--help`` leaves it out.
     """
     from hydra._internal.config_loader_impl import ConfigLoaderImpl
     from hydra._internal.utils import create_config_search_path
     from hydra.core.plugins import Plugins
+
+    from runner.__main__ import INTERNAL_GROUPS
+    from runner.config.hydra_errors import RETIRED_OPTIONS
 
     Plugins.instance()  # registers the installed plugins' config folders
     loader = ConfigLoaderImpl(config_search_path=create_config_search_path("pkg://runner.conf"))
     groups = [g for g in sorted(loader.list_groups("")) if g != "hydra"]
     rows = []
     for group in [*groups, "hydra/sweeper", "hydra/launcher"]:
-        options = ", ".join(f"`{o}`" for o in loader.get_group_options(group))
+        offered = [
+            o for o in loader.get_group_options(group) if o not in RETIRED_OPTIONS.get(group, ())
+        ]
+        options = ", ".join(f"`{o}`" for o in offered)
         anchor = GROUP_ANCHORS.get(group)
         where = f"[keys](config.md#{anchor})" if anchor else LAUNCHERS
+        if group in INTERNAL_GROUPS:
+            where += " (composed for you when the model and strategy match; never picked)"
         rows.append(f"| `{group}` | {options} | {where} |")
     if len(groups) < 5:
         raise RuntimeError(f"Hydra lists only {groups} in pkg://runner.conf; install the runner")

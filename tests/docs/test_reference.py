@@ -202,7 +202,9 @@ def test_the_commands_page_lists_every_option_of_the_parsers() -> None:
     assert "`tracking.experiment=`" in page
     assert "SUPPRESS" not in page
     for folder in sorted(p for p in CONF.iterdir() if p.is_dir() and p.name != "hydra"):
-        options = ", ".join(f"`{p.stem}`" for p in sorted(folder.glob("*.yaml")))
+        retired = {"precomputed"}  # kept for its error message only, as --help leaves it out
+        names = [p.stem for p in sorted(folder.glob("*.yaml")) if p.stem not in retired]
+        options = ", ".join(f"`{name}`" for name in names)
         assert f"| `{folder.name}` | {options} |" in page
     assert "| `hydra/sweeper` | `basic`, `resuming` |" in page
 
