@@ -60,8 +60,9 @@ def argparse_tables(parser: argparse.ArgumentParser, command: str) -> list[str]:
                 (name, sub, helps.get(name, "")) for name, sub in action.choices.items()
             ]
             continue
-        name = ", ".join(action.option_strings) or (action.metavar or action.dest)
-        value = "" if action.nargs == 0 else f" {action.metavar or action.dest.upper()}"
+        metavar = action.metavar if isinstance(action.metavar, str) else None
+        name = ", ".join(action.option_strings) or (metavar or action.dest)
+        value = "" if action.nargs == 0 else f" {metavar or action.dest.upper()}"
         if action.option_strings and value:
             name += value
         if action.nargs in ("*", "+"):
@@ -162,7 +163,7 @@ def mlflow_ui_options() -> list[str]:
         warnings.simplefilter("ignore")
         from mlflow.cli import cli
 
-    command = cli.get_command(click.Context(cli), "ui")
+    command = cli.get_command(click.Context(cli), "ui")  # type: ignore[no-untyped-call]
     if command is None:
         raise RuntimeError("mlflow has no 'ui' command; check the installed mlflow")
     rows = []
