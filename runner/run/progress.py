@@ -4,6 +4,10 @@ Three modes (``progress=`` in config): ``bar`` redraws one tqdm line on stderr (
 on a terminal); ``lines`` prints one line per finished document (the default when stderr
 is a log file or a pipe, where a redrawn bar is noise and silence looks like a hang);
 ``off`` prints nothing. The end-of-run summary is printed by the entry point either way.
+
+In a sweep, several jobs can write to one terminal at once (``hydra/launcher=joblib``):
+each line then names its cell, the overrides that make the job's run name
+(``hier [strategy=hier,chunk=1024] [2/3] ...``). A single job's lines name only its strategy.
 """
 
 from __future__ import annotations
@@ -22,13 +26,19 @@ from runner.llm.call_log import CallTotals
 class Progress:
     """Follows the gateway's calls (``on_call``) and the documents (``doc_done``)."""
 
-    def __init__(self, mode: str, label: str) -> None:
-        """Follow calls in ``mode`` (one of ``PROGRESS_MODES``), naming the job ``label``."""
+    def __init__(self, mode: str, label: str, cell: str = "") -> None:
+        """Follow calls in ``mode`` (one of ``PROGRESS_MODES``), naming the job ``label``.
+
+        ``cell``: the sweep cell's run name ('strategy=hier,chunk=1024'), '' for a single job;
+        given, every line and the bar carry it, so parallel jobs' lines tell apart.
+        """
         self.mode = mode
         if mode not in PROGRESS_MODES:
             raise ValueError(f"progress mode {mode!r}; expected one of {PROGRESS_MODES}")
-        self.label = label
-        self.bar = tqdm(total=None, desc=label, unit="doc", disable=self.mode != "bar", leave=True)
+        self.label = f"{label} [{cell}]" if cell else label
+        self.bar = tqdm(
+            total=None, desc=self.label, unit="doc", disable=self.mode != "bar", leave=True
+        )
         self._lock = threading.Lock()
         self._start = time.perf_counter()
         self._total: int | None = None

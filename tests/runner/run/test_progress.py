@@ -92,3 +92,38 @@ def test_calls_outside_a_document_show_their_purpose_alone() -> None:
         CallTotals(calls=1), json.loads('{"document": null, "purpose": "geval/steps/coherence"}')
     )
     assert progress._postfix().startswith("geval/steps/coherence | calls=1 ")
+
+
+def test_a_sweep_cells_lines_name_the_cell_and_a_single_jobs_do_not(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    cell = Progress("lines", "hier", cell="strategy=hier,chunk=1024")
+    cell.set_total(2)
+    cell.doc_done("salt-and-copper")
+    single = Progress("lines", "hier")
+    single.set_total(2)
+    single.doc_done("salt-and-copper")
+    first, second = capsys.readouterr().err.splitlines()
+    assert first.startswith("hier [strategy=hier,chunk=1024] [1/2] salt-and-copper done: ")
+    assert second.startswith("hier [1/2] salt-and-copper done: ")
+
+
+def test_parallel_jobs_of_a_joblib_sweep_each_name_their_cell(tmp_path: Path) -> None:
+    """Two jobs write to one stderr at once: every progress line names its cell (its run name)."""
+    uri = f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}"
+    with FakeOpenAIServer() as server:
+        done = subprocess.run(
+            [sys.executable, "-m", "runner", "-m", "hydra/launcher=joblib"]
+            + ["hydra.launcher.n_jobs=2", "strategy=hier", "chunk=512,1024", "data.limit=2"]
+            + ["metrics=stats", "model=openai_compatible", f"model.api_base={server.url}"]
+            + [f"tracking.uri={uri}", f"cache.dir={tmp_path / 'cache'}"]
+            + [f"hydra.sweep.dir={tmp_path / 'sweep'}"],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = [line for line in done.stderr.splitlines() if re.search(r"\[\d/2\] \S+ done: ", line)]
+    cells = sorted(re.sub(r" \[\d/2\] .*", "", line) for line in lines)
+    assert cells == ["hier [chunk=1024]"] * 2 + ["hier [chunk=512]"] * 2, lines
