@@ -87,7 +87,7 @@ def split_cache(argv: list[str]) -> tuple[list[str], str | None]:
     The two spellings mean the same; given with different folders they are a
     ``SpellingError`` naming both (which one won was not said).
     """
-    return store_given(argv, key=CACHE_KEY.rstrip("="), flag="--cache-dir")
+    return store_given(argv, key=CACHE_KEY.rstrip("="), flag="--cache-dir", metavar="DIR")
 
 
 def cache_folder(given: str | None) -> str:

@@ -141,7 +141,7 @@ class SpellingError(ValueError):
 
 
 def store_given(
-    argv: list[str], key: str = STORE_KEY, flag: str = STORE_FLAG
+    argv: list[str], key: str = STORE_KEY, flag: str = STORE_FLAG, metavar: str = "URI"
 ) -> tuple[list[str], str | None]:
     """``argv`` without ``key=VALUE``, ``flag VALUE`` and ``flag=VALUE``, and the value they give.
 
@@ -149,11 +149,13 @@ def store_given(
     the same. Both given with different values raise a ``SpellingError`` naming both: which
     one won used to depend on the command.
     """
-    rest, values, spelled = _spellings(argv, key, flag)
+    rest, values, spelled = _spellings(argv, key, flag, metavar)
     distinct = list(dict.fromkeys(values))
     if len(distinct) > 1:
         both = " and ".join(dict.fromkeys(spelled))
-        raise SpellingError(f"{key} is given twice, differently: {both}; give it once, {key}=VALUE")
+        raise SpellingError(
+            f"{key} is given twice, differently: {both}; give it once, {key}={metavar}"
+        )
     return [a for a in rest if a is not None], (distinct[0] if distinct else None)
 
 
@@ -187,7 +189,7 @@ def hydra_quoted(value: str) -> str:
 
 
 def _spellings(
-    argv: list[str], key: str, flag: str
+    argv: list[str], key: str, flag: str, metavar: str = "URI"
 ) -> tuple[list[str | None], list[str], list[str]]:
     """The words left (None where a spelling stood), the values given, and each as typed."""
     rest: list[str | None] = []
@@ -198,7 +200,7 @@ def _spellings(
         if word == flag:
             value = next(words, None)
             if value is None:
-                raise SpellingError(f"{flag} needs a value: {key}=VALUE (or {flag} VALUE)")
+                raise SpellingError(f"{flag} needs a value: {key}={metavar} (or {flag} {metavar})")
             values.append(value)
             spelled.append(f"{flag} {value}")
         elif word.startswith(f"{flag}="):

@@ -32,6 +32,8 @@ OPTIONS = {
     "log": f"true: also log the page to the run as its {ARTIFACT} artifact (default: false)",
 }
 """Each ``key=value`` option -> its one-line help (``--help`` and the commands reference)."""
+METAVARS = {"out": "FILE", "tracking.uri": "URI", "tracking.experiment": "NAME", "log": "true"}
+"""What each option's value is, as ``USAGE`` writes it."""
 HELP_FLAGS = ("-h", "--help")
 Render = Callable[[Client, str], str]
 """The page of a stored run as HTML: ``runner.view.page.render_run``."""
@@ -39,8 +41,9 @@ Render = Callable[[Client, str], str]
 
 def help_text() -> str:
     """What ``--help`` prints: the usage, what the command does and each option."""
-    width = max(len(k) for k in OPTIONS) + len("=VALUE")
-    rows = [f"  {f'{key}=VALUE':<{width}}  {text}" for key, text in OPTIONS.items()]
+    shown = {f"{key}={METAVARS[key]}": text for key, text in OPTIONS.items()}
+    width = max(len(k) for k in shown)
+    rows = [f"  {key:<{width}}  {text}" for key, text in shown.items()]
     return "\n".join(
         [
             USAGE,

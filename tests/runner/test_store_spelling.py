@@ -221,7 +221,8 @@ def test_the_viewers_help_lists_every_option_with_its_line(
     assert view.main(_page, ["--help"]) == 0
     shown = capsys.readouterr().out
     for key, text in view.OPTIONS.items():
-        assert f"{key}=VALUE" in shown and text in shown
+        assert f"  {key}={view.METAVARS[key]}  " in shown and text in shown
+        assert f"[{key}={view.METAVARS[key]}]" in view.USAGE
     assert isinstance(view.OPTIONS, dict) and "tracking.uri" in view.OPTIONS
 
 
