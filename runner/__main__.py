@@ -9,7 +9,9 @@ and ``--cfg job`` import neither litellm nor MLflow.
 
 The configs are the package ``runner.conf`` (the repo's top-level ``conf/``, mapped in
 pyproject.toml), so a clone and an installed wheel compose the same config from any
-folder; ``--config-dir DIR`` adds a user's own folder of options.
+folder; ``--config-dir DIR`` adds a user's own folder of options. The store is
+``tracking.uri=URI`` as in every command; ``--tracking-uri URI`` becomes that override before
+Hydra reads the command line.
 """
 
 from __future__ import annotations
