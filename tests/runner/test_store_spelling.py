@@ -23,6 +23,7 @@ from runner import batches
 from runner.annotate.__main__ import main as annotate
 from runner.config.folders import SpellingError, store_given, store_override
 from runner.view import cli as view
+from tests.helpers.fake_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -125,6 +126,28 @@ def test_the_runner_composes_the_store_given_either_way(tmp_path: Path, spelling
     done = command("runner", *args, "--cfg", "job", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     assert f"  uri: {uri}\n" in done.stdout
+
+
+def test_a_job_given_the_store_by_flag_logs_its_run_there(tmp_path: Path) -> None:
+    """A real job against the loopback server: its run is in the store given, none in ./mlruns."""
+    store = tmp_path / "my runs" / "mlflow.db"
+    with FakeOpenAIServer() as server:
+        done = command(
+            "runner",
+            "model=openai_compatible",
+            f"model.api_base={server.url}",
+            "metrics=stats",
+            "data.limit=1",
+            "progress=off",
+            "--tracking-uri",
+            f"sqlite:///{store}",
+            cwd=tmp_path,
+        )
+    assert done.returncode == 0, done.stderr[-2000:]
+    client = MlflowClient(f"sqlite:///{store}")
+    experiments = [e.experiment_id for e in client.search_experiments()]
+    assert len(client.search_runs(experiments)) == 1
+    assert not (tmp_path / "mlruns").exists()
 
 
 def test_the_runner_refuses_two_stores(tmp_path: Path) -> None:
