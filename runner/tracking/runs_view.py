@@ -15,7 +15,9 @@ What MLflow 3.17's UI does with a shared view (read in its JS bundle,
 URL carries a facet of its own (``?searchFilter=...``). So a filtered table with columns needs
 the filter inside the view: one view per run and per sweep. It also drops ``runsExpanded`` and
 ``runsPinned`` from a view, so a sweep's jobs cannot be shown unfolded under their parent; the
-sweep's view filters the parent out instead, and its jobs are top-level rows.
+sweep's view selects the jobs alone and sorts them by name, so the UI does not fetch their
+parent (``sweep_view``), and they are top-level rows. The column order and widths
+(``columnOrder``, ``columnWidths``) are the view's too (``_dump``).
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
+from typing import Any
 
 from runner.tracking.tags import PARENT_TAG
 
@@ -38,6 +41,17 @@ VIEW_KEY = "runner"
 """The runs-table view of every run, kept in each experiment (``?viewStateShareKey=runner``)."""
 VIEW_TAG = VIEW_PREFIX + VIEW_KEY
 """The experiment tag holding that view."""
+
+RUN_NAME_COLUMN, CREATED_COLUMN, DURATION_COLUMN = (
+    "attributes.`Run Name`",
+    "runDateAndNestInfo",
+    "duration",
+)
+"""The runs table's own columns, as its column state names them."""
+METRIC_WIDTH, PARAM_WIDTH = 115, 100
+"""Column widths in pixels (``_dump`` says why these)."""
+BY_NAME = "tags.`mlflow.runName`"
+"""The runs table's sort key for the run's name."""
 
 _BAD_NAME = re.compile(r"[^A-Za-z0-9_\-. /]")
 
@@ -87,21 +101,27 @@ def columns(metrics: list[str], params: list[str]) -> list[str]:
 
 def view_state(metrics: list[str], params: list[str], search_filter: str) -> str:
     """A new view (its JSON): these columns, and only the runs ``search_filter`` selects."""
-    return json.dumps({"searchFilter": search_filter, "selectedColumns": columns(metrics, params)})
+    return _dump({"searchFilter": search_filter}, columns(metrics, params))
 
 
 def sweep_view(parent_run_id: str, metrics: list[str], params: list[str], like: str = "") -> str:
-    """A sweep's view (its JSON): its jobs; the columns of the view ``like``, then these.
+    """A sweep's view (its JSON): its jobs by name; the columns of the view ``like``, then these.
 
     ``like`` is a view's JSON or ''. At the sweep's start no job has said its headline yet:
-    the experiment's view stands in.
+    the experiment's view stands in. Sorted by name, not by start time: MLflow's UI fetches
+    the parents of the runs it shows only when sorting by start time, and with the parent
+    there it folds the jobs under it.
     """
     try:
         shown = json.loads(like).get("selectedColumns", []) if like else []
     except (ValueError, AttributeError):
         shown = []
-    state = {"searchFilter": children_filter(parent_run_id), "selectedColumns": list(shown)}
-    return with_columns(json.dumps(state), metrics, params) or json.dumps(state)
+    facets = {
+        "searchFilter": children_filter(parent_run_id),
+        "orderByKey": BY_NAME,
+        "orderByAsc": True,
+    }
+    return _dump(facets, [*shown, *columns(metrics, params)])
 
 
 def with_columns(view: str, metrics: list[str], params: list[str]) -> str | None:
@@ -119,4 +139,23 @@ def with_columns(view: str, metrics: list[str], params: list[str]) -> str | None
     merged = list(dict.fromkeys([*shown, *columns(metrics, params)]))
     if merged == shown:
         return None
-    return json.dumps({**state, "selectedColumns": merged})
+    return _dump(state, merged)
+
+
+def _dump(state: dict[str, Any], selected: list[str]) -> str:
+    """The view's JSON: ``state`` with these columns, laid out to be read without a click.
+
+    The run's name and start first (MLflow pins them), then the columns in the order given
+    (the headline values lead), the duration last. The widths let the four headline columns
+    of ``metrics=paper`` fit beside MLflow's assistant panel, which opens on a browser's first
+    visit, in a 1400-pixel-wide window.
+    """
+    selected = list(dict.fromkeys(selected))
+    widths = {RUN_NAME_COLUMN: 150, CREATED_COLUMN: 105}
+    widths |= {c: METRIC_WIDTH if c.startswith("metrics.") else PARAM_WIDTH for c in selected}
+    layout = {
+        "selectedColumns": selected,
+        "columnOrder": [RUN_NAME_COLUMN, CREATED_COLUMN, *selected, DURATION_COLUMN],
+        "columnWidths": widths,
+    }
+    return json.dumps({**state, **layout})
