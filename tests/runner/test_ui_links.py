@@ -1,0 +1,194 @@
+"""The links a job and a sweep print open runs-table views that select the right runs.
+
+A link names a shared view (``?viewStateShareKey=<key>``); the view, an experiment tag, holds
+the filter and the columns MLflow's UI applies. Each test follows a printed link to its view
+in the store and hands the view's filter to MLflow's own search: the runs it returns are
+compared with the ids the test created, an independent answer. The browser side (the table
+as a researcher sees it) is ``test_ui_first_screen.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import sys
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from runner.sweep.status import finish_parent
+from runner.tracking.runs_view import VIEW_PREFIX
+from runner.tracking.tags import HEADLINE_TAG, PARENT_TAG, RUN_KIND_TAG, SWEEP_KIND
+from runner.tracking.writer import Tracker
+from runner.ui import command, open_lines, problem, run_url, sweep_url
+
+PAPER = ["booookscore/score", "stats/length_tokens"]
+ROLES = ["strategy", "model", "chunk"]
+
+
+@dataclass
+class Store:
+    """A store with a lone job, a sweep of two jobs, and another sweep's job beside them."""
+
+    uri: str
+    client: MlflowClient
+    experiment_id: str
+    lone: str
+    parent: str
+    children: list[str]
+    stranger: str
+
+
+def _job(uri: str, name: str, metrics: dict[str, float], tags: dict[str, str]) -> Tracker:
+    tracker = Tracker(uri, "links")
+    tracker.start(name, tags)
+    tracker.log_params({"strategy": name, "model": "m", "chunk": 2048, "seed": 0})
+    tracker.log_metrics(metrics)
+    return tracker
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Store:
+    uri = f"sqlite:///{tmp_path_factory.mktemp('links') / 'mlruns' / 'mlflow.db'}"
+    lone = _job(uri, "lone", {"booookscore/score": 50.0, "cost_usd": 0.1}, {})
+    lone.show_columns([*PAPER, "cost_usd"], ROLES)
+    parent = Tracker(uri, "links")
+    parent.start("sweep: strategy=a,b", {RUN_KIND_TAG: SWEEP_KIND})
+    parent.log_params({"sweep.keys": "strategy,seed"})
+    parent.show_sweep(parent.run_id, [], ["strategy", "seed"], start=True)
+    children = []
+    for name, headline in (("strategy=a", PAPER[:1]), ("strategy=b", PAPER[1:])):
+        child = _job(uri, name, {m: 1.0 for m in headline}, {PARENT_TAG: parent.run_id})
+        child.set_tags({HEADLINE_TAG: json.dumps(headline)})
+        child.show_columns([*headline, "cost_usd"], [*ROLES, "seed"], sweep=parent.run_id)
+        child.finish("FINISHED")
+        children.append(child.run_id)
+    other = Tracker(uri, "links")
+    other.start("another sweep", {RUN_KIND_TAG: SWEEP_KIND})
+    stranger = _job(uri, "strategy=c", {"booookscore/score": 9.0}, {PARENT_TAG: other.run_id})
+    client = MlflowClient(uri)
+    return Store(
+        uri, client, lone.experiment_id, lone.run_id, parent.run_id, children, stranger.run_id
+    )
+
+
+def _view(store: Store, url: str) -> dict[str, object]:
+    """The shared view a link opens, as MLflow's UI reads it: the experiment tag of its key."""
+    fragment = urllib.parse.urlsplit(url).fragment
+    path, _, query = fragment.partition("?")
+    assert path == f"/experiments/{store.experiment_id}/runs", url
+    params = urllib.parse.parse_qs(query)
+    assert params["workflowType"] == ["machine_learning"]
+    (key,) = params["viewStateShareKey"]
+    tags = store.client.get_experiment(store.experiment_id).tags
+    return dict(json.loads(tags[VIEW_PREFIX + key]))
+
+
+def _selected(store: Store, view: dict[str, object]) -> set[str]:
+    """The runs MLflow's search returns for the view's filter (what the table lists)."""
+    found = store.client.search_runs([store.experiment_id], str(view["searchFilter"]))
+    return {run.info.run_id for run in found}
+
+
+def test_a_jobs_link_opens_a_table_of_that_run_alone_with_its_scores(store: Store) -> None:
+    view = _view(store, run_url(store.uri, store.experiment_id, store.lone))
+    assert _selected(store, view) == {store.lone}
+    assert view["selectedColumns"] == [
+        "metrics.`booookscore/score`",
+        "metrics.`stats/length_tokens`",
+        "metrics.`cost_usd`",
+        "params.`strategy`",
+        "params.`model`",
+        "params.`chunk`",
+    ]
+    order = view["columnOrder"]
+    assert isinstance(order, list)
+    assert order[:3] == [
+        "attributes.`Run Name`",
+        "runDateAndNestInfo",
+        "metrics.`booookscore/score`",
+    ]
+    assert order[-1] == "duration"  # after every score
+
+
+def test_each_jobs_link_selects_its_own_run(store: Store) -> None:
+    for run_id in [store.lone, *store.children]:
+        view = _view(store, run_url(store.uri, store.experiment_id, run_id))
+        assert _selected(store, view) == {run_id}
+
+
+def test_a_sweeps_link_opens_its_jobs_not_its_parent_nor_another_sweeps(store: Store) -> None:
+    view = _view(store, sweep_url(store.uri, store.experiment_id, store.parent))
+    assert _selected(store, view) == set(store.children)
+    columns = view["selectedColumns"]
+    assert isinstance(columns, list)
+    assert {"metrics.`booookscore/score`", "metrics.`stats/length_tokens`"} <= set(columns)
+    assert "params.`seed`" in columns  # a swept key
+    # MLflow's UI fetches the parents of the runs it lists (and folds the jobs under them)
+    # only when sorting by start time: the view sorts by name.
+    assert view["orderByKey"] == "tags.`mlflow.runName`"
+
+
+def test_a_finished_sweep_prints_its_link_with_every_jobs_headline(
+    store: Store, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert finish_parent(store.uri, store.parent, [], "links") == "FINISHED"
+    printed = capsys.readouterr().err
+    url = re.findall(r"then open (\S+)", printed)[-1]
+    view = _view(store, url)
+    assert _selected(store, view) == set(store.children)
+    # the jobs' headlines (each job its own), the cost, their settings, the swept keys
+    assert view["selectedColumns"] == [
+        "metrics.`booookscore/score`",
+        "metrics.`stats/length_tokens`",
+        "metrics.`cost_usd`",
+        "params.`strategy`",
+        "params.`model`",
+        "params.`chunk`",
+        "params.`seed`",
+    ]
+    serve = next(line for line in printed.splitlines() if "python -m runner.ui" in line)
+    argv = command(shlex.split(serve.strip())[3:])  # the pasted command serves this store
+    assert argv[argv.index("--backend-store-uri") + 1] == store.uri
+
+
+def test_a_store_behind_a_server_needs_no_command() -> None:
+    url = sweep_url("http://tracking.example:5000/", "3", "abc")
+    assert url == (
+        "http://tracking.example:5000/#/experiments/3/runs"
+        "?workflowType=machine_learning&viewStateShareKey=sweep-abc"
+    )
+    assert open_lines("http://tracking.example:5000/", url) == [f"open {url}"]
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        ["tracking.uri=sqlite:////data/m/mlflow.db", "--port", "5001"],
+        ["--tracking-uri", "sqlite:////data/m/mlflow.db", "--port", "5001"],
+        ["--tracking-uri=sqlite:////data/m/mlflow.db", "--port", "5001"],
+        ["--backend-store-uri", "sqlite:////data/m/mlflow.db", "--port", "5001"],
+    ],
+)
+def test_the_ui_takes_the_store_as_the_other_commands_name_it(given: list[str]) -> None:
+    assert command(given) == [
+        sys.executable,
+        "-m",
+        "mlflow",
+        "ui",
+        "--backend-store-uri",
+        "sqlite:////data/m/mlflow.db",
+        "--port",
+        "5001",
+    ]
+
+
+def test_the_ui_names_a_missing_store_given_as_tracking_uri(tmp_path: Path) -> None:
+    missing = tmp_path / "elsewhere" / "mlflow.db"
+    found = problem(command([f"tracking.uri=sqlite:///{missing}"]))
+    assert found is not None and f"no store at {missing}" in found
+    assert "tracking.uri=" in found
