@@ -11,7 +11,9 @@ a reader of the folder would take those for data. BooookScore stays within 0..10
 score axis covers its 1-5 scale, iterations are whole numbers, and a panel of error types
 with no sentence flagged says so in words instead of drawing an empty axis around zero.
 Each ``*_figure`` function returns the ``Figure`` (None: nothing to draw) so that tests can
-check what is drawn; the functions named after the files save it or note the skip.
+check what is drawn; the functions named after the files save it or note the skip. Point
+labels that would print over each other (configurations on one spot) are moved apart, each
+measured as the renderer draws it (``place_labels``).
 """
 
 from __future__ import annotations
