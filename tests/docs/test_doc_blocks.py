@@ -22,6 +22,7 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,8 +41,8 @@ from tests.helpers.doc_models import (
     FAKE_ANTHROPIC_KEY,
     FAKE_OPENAI_KEY,
     Loopback,
+    flagged,
     loopback_models,
-    verdict,
 )
 
 REPO = Path(__file__).resolve().parents[2]
@@ -221,19 +222,21 @@ def test_the_runner_reaches_both_servers_through_the_environment_alone(
     model = {"claude": "claude-sonnet-4-5-20250929", "gpt4": "gpt-4-0613"}
     assert summarized and set(summarized) == {model[summarizer]}
     assert judged and {r["model"] for r in judged} == {model[judge]}
-    sentences = {sentence_of(r) for r in judged}
-    clean = sum(verdict(s).startswith("Questions: no confusion") for s in sentences)
+    asked = {sentence_of(r) for r in judged}
+    clean = sum(not flagged(summary, sentence) for summary, sentence in asked)
     client = MlflowClient(f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}")
     experiments = [e.experiment_id for e in client.search_experiments()]
     (run,) = client.search_runs(experiments)
     assert run.info.status == "FINISHED"
-    assert run.data.metrics["booookscore/score"] == pytest.approx(100 * clean / len(sentences))
+    assert run.data.metrics["booookscore/score"] == pytest.approx(100 * clean / len(asked))
 
 
-def sentence_of(request: dict[str, object]) -> str:
-    """The sentence a BooookScore request asks about (either server's message form)."""
-    messages = request["messages"]
-    assert isinstance(messages, list)
-    content = messages[-1]["content"]
-    text = content if isinstance(content, str) else "".join(b["text"] for b in content)
-    return text.rsplit("[Your sentence]", 1)[1].split("[Your response]", 1)[0].strip()
+def sentence_of(request: dict[str, Any]) -> tuple[str, str]:
+    """(summary, sentence) of a BooookScore request (either server's message form)."""
+    texts = []
+    for message in request["messages"]:
+        content = message["content"]
+        texts.append(content if isinstance(content, str) else "".join(b["text"] for b in content))
+    text = "\n".join(texts)
+    summary = text.rsplit("[Your summary]", 1)[1].split("[Your sentence]", 1)[0].strip()
+    return summary, text.rsplit("[Your sentence]", 1)[1].split("[Your response]", 1)[0].strip()

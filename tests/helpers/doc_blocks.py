@@ -1,9 +1,9 @@
 """The docs' executed blocks: found in a Markdown page, run in order in one folder.
 
-The convention (README "Docs", the docs' contributing notes): the line ``<!-- doc-test -->``
-directly before a ```` ```bash ```` or ```` ```python ```` fence marks the block as one CI
-runs. All marked blocks of a page run in order in one fresh empty folder (their cwd), bash
-blocks with ``bash -euo pipefail -c``, python blocks with ``python -c`` (so the folder is on
+The convention of README.md and docs/: the line ``<!-- doc-test -->`` directly before a
+```` ```bash ```` or ```` ```python ```` fence marks the block as one CI runs. All marked
+blocks of a page run in order in one fresh empty folder (their cwd), bash blocks with
+``bash -euo pipefail -c``, python blocks with ``python -c`` (so the folder is on
 ``sys.path``, as in a terminal). The first failing block stops the page; its report names
 the page, the block's line, the block and the tail of its output.
 

@@ -4,8 +4,8 @@
 (``FakeOpenAIServer`` and ``FakeAnthropicServer``), so a block like ``python -m runner
 model=claude`` runs its real path (Hydra, litellm, HTTP, MLflow) without the internet. The
 answers are plausible enough for every built-in strategy and metric to finish and report a
-score: a short summary that names the story's people, BooookScore verdicts (about one
-sentence in four flagged, so a score is not always 100), G-Eval digits (with log-probabilities
+score: a short summary that names the story's people, BooookScore verdicts (one
+sentence per summary flagged, so a score is not always 100), G-Eval digits (with log-probabilities
 on the OpenAI server), the article metrics' JSON, SummIt's evaluator form. Each answer is a
 function of the request alone, so a retried or cached request gets the same answer.
 """
@@ -48,29 +48,59 @@ def names_in(text: str) -> list[str]:
     return sorted(counts, key=lambda w: (-counts[w], w))
 
 
+VERBS = (
+    "keeps watch",
+    "writes a letter",
+    "crosses the river",
+    "finds the ledger",
+    "mends the nets",
+    "argues with the mayor",
+    "leaves for the city",
+    "counts the debts",
+)
+PLACES = (
+    "at dawn",
+    "before the storm",
+    "in the old house",
+    "after the long winter",
+    "on the night train",
+    "by the harbour wall",
+    "during the fair",
+    "under a grey sky",
+)
+
+
 @functools.lru_cache(maxsize=1024)
 def summary_of(text: str, max_tokens: int) -> str:
-    """Three to five short sentences about the text's people, within ``max_tokens``."""
+    """Three to five short sentences about the text's people, within ``max_tokens``; no verb
+    or place twice, so a summary repeats few trigrams."""
     names = names_in(text) or ["The narrator"]
     seed = digest(text)
-    verbs = ("keeps watch", "writes a letter", "crosses the river", "finds the ledger")
-    ends = ("at dawn", "before the storm", "in the old house", "after the long winter")
     out: list[str] = []
     for i in range(3 + seed % 3):
-        who = names[(seed + i) % len(names)]
-        candidate = f"{who} {verbs[(seed >> i) % 4]} {ends[(seed >> (i + 2)) % 4]}."
+        verb, place = VERBS[(seed + 3 * i) % 8], PLACES[(seed // 8 + 5 * i) % 8]
+        candidate = f"{names[(seed + i) % len(names)]} {verb} {place}."
         if out and count_tokens(" ".join([*out, candidate])) > max_tokens:
             break
         out.append(candidate)
     return " ".join(out)
 
 
-def verdict(sentence: str) -> str:
-    """BooookScore's per-sentence answer in the paper's form: about one in four flagged."""
-    n = digest(sentence)
-    if n % 4:  # three in four: clean
+def flagged(summary: str, sentence: str) -> bool:
+    """Whether the fake judge finds ``sentence`` confusing: the summary's second sentence
+    (one per summary of two or more, so a score is neither always 100 nor 'a constant
+    answer'); a sentence it cannot place, about one in five."""
+    parts = [p.strip() for p in re.split(r"(?<=[.!?])\s+", summary.strip()) if p.strip()]
+    if sentence.strip() in parts:
+        return len(parts) > 1 and parts.index(sentence.strip()) == 1
+    return digest(sentence) % 5 == 0
+
+
+def verdict(summary: str, sentence: str) -> str:
+    """BooookScore's per-sentence answer in the paper's form."""
+    if not flagged(summary, sentence):
         return "Questions: no confusion\nTypes: no confusion"
-    return f"Questions: Who is meant here?\nTypes: {ERROR_TYPES[n % len(ERROR_TYPES)]}"
+    return f"Questions: Who is meant here?\nTypes: {ERROR_TYPES[digest(sentence) % 4]}"
 
 
 def numbered(block: str) -> list[tuple[int, str]]:
@@ -114,22 +144,23 @@ def _json(value: Any) -> str:
 def answer(prompt: Prompt, assistant_turns: list[str]) -> str:
     """The answer to one request, by the kind of prompt it is (a summary otherwise)."""
     last, everything = prompt.last, prompt.everything
+    summary = between(everything, "[Your summary]", "[Your sentence").strip()
     if "[Your sentences]" in last:  # BooookScore, batch_size > 1: a JSON list
         listing = between(last, "[Your sentences]", "[Your response]")
         items = []
         for n, sentence in numbered(listing):
-            flagged = digest(sentence) % 4 == 0  # as verdict() flags it
+            confused = flagged(summary, sentence)
             items.append(
                 {
                     "sentence_num": n,
                     "sentence": sentence,
-                    "questions": "Who is meant here?" if flagged else None,
-                    "types": [ERROR_TYPES[digest(sentence) % 4]] if flagged else None,
+                    "questions": "Who is meant here?" if confused else None,
+                    "types": [ERROR_TYPES[digest(sentence) % 4]] if confused else None,
                 }
             )
         return _json(items)
     if "[Your sentence]" in last:
-        return verdict(between(last, "[Your sentence]", "[Your response]").strip())
+        return verdict(summary, between(last, "[Your sentence]", "[Your response]").strip())
     if prompt.system.startswith("You are a summary evaluator") or everything.startswith(
         "You are a summary evaluator"
     ):
@@ -186,8 +217,8 @@ def geval_answer(prompt: Prompt) -> str | None:
     if text.endswith("Evaluation Steps:"):
         return "1. Read the source.\n2. Read the summary.\n3. Rate it on the scale."
     if re.search(r"\n- [^\n]+:$", text):
-        top = 3 if "(1-3)" in text.rsplit("\n- ", 1)[1] else 5
-        return str(max(1, top - 1 - digest(prompt.everything) % 2))
+        best = 3 if "(1-3)" in text.rsplit("\n- ", 1)[1] else 4  # fluency's scale is 1-3
+        return str(best - digest(prompt.everything) % 2)
     return None
 
 
