@@ -4,7 +4,8 @@ A ``metrics=paper`` job runs against the loopback server (a deterministic respon
 flags one BooookScore sentence in three), then a real ``mlflow server`` serves its store:
 the experiment's kind and runs-table view are read back through the REST API the UI uses,
 and headless Chromium opens the link ``runner.ui`` makes and must land on the runs table
-with the headline score as a column (MLflow 3.17 otherwise opens its GenAI overview).
+with the headline score as a column (MLflow 3.17 otherwise opens its GenAI overview); the
+run's link must show that run alone with its score, a sweep's link its jobs as rows.
 The judge calls in ``usage.json`` are compared with the judge requests the server
 received, an independent count.
 """
@@ -25,9 +26,10 @@ from mlflow.tracking import MlflowClient
 
 from runner.run.lifecycle import RunResult
 from runner.tracking.runs_view import KIND_TAG, RUNS_KIND, VIEW_TAG
+from runner.tracking.tags import PARENT_TAG, RUN_KIND_TAG, SWEEP_KIND
 from runner.tracking.usage import USAGE_FILE, read_usage
 from runner.tracking.writer import Tracker
-from runner.ui import experiment_url, run_url
+from runner.ui import experiment_url, run_page_url, run_url, sweep_url
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.test_app import overrides, run
 from tests.runner.tracking.test_mlflow_traces import _mlflow_server
@@ -160,9 +162,12 @@ def test_an_older_experiment_gets_the_kind_but_a_users_own_kind_stays(tmp_path: 
 
 def test_the_links_open_the_runs_view_and_the_run_page() -> None:
     assert run_url("sqlite:////tmp/m/mlflow.db", "3", "abc", port=5001) == (
-        "http://127.0.0.1:5001/#/experiments/3/runs/abc?workflowType=machine_learning"
+        "http://127.0.0.1:5001/#/experiments/3/runs?workflowType=machine_learning&viewStateShareKey=run-abc"
     )
     assert run_url("http://tracking.example:5000/", "3", "abc") == (
+        "http://tracking.example:5000/#/experiments/3/runs?workflowType=machine_learning&viewStateShareKey=run-abc"
+    )
+    assert run_page_url("http://tracking.example:5000/", "3", "abc") == (
         "http://tracking.example:5000/#/experiments/3/runs/abc?workflowType=machine_learning"
     )
     assert experiment_url("sqlite:////tmp/m/mlflow.db", "3") == (
@@ -173,9 +178,29 @@ def test_the_links_open_the_runs_view_and_the_run_page() -> None:
     )
 
 
+def _sweep_beside(paper: Paper) -> tuple[str, dict[str, float]]:
+    """A sweep of two jobs in the paper run's store, as the runner leaves one: its parent
+    run's id and each job's name with its score."""
+    parent = Tracker(paper.uri, "summarization")
+    parent.start("sweep: strategy=x,y", {RUN_KIND_TAG: SWEEP_KIND})
+    parent.show_sweep(parent.run_id, [], ["strategy"], start=True)
+    scores = {"strategy=x": 12.5, "strategy=y": 87.25}
+    for name, score in scores.items():
+        job = Tracker(paper.uri, "summarization")
+        job.start(name, {PARENT_TAG: parent.run_id})
+        job.log_metrics({"booookscore/score": score, "stats/length_tokens": 40.0})
+        job.show_columns(["booookscore/score", "stats/length_tokens"], ["strategy"], parent.run_id)
+        job.finish("FINISHED")
+    parent.finish("FINISHED")
+    return parent.run_id, scores
+
+
 def test_the_served_experiment_says_runs_and_the_browser_lands_on_them(paper: Paper) -> None:
     """Through ``mlflow server``: the REST answer the UI reads, then the page a browser shows
-    for the link the run prints (the runs table, the score a column) and for the run's link."""
+    for each link: the experiment's (the runs table, the score a column), the run's (that run
+    alone, its score in its row) and a sweep's (its jobs as rows, not folded under the parent,
+    their scores)."""
+    sweep, scores = _sweep_beside(paper)
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "MLFLOW_DISABLE_TELEMETRY": "true"}
     with _mlflow_server(paper.uri, paper.root, env) as api:
         found = api(
@@ -193,12 +218,22 @@ def test_the_served_experiment_says_runs_and_the_browser_lands_on_them(paper: Pa
             run_url(paper.uri, paper.experiment_id, paper.result.run_id, port),
             paper.root / "browser-2",
         )
+        jobs = _page_text(
+            binary, sweep_url(paper.uri, paper.experiment_id, sweep, port), paper.root / "browser-3"
+        )
     assert "Detect Issues" not in runs and "Model training" in runs
     header = runs[runs.index("Run Name") :]
     assert re.search(r"booookscore/score .*stats/length_tokens", header), header[:500]
     score = paper.client.get_run(paper.result.run_id).data.metrics["booookscore/score"]
     assert format(score, ".6g")[:5] in header  # the score itself, in its row
-    assert "Metrics (19)" in page and "Evaluation runs" not in page
+    row = page[page.index("Run Name") :]
+    assert "1 matching run" in page and "Detect Issues" not in page
+    assert re.search(r"booookscore/score .*stats/length_tokens", row), row[:500]
+    assert format(score, ".6g")[:5] in row and paper.result.run_name[:12] in row
+    table = jobs[jobs.index("Run Name") :]
+    assert "2 matching runs" in jobs and "sweep: strategy=x,y" not in jobs  # no parent row
+    # the pinned name column comes first in the page's text, then the rows' values
+    assert re.search(r"strategy=x .*strategy=y .*12\.5 .*87\.25", table), table[:500]
 
 
 def _page_text(binary: str, url: str, profile: Path) -> str:
