@@ -165,7 +165,8 @@ class SweepCallback(Callback):
         self._told.enter_context(stoppable(parent))
         keys = parent.keys
         print(f"sweep: MLflow parent run {run_id} ({len(keys)} swept keys: {', '.join(keys)})")
-        print("\n".join(parent.link_lines()))
+        for line in parent.link_lines():
+            print(line)
 
     def on_job_start(self, config: DictConfig, **kwargs: Any) -> None:
         """In the job's process: run from the folder the sweep was launched in.
