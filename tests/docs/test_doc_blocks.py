@@ -21,6 +21,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -53,10 +54,10 @@ BLOCK_TIMEOUT_S = 150.0
 PAGES = marked_pages(REPO)
 
 
-@pytest.fixture(scope="module")
-def loopback() -> Iterator[Loopback]:
-    with loopback_models() as models:
-        yield models
+WORKERS = max(1, min(4, os.cpu_count() or 1))
+"""Pages run this many at a time (a page's blocks stay in order): a block mostly waits on
+one core for its imports, so two pages on CI's two cores take about half the time."""
+PAGE_TEST = "test_the_marked_blocks_of_a_page_run"
 
 
 def run_page_at(page: Path, loopback: Loopback, folder: Path, timeout_s: float) -> None:
@@ -67,9 +68,29 @@ def run_page_at(page: Path, loopback: Loopback, folder: Path, timeout_s: float) 
     check_page(page, REPO, cwd, env, timeout_s, {PLACEHOLDER: loopback.openai.url})
 
 
+@pytest.fixture(scope="module")
+def page_runs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[dict[Path, Future[None]]]:
+    """Every selected page started at once on ``WORKERS`` threads, against one pair of
+    loopback servers; each page's test waits for its own page."""
+    selected = [
+        item.callspec.params["page"]
+        for item in request.session.items
+        if getattr(item, "originalname", "") == PAGE_TEST and hasattr(item, "callspec")
+    ]
+    with loopback_models() as models, ThreadPoolExecutor(WORKERS) as pool:
+        yield {
+            page: pool.submit(
+                run_page_at, page, models, tmp_path_factory.mktemp(page.stem), BLOCK_TIMEOUT_S
+            )
+            for page in selected
+        }
+
+
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(REPO)) for p in PAGES])
-def test_the_marked_blocks_of_a_page_run(page: Path, loopback: Loopback, tmp_path: Path) -> None:
-    run_page_at(page, loopback, tmp_path, BLOCK_TIMEOUT_S)
+def test_the_marked_blocks_of_a_page_run(page: Path, page_runs: dict[Path, Future[None]]) -> None:
+    page_runs[page].result()  # its BlockFailed or MarkError, raised here
 
 
 def test_the_readme_getting_started_and_guides_have_marked_blocks() -> None:
@@ -91,6 +112,13 @@ def write_page(tmp_path: Path, text: str) -> Path:
     page = tmp_path / "page.md"
     page.write_text(text, encoding="utf-8")
     return page
+
+
+@pytest.fixture
+def loopback() -> Iterator[Loopback]:
+    """Servers of the test's own: the pages' runs may be using the module's at the time."""
+    with loopback_models() as models:
+        yield models
 
 
 def test_a_failing_block_fails_its_page_naming_the_line_block_and_output(
