@@ -79,13 +79,22 @@ def page_runs(
         for item in request.session.items
         if getattr(item, "originalname", "") == PAGE_TEST and hasattr(item, "callspec")
     ]
+    longest_first = sorted(selected, key=lambda page: -commands_in(page))
     with loopback_models() as models, ThreadPoolExecutor(WORKERS) as pool:
         yield {
             page: pool.submit(
                 run_page_at, page, models, tmp_path_factory.mktemp(page.stem), BLOCK_TIMEOUT_S
             )
-            for page in selected
+            for page in longest_first
         }
+
+
+def commands_in(page: Path) -> int:
+    """How many commands of the runner a page's blocks hold: its likely share of the time."""
+    try:
+        return sum(b.code.count("python -m runner") for b in find_blocks(page))
+    except MarkError:
+        return 0  # it fails at once
 
 
 @pytest.mark.parametrize("page", PAGES, ids=[str(p.relative_to(REPO)) for p in PAGES])
