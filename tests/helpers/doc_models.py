@@ -164,15 +164,20 @@ def answer(prompt: Prompt, assistant_turns: list[str]) -> str:
     if prompt.system.startswith("You are a summary evaluator") or everything.startswith(
         "You are a summary evaluator"
     ):
-        return summit_evaluation(between(last, "Summary:\n", "\0"))
+        return summit_evaluation(last.rsplit("Summary:\n", 1)[-1])
     if last.startswith("Refine:") and assistant_turns:
         previous = assistant_turns[-1]
         return previous + (" A storm came." if "storm" not in previous else " All ends well.")
     if "Your task is to edit the book summary" in last:  # postprocess: the summary unchanged
         return last.split("---\n", 1)[1].rsplit("\n---", 1)[0] if "---\n" in last else last
     target = re.search(r"condense it to less than (\d+) words", last)
-    if target:
-        return " ".join(["word"] * (int(target.group(1)) // 2) + ["end."])
+    if target:  # a shorter summary, whole sentences under the word target
+        kept: list[str] = []
+        for sentence in sentences_of(summary_of(last, 200)):
+            if len(" ".join([*kept, sentence]).split()) >= int(target.group(1)):
+                break
+            kept.append(sentence)
+        return " ".join(kept) or "It ends."
     return json_answer(prompt) or geval_answer(prompt) or other_answer(prompt)
 
 
