@@ -80,13 +80,17 @@ def page_runs(
         if getattr(item, "originalname", "") == PAGE_TEST and hasattr(item, "callspec")
     ]
     longest_first = sorted(selected, key=lambda page: -commands_in(page))
-    with loopback_models() as models, ThreadPoolExecutor(WORKERS) as pool:
-        yield {
-            page: pool.submit(
-                run_page_at, page, models, tmp_path_factory.mktemp(page.stem), BLOCK_TIMEOUT_S
-            )
-            for page in longest_first
-        }
+    with loopback_models() as models:
+        pool = ThreadPoolExecutor(WORKERS)
+        try:
+            yield {
+                page: pool.submit(
+                    run_page_at, page, models, tmp_path_factory.mktemp(page.stem), BLOCK_TIMEOUT_S
+                )
+                for page in longest_first
+            }
+        finally:  # after -x or Ctrl-C the pages not started yet are not run
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def commands_in(page: Path) -> int:
