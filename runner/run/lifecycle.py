@@ -136,9 +136,9 @@ def run_experiment(config: RunConfig, checked: Checked | None = None) -> RunResu
     timings: dict[str, float] = {}
     clock = time.perf_counter()
     sweep = current_sweep()
-    progress = Progress(config.progress, label=config.strategy)
-    cancel = threading.Event()
     name = run_name(config.overrides, sweep)
+    progress = Progress(config.progress, label=config.strategy, cell=name if sweep else "")
+    cancel = threading.Event()
     done = _finished_cell(config, sweep, checked)  # before any setup: a resumed sweep skips fast
     if done:
         progress.close()
