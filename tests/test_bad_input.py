@@ -213,5 +213,5 @@ def test_verbose_shows_the_traceback_behind_the_line(tmp_path: Path) -> None:
 
 
 def test_the_key_given_in_config_is_not_echoed(tmp_path: Path) -> None:
-    done = run_cli(["+model.api_key=sk-live-0123456789"], tmp_path)
+    done = run_cli(["+model.api_key=sk-FAKE-not-a-real-key"], tmp_path)
     assert done.returncode == 2 and "0123456789" not in done.stderr + done.stdout

@@ -32,7 +32,7 @@ from runner.types import Completion, Message
 from tests.helpers.anthropic_server import AnthropicReply, FakeAnthropicServer
 from tests.helpers.ports import free_port
 
-KEY = "sk-ant-api03-secretKEY1234567890"
+KEY = "sk-ant-FAKE-not-a-real-key-0000"
 ENV = "FAKE_ANTHROPIC_KEY"
 STORY = (
     "The keeper of the lighthouse on Gull Rock kept a log of every ship that passed. "

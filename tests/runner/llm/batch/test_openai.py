@@ -30,7 +30,7 @@ from runner.llm.retry import RetryPolicy
 from runner.types import Completion, Message
 from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
 
-KEY = "sk-proj-secretKEY1234567890"
+KEY = "sk-FAKE-not-a-real-key-0000"
 
 
 def spec(url: str | None, model: str = "openai/gpt-4o-mini", **kw: Any) -> ModelSpec:
