@@ -1,8 +1,8 @@
 """MkDocs hook: the reference pages generated from the code on every build.
 
 ``<!-- generated: config-keys -->`` in ``docs/reference/config.md`` becomes the config
-reference (``runner/config/reference.py`` reads the schema the runner validates with,
-``runner/config/reference_md.py`` writes it); ``<!-- generated: commands -->`` in
+reference (``runner/config/reference/``: ``tables.py`` reads the schema the runner validates with,
+``markdown.py`` writes it); ``<!-- generated: commands -->`` in
 ``docs/reference/commands.md`` becomes the options of every command, read from the commands'
 own parsers (argparse, Hydra's, mlflow's click command) by the functions below. A generator
 that fails, or a key without a description, raises: the build fails rather than publish a
@@ -36,8 +36,7 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
 
 def config_keys() -> str:
     """The config reference's Markdown (raises ``ReferenceError`` on an undescribed key)."""
-    from runner.config.reference import build
-    from runner.config.reference_md import markdown
+    from runner.config.reference import build, markdown
     from runner.report.config import ReportConfig
 
     return markdown(build(ReportConfig))
@@ -140,7 +139,7 @@ GROUP_ANCHORS = {
     "model_strategy": "model_strategy",
     "strategy": "strategy",
 }
-"""Group -> its section's anchor on the config page (headings written by reference_md)."""
+"""Group -> its section's anchor on the config page (headings: ``reference/markdown.py``)."""
 
 
 def view_options() -> list[str]:

@@ -1,4 +1,4 @@
-"""The generated references (``runner/config/reference.py``, ``docs/hooks/reference.py``).
+"""The generated references (``runner/config/reference/``, ``docs/hooks/reference.py``).
 
 The config tree is walked here on its own (PyYAML over every file), so a key added to a
 YAML file without a description, or unknown to the reference, fails; types and defaults are
@@ -18,8 +18,7 @@ from typing import Any
 import pytest
 import yaml
 
-from runner.config.reference import Reference, ReferenceError, build, yaml_comments
-from runner.config.reference_md import markdown
+from runner.config.reference import Reference, ReferenceError, build, markdown, yaml_comments
 from runner.report.config import ReportConfig
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -20,19 +20,25 @@ are imported through the registry, as a job imports them.
 
 from __future__ import annotations
 
-import ast
 import inspect
-import re
-import textwrap
 import typing
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-import yaml
-
 from runner.config.data_config import DataConfig
+from runner.config.reference.sources import (
+    SKIPPED,
+    allowed_values,
+    attribute_docs,
+    conf_dir,
+    flat_keys,
+    read_conf,
+    type_hints,
+    type_name,
+    yaml_text,
+)
 from runner.config.run_config import ON_ERROR_MODES, PROGRESS_MODES
 from runner.data.sources import SOURCE_KEYS
 from runner.errors import ConfigError
@@ -46,8 +52,6 @@ PLUGIN_GROUPS = {"strategy": "summarize", "metrics": "setup"}
 """Group -> the function whose keyword-only parameters are its keys."""
 PRESET_GROUPS = ("experiment", "model_strategy")
 """Groups of ``# @package _global_`` files: they set other groups' keys and add none."""
-SKIPPED = ("defaults", "hydra", "_self_")
-"""YAML keys that are Hydra's own, not the runner's."""
 
 TOP_LEVEL: dict[str, tuple[str, str]] = {
     "chunk": ("int > 0", ""),
@@ -112,133 +116,6 @@ class Table:
     """For presets and composed option files: what they set or compose."""
 
 
-def conf_dir() -> Path:
-    """The config tree: the clone's ``conf/``, else the installed package ``runner.conf``."""
-    clone = Path(__file__).resolve().parents[2] / "conf"
-    if clone.is_dir():
-        return clone
-    import importlib.resources
-
-    return Path(str(importlib.resources.files("runner.conf")))
-
-
-def one_line(text: str) -> str:
-    """Whitespace (newlines included) collapsed to single spaces."""
-    return " ".join(text.split())
-
-
-def attribute_docs(cls: type) -> dict[str, str]:
-    """Field -> the docstring written below it in ``cls``'s source."""
-    tree = ast.parse(textwrap.dedent(inspect.getsource(cls)))
-    body = typing.cast(ast.ClassDef, tree.body[0]).body
-    docs = {}
-    for node, after in zip(body, body[1:], strict=False):
-        if (
-            isinstance(node, ast.AnnAssign)
-            and isinstance(node.target, ast.Name)
-            and isinstance(after, ast.Expr)
-            and isinstance(after.value, ast.Constant)
-            and isinstance(after.value.value, str)
-        ):
-            docs[node.target.id] = one_line(after.value.value)
-    return docs
-
-
-_KEY_LINE = re.compile(r"^(\s*)([A-Za-z_][\w.-]*)\s*:(.*)$")
-
-
-def yaml_comments(text: str) -> tuple[str, dict[str, str]]:
-    """The file's opening comment, and dotted key -> the comment lines directly above it.
-
-    A blank line ends a comment block; ``# @package`` lines and block scalars (``|``, ``>``)
-    are skipped. Keys inside a flow mapping (``retry: {...}``) are not seen here.
-    """
-    intro: list[str] = []
-    comments: list[str] = []
-    found: dict[str, str] = {}
-    stack: list[tuple[int, str]] = []
-    block_indent: int | None = None
-    seen_key = False
-    for line in text.splitlines():
-        stripped = line.strip()
-        indent = len(line) - len(line.lstrip())
-        if block_indent is not None:
-            if not stripped or indent > block_indent:
-                continue
-            block_indent = None
-        if stripped.startswith("# @package"):
-            continue
-        if stripped.startswith("#"):
-            comments.append(stripped[1:].removeprefix(" ").rstrip())
-            continue
-        if not seen_key and comments and not intro:
-            intro = comments
-        if not stripped:
-            comments = []
-            continue
-        match = _KEY_LINE.match(line)
-        if match and not stripped.startswith("-"):
-            seen_key = True
-            while stack and stack[-1][0] >= indent:
-                stack.pop()
-            path = ".".join([k for _, k in stack] + [match.group(2)])
-            found[path] = one_line(" ".join(comments))
-            stack.append((indent, match.group(2)))
-            if match.group(3).strip() in ("|", "|-", ">", ">-"):
-                block_indent = indent
-        comments = []
-    return "\n".join(intro), found
-
-
-def flat_keys(data: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
-    """(dotted key, value) of every leaf of a YAML mapping; Hydra's own keys left out."""
-    if not isinstance(data, dict):
-        return
-    for key, value in data.items():
-        if key in SKIPPED:
-            continue
-        path = f"{prefix}{key}"
-        if isinstance(value, dict) and value:
-            yield from flat_keys(value, f"{path}.")
-        else:
-            yield path, value
-
-
-def type_name(hint: Any) -> str:
-    """A type hint in words: ``int``, ``str or null``, ``list[str]``, ``one of ...``."""
-    if isinstance(hint, str):
-        return hint.replace(" | None", " or null").replace("None | ", "null or ")
-    origin, args = typing.get_origin(hint), typing.get_args(hint)
-    if origin is typing.Literal:
-        return "str"
-    if args and (origin is typing.Union or type(hint).__name__ == "UnionType"):
-        names = [type_name(a) for a in args if a is not type(None)]
-        return " or ".join(names) + (" or null" if type(None) in args else "")
-    if origin in (list, tuple) or hint in (list, tuple):
-        inner = [type_name(a) for a in args if a is not Ellipsis]
-        return f"list[{inner[0]}]" if inner else "list"
-    if origin is dict or hint is dict:
-        return "mapping"
-    if hint is inspect.Parameter.empty or hint is Any:
-        return "any"
-    return getattr(hint, "__name__", str(hint))
-
-
-def allowed_values(hint: Any) -> str:
-    """The values a ``Literal`` annotation allows ('' for any other hint)."""
-    for option in (hint, *typing.get_args(hint)):
-        if typing.get_origin(option) is typing.Literal:
-            return ", ".join(str(v) for v in typing.get_args(option))
-    return ""
-
-
-def _hints(target: Callable[..., Any] | type) -> dict[str, Any]:
-    try:
-        return typing.get_type_hints(target)
-    except Exception:  # noqa: BLE001 - a plugin's hint we cannot resolve: shown as written
-        return dict(getattr(target, "__annotations__", {}))
-
-
 def _need(description: str, where: str) -> str:
     if not description:
         raise ReferenceError(
@@ -248,21 +125,15 @@ def _need(description: str, where: str) -> str:
     return description
 
 
-def _read(path: Path) -> tuple[Any, str, dict[str, str]]:
-    text = path.read_text(encoding="utf-8")
-    intro, comments = yaml_comments(text)
-    return yaml.safe_load(text) or {}, intro, comments
-
-
 def top_level(conf: Path) -> Table:
     """``conf/config.yaml``'s keys (the run's knobs)."""
-    data, intro, comments = _read(conf / "config.yaml")
+    data, intro, comments = read_conf(conf / "config.yaml")
     keys = []
     for name, value in flat_keys(data):
         kind, allowed = TOP_LEVEL.get(name, ("", ""))
         if not kind:
             raise ReferenceError(
-                f"config.yaml: {name} is not in TOP_LEVEL of runner/config/reference.py; "
+                f"config.yaml: {name} is not in TOP_LEVEL of runner/config/reference/tables.py; "
                 "add its type there"
             )
         description = _need(comments.get(name, ""), name)
@@ -272,7 +143,7 @@ def top_level(conf: Path) -> Table:
 
 def model_keys() -> Table:
     """The keys of every model role: ``ModelSpec``'s fields and ``retry.*``."""
-    hints, docs = _hints(ModelSpec), attribute_docs(ModelSpec)
+    hints, docs = type_hints(ModelSpec), attribute_docs(ModelSpec)
     keys = []
     for field in fields(ModelSpec):
         if field.name == "retry":
@@ -295,7 +166,7 @@ def _limits(metadata: Any) -> str:
 
 
 def _retry_keys() -> list[Key]:
-    hints, docs = _hints(RetryPolicy), attribute_docs(RetryPolicy)
+    hints, docs = type_hints(RetryPolicy), attribute_docs(RetryPolicy)
     return [
         Key(f"retry.{f.name}", type_name(hints[f.name]), f.default, "",
             _need(docs.get(f.name, ""), f"RetryPolicy.{f.name}"))
@@ -307,7 +178,7 @@ def role_options(conf: Path, group: str) -> list[Table]:
     """Each option of a model role's group with the values it sets (its model file's included)."""
     tables = []
     for path in sorted((conf / group).glob("*.yaml")):
-        data, intro, _ = _read(path)
+        data, intro, _ = read_conf(path)
         values = dict(_inherited(conf, data))
         values.update(flat_keys(data))
         sets = tuple(f"{k}={yaml_text(v)}" for k, v in values.items())
@@ -319,13 +190,13 @@ def _inherited(conf: Path, data: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     """The keys a ``defaults: [/model/<alias>@_here_]`` entry brings in."""
     for entry in data.get("defaults") or []:
         if isinstance(entry, str) and entry.startswith("/") and entry.endswith("@_here_"):
-            inner, _, _ = _read(conf / f"{entry[1:].removesuffix('@_here_')}.yaml")
+            inner, _, _ = read_conf(conf / f"{entry[1:].removesuffix('@_here_')}.yaml")
             yield from flat_keys(inner)
 
 
 def data_tables(conf: Path) -> list[Table]:
     """``data``'s keys (``DataConfig``'s and the plugin sources'), then each option's values."""
-    hints, docs = _hints(DataConfig), attribute_docs(DataConfig)
+    hints, docs = type_hints(DataConfig), attribute_docs(DataConfig)
     keys = []
     for field in fields(DataConfig):
         if field.name == "options":
@@ -340,11 +211,11 @@ def data_tables(conf: Path) -> list[Table]:
         )  # fmt: skip
     tables = [Table("data", "data/", "", tuple(keys))]
     for path in sorted((conf / "data").glob("*.yaml")):
-        data, intro, comments = _read(path)
+        data, intro, comments = read_conf(path)
         own = []
         source = str(data.get("source"))
         if source not in SOURCE_KEYS and source in available("data"):
-            hints = _hints(load(available("data")[source]).load)
+            hints = type_hints(load(available("data")[source]).load)
             for name, value in flat_keys(data):
                 if name not in ("source", "limit"):
                     where = f"conf/data/{path.name}: {name}"
@@ -362,7 +233,7 @@ def plugin_tables(conf: Path, group: str) -> list[Table]:
     """One table per option file of ``strategy`` or ``metrics``: the plugin's parameters."""
     tables = []
     for path in sorted((conf / group).glob("*.yaml")):
-        data, intro, comments = _read(path)
+        data, intro, comments = read_conf(path)
         composed = tuple(
             "composes " + e[1:].removesuffix("@_here_").replace("/", "=")
             for e in data.get("defaults") or []
@@ -393,7 +264,7 @@ def _plugin_keys(
         params = {
             p.name: p for p in inspect.signature(fn).parameters.values() if p.kind == p.KEYWORD_ONLY
         }
-        hints = _hints(fn)
+        hints = type_hints(fn)
     keys = []
     names = list(block) + [p for p in params if p not in block]
     for name in names:
@@ -421,7 +292,7 @@ def preset_tables(conf: Path, group: str) -> list[Table]:
     """The presets of ``group``: each file's opening comment and the keys it sets."""
     tables = []
     for path in sorted((conf / group).glob("*.yaml")):
-        data, intro, _ = _read(path)
+        data, intro, _ = read_conf(path)
         swept = ((data.get("hydra") or {}).get("sweeper") or {}).get("params") or {}
         defaults = [
             f"{k.removeprefix('override /')}={v}"
@@ -443,8 +314,8 @@ def report_table(conf: Path, report_config: type) -> Table:
 
     ``ReportConfig`` is passed in: ``runner.config`` may not import ``runner.report``.
     """
-    data, intro, comments = _read(conf / "report.yaml")
-    hints = _hints(report_config)
+    data, intro, comments = read_conf(conf / "report.yaml")
+    hints = type_hints(report_config)
     keys = []
     for name, value in flat_keys(data):
         field = REPORT_FIELDS.get(name) or REPORT_NAMES.get(name, name)
@@ -520,14 +391,8 @@ def build(report_config: type, conf: Path | None = None) -> Reference:
     )
     for tables in reference.presets.values():
         for table in tables:
-            data, _, _ = _read(conf / table.file)
+            data, _, _ = read_conf(conf / table.file)
             for key, _ in flat_keys(data):
                 if reference.lookup_global(key) is None:
                     raise ReferenceError(f"conf/{table.file}: {key} is not a documented key")
     return reference
-
-
-def yaml_text(value: Any) -> str:
-    """A value as it would be typed in YAML (``null``, ``true``, ``[a, b]``)."""
-    text = str(yaml.safe_dump(value, default_flow_style=True, width=10_000)).strip()
-    return text.removesuffix("\n...").removesuffix("...").strip()

@@ -1,4 +1,4 @@
-"""The config reference (``runner/config/reference.py``) as the Markdown of the docs' page.
+"""The config reference (``tables.py``) as the Markdown of the docs' page.
 
 ``docs/hooks/reference.py`` puts it in place of ``<!-- generated: config-keys -->`` in
 ``docs/reference/config.md`` on every build.
@@ -9,7 +9,8 @@ from __future__ import annotations
 import typing
 from typing import Any
 
-from runner.config.reference import Key, Reference, Table, one_line, yaml_text
+from runner.config.reference.sources import one_line, yaml_text
+from runner.config.reference.tables import Key, Reference, Table
 
 HEADER = "| Key | Type | Default | Allowed | Description |\n|---|---|---|---|---|"
 
