@@ -129,19 +129,22 @@ def mlflow_args(args: list[str]) -> list[str]:
     """``args`` with ``tracking.uri=URI`` and ``--tracking-uri URI`` as ``--backend-store-uri URI``.
 
     The other commands name the store so; ``mlflow ui`` does not. So the store of a job's
-    ``tracking.uri=...`` is served by pasting that same word.
+    ``tracking.uri=...`` is served by pasting that same word. Read as every command reads it
+    (``runner.config.folders.store_given``); a store named twice, differently, in any of the
+    three spellings is a ``SpellingError``, not the last one silently.
     """
-    out: list[str] = []
-    rest = iter(args)
-    for arg in rest:
-        name, eq, value = arg.partition("=")
-        if name == "tracking.uri" and eq:
-            out += ["--backend-store-uri", value]
-        elif name == "--tracking-uri":
-            out += ["--backend-store-uri", value if eq else next(rest, "")]
-        else:
-            out.append(arg)
-    return out
+    from runner.config.folders import SpellingError, store_given
+
+    words, given = store_given(args)
+    theirs = option(words, ("--backend-store-uri",))
+    if given is None:
+        return words
+    if theirs is not None and theirs != given:
+        raise SpellingError(
+            f"tracking.uri is given twice, differently: tracking.uri={given} and "
+            f"--backend-store-uri {theirs}; give it once, tracking.uri=URI"
+        )
+    return words if theirs is not None else ["--backend-store-uri", given, *words]
 
 
 def default_store() -> str:
@@ -236,7 +239,13 @@ def main() -> None:
     The environment set by ``import runner`` carries over. No store or a busy port: one
     line, exit status 2, no links.
     """
-    argv = command(sys.argv[1:])
+    from runner.config.folders import SpellingError
+
+    try:
+        argv = command(sys.argv[1:])
+    except SpellingError as err:
+        print(f"error: {err}", file=sys.stderr)
+        sys.exit(2)
     found = problem(argv)
     if found:
         print(f"error: {found}", file=sys.stderr)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import re
 import shlex
+import subprocess
 import sys
 import urllib.parse
 from dataclasses import dataclass
@@ -192,3 +193,24 @@ def test_the_ui_names_a_missing_store_given_as_tracking_uri(tmp_path: Path) -> N
     found = problem(command([f"tracking.uri=sqlite:///{missing}"]))
     assert found is not None and f"no store at {missing}" in found
     assert "tracking.uri=" in found
+
+
+@pytest.mark.parametrize(
+    "given",
+    [
+        ["tracking.uri=sqlite:///a.db", "--tracking-uri", "sqlite:///b.db"],
+        ["--tracking-uri=sqlite:///a.db", "--backend-store-uri", "sqlite:///b.db"],
+    ],
+)
+def test_the_ui_refuses_two_stores_in_one_line(given: list[str]) -> None:
+    """mlflow would serve the last one given; the user meant one of them: exit 2, one line."""
+    done = subprocess.run(
+        [sys.executable, "-m", "runner.ui", *given],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode == 2, done.stderr
+    assert len(lines) == 1 and "given twice" in lines[0]
+    assert "sqlite:///a.db" in lines[0] and "sqlite:///b.db" in lines[0]
