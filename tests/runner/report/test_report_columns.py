@@ -24,26 +24,11 @@ from runner.plugins.registry import load
 from runner.report.config import DEFAULT_METRICS, ReportConfig, build_report_config
 from runner.report.make import Report, make_report
 from runner.run.lifecycle import run_experiment
+from tests.helpers.study_folder import DOCS, LOADER
 from tests.runner.config.test_config import composed
 
 RATIO = "len_ratio/ratio"
 LENGTH = "stats/length_tokens"
-DOCS = {
-    "a": "Rain fell on the old harbour town while the ferry waited at the pier for its pilot.",
-    "b": "The keeper counted ships in a ledger that nobody else had read for forty years now.",
-    "c": "A night train crossed the border with one passenger and a crate of copper wire.",
-}
-LOADER = '''
-"""Three fixed documents."""
-from runner.api import Document
-
-KEYS = ("path",)
-DOCS = {docs!r}
-
-
-def load(*, path=None):
-    return [Document(doc_id, text) for doc_id, text in DOCS.items()]
-'''
 STRATEGY = '''
 """The first {words} words of the document (no model)."""
 from runner.api import Chunk, StrategyResult

@@ -28,25 +28,10 @@ from runner.report.config import ReportConfig
 from runner.report.make import Report, make_report
 from runner.report.runs import select_runs
 from runner.tracking.reader import RunRecord
+from tests.helpers.study_folder import DOCS, LOADER
 from tests.runner.test_app import run
 
 LENGTH = "stats/length_tokens"
-DOCS = {
-    "a": "Rain fell on the old harbour town while the ferry waited at the pier for its pilot.",
-    "b": "The keeper counted ships in a ledger that nobody else had read for forty years now.",
-    "c": "A night train crossed the border with one passenger and a crate of copper wire.",
-}
-LOADER = '''
-"""Three fixed documents."""
-from runner.api import Document
-
-KEYS = ("path",)
-DOCS = {docs!r}
-
-
-def load(*, path=None):
-    return [Document(doc_id, text) for doc_id, text in DOCS.items()]
-'''
 STRATEGY = '''
 """The first WORDS words of the document (no model).{comment}"""
 from runner.api import Chunk, StrategyResult
