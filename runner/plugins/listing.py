@@ -18,7 +18,7 @@ from pathlib import Path
 
 from runner.plugins.contract import required_names
 from runner.plugins.errors import PluginError
-from runner.plugins.registry import Plugin, available
+from runner.plugins.registry import Plugin, available, loose_file
 
 KINDS = ("strategy", "metrics", "data")
 HEADER = """== Strategies, metrics and data loaders ==
@@ -66,11 +66,12 @@ def loose_modules(folder: Path) -> dict[str, list[Plugin]]:
     found: dict[str, list[Plugin]] = {kind: [] for kind in KINDS}
     if not folder.is_dir():
         return found
-    for file in sorted(folder.glob("*.py")):
-        if not file.stem.isidentifier() or not file.is_file():
+    for candidate in sorted(folder.glob("*.py")):
+        file = loose_file(candidate.stem, folder)  # the rule a job finds it by
+        if file is None:
             continue
         for kind in kinds_of(file):
-            found[kind].append(Plugin(kind, file.stem, file.stem, file=file.resolve()))
+            found[kind].append(Plugin(kind, file.stem, file.stem, file=file))
     return found
 
 

@@ -96,7 +96,7 @@ def find(kind: str, name: object) -> Plugin:
     """The plugin a config names (see the module docstring for the three ways)."""
     text = str(name)
     entries = available(kind)
-    loose = _loose_file(text)
+    loose = loose_file(text)
     if text in entries:
         if loose is not None:
             known = entries[text]
@@ -117,11 +117,15 @@ def find(kind: str, name: object) -> Plugin:
     )
 
 
-def _loose_file(name: str) -> Path | None:
-    """``./<name>.py`` when ``name`` could be a module name and that file exists."""
+def loose_file(name: str, folder: Path | None = None) -> Path | None:
+    """``<folder>/<name>.py`` when ``name`` could be a module name and that file exists.
+
+    ``folder`` is the current one unless given: where a job finds a loose module, and the
+    rule ``--help`` lists them by.
+    """
     if not name.isidentifier():
         return None
-    file = Path.cwd() / f"{name}.py"
+    file = (folder or Path.cwd()) / f"{name}.py"
     return file.resolve() if file.is_file() else None
 
 
