@@ -84,7 +84,7 @@ def from_run(uri: str, run_id: str) -> System:
         first = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise SourceError(
             f"cannot read run {run_id} from {uri} ({first}); copy the Run ID from the MLflow UI "
-            "and check --tracking-uri"
+            "and check tracking.uri=URI"
         ) from None
     if "summaries.json" not in present:
         raise SourceError(

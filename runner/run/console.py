@@ -54,18 +54,19 @@ def format_summary(result: RunResult) -> str:
 def _where(result: RunResult) -> list[str]:
     """Where the summaries, the viewer page and the MLflow UI are, as commands to paste."""
     uri = result.tracking_uri
-    ui = f"python -m runner.ui --backend-store-uri {uri}" if uri.startswith("sqlite") else uri
     lines = []
     if result.artifact_dir:
         lines.append(f"  summaries: {result.artifact_dir}/summaries.json")
         if result.viewer:
             lines.append(f"  viewer:    {result.artifact_dir}/viewer.html  (open it in a browser)")
-    lines.append(f"  MLflow UI: {ui}")
-    if result.experiment_id:
-        from runner.ui import run_url
+    if not result.experiment_id:
+        return [*lines, f"  MLflow UI: {uri}"]
+    from runner.ui import open_lines, run_url
 
-        lines.append(f"             then open {run_url(uri, result.experiment_id, result.run_id)}")
-    return lines
+    # the sweep's closing lines say it the same way (runner.ui.sweep_lines)
+    first, *more = open_lines(uri, run_url(uri, result.experiment_id, result.run_id))
+    lines.append(f"  MLflow UI: {first}")
+    return lines + [f"             {line}" for line in more]
 
 
 def _number(value: float) -> str:

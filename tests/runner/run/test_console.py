@@ -43,3 +43,21 @@ def test_the_document_table_uses_the_same_rule() -> None:
     assert row.split()[1:] == list(EXPECTED.values())
     (other,) = [x for x in lines if x.strip().startswith("doc-b")]
     assert other.split()[1:] == ["0.250", "-", "-", "-", "-"]
+
+
+def test_the_ui_line_names_the_store_as_every_command_does_and_serves_it() -> None:
+    """``tracking.uri=`` (the one spelling), and the pasted command serves the run's store."""
+    import dataclasses
+    import shlex
+
+    from runner.ui import command
+
+    store = "sqlite:////data/my study/mlflow.db"
+    result = dataclasses.replace(_result(), tracking_uri=store, experiment_id="3")
+    lines = format_summary(result).splitlines()
+    (ui,) = [x for x in lines if x.strip().startswith("MLflow UI:")]
+    pasted = shlex.split(ui.split("MLflow UI:", 1)[1])
+    assert pasted[:3] == ["python", "-m", "runner.ui"] and pasted[3] == f"tracking.uri={store}"
+    assert command(pasted[3:])[-2:] == ["--backend-store-uri", store]
+    (link,) = [x for x in lines if "then open" in x]
+    assert "/#/experiments/3/runs?" in link and f"viewStateShareKey=run-{'0' * 32}" in link
