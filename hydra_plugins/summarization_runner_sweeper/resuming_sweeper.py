@@ -202,6 +202,8 @@ class ResumingSweeper(Sweeper):
         """
         if todo:
             print(f"sweep: MLflow parent run {parent.open()} ({len(todo)} of {total} cells to run)")
+            for line in parent.link_lines():  # as other sweepers' sweeps print it (callback.py)
+                print(line)
         elif parent.run_id and parent.status != "FINISHED":
             parent.open()
 

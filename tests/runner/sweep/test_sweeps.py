@@ -180,6 +180,11 @@ def test_a_killed_sweep_rerun_finishes_only_the_missing_cells(
     assert len(finished) == 3, "a finished cell ran again"
     assert [c.info.status for c in children if c.info.status != "FINISHED"] == ["KILLED"]
     assert "skipped chunk=512" in out
+    # the rerun says at its start where its jobs' scores will show, as a first run does
+    lines = out.splitlines()
+    opened = next(i for i, line in enumerate(lines) if line.endswith("(2 of 3 cells to run)"))
+    assert lines[opened + 1].startswith("sweep: its jobs side by side"), out
+    assert f"viewStateShareKey=sweep-{parent.info.run_id}" in lines[opened + 3], out
     repeated = [r for r in answered if r in first]
     assert len(repeated) <= 1, (
         f"{len(repeated)} answered calls were paid again"
