@@ -66,6 +66,11 @@ CASES = [
         "model=openai_compatible model.api_base=http://127.0.0.1:9/v1",
         ("cannot reach http://127.0.0.1:9/v1", "fix model.api_base"),
     ),
+    Case(  # the judge shares the model's server: the line names the key the user set
+        "wrong api_base, judge=same",
+        "model=openai_compatible model.api_base=http://127.0.0.1:9/v1 judge=same metrics=paper",
+        ("model=openai_compatible: cannot reach http://127.0.0.1:9/v1", "fix model.api_base"),
+    ),
     Case(
         "model the server does not serve",
         "model=openai_compatible model.api_base={server} model.model=openai/gpt-nope",

@@ -75,8 +75,16 @@ def keys(roles: Mapping[str, ModelSpec]) -> None:
 
 
 def servers(roles: Mapping[str, ModelSpec]) -> None:
-    """Each role's OpenAI-compatible server answers (checked once per server)."""
-    for base, (role, spec) in {s.api_base: (r, s) for r, s in roles.items() if s.api_base}.items():
+    """Each role's OpenAI-compatible server answers (checked once per server).
+
+    A server shared by roles is named by the first of them (``model`` before ``judge``): with
+    ``judge=same`` the key the user set is ``model.api_base``.
+    """
+    first: dict[str, tuple[str, ModelSpec]] = {}
+    for role, spec in roles.items():
+        if spec.api_base:
+            first.setdefault(spec.api_base, (role, spec))
+    for base, (role, spec) in first.items():
         check_reachable(role, spec, base)
 
 
