@@ -48,12 +48,14 @@ def parser() -> argparse.ArgumentParser:
         help="validation: annotations to validate, BooookScore's or the authors' human format",
     )
     back = sub.add_parser(
-        "import", help="read a Label Studio JSON export, or a release of people's labels"
+        "import",
+        help="read a Label Studio JSON export, a release of people's labels, or a ratings table",
     )
     back.add_argument(
         "export",
-        help="the project's export (Label Studio's JSON format), or a file of people's labels "
-        "in a format a metric declares (HUMAN_FILES; recognized by its shape)",
+        help="the project's export (Label Studio's JSON format), a file of people's labels "
+        "in a format a metric declares (HUMAN_FILES; recognized by its shape), or a table of "
+        "ratings (.csv with the header document,system,criterion,value,annotator, or .jsonl)",
     )
     back.add_argument("--key", help="key.json written by export (omit for the authors' files)")
     back.add_argument(

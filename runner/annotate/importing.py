@@ -12,7 +12,9 @@ of ``to_record`` lines with ``--out``.
 A file given with no key, system, run or kind that is not a Label Studio export is offered to
 the people's-judgment file formats the metrics declare (``HUMAN_FILES``, through
 ``runner.human.claim_files``): the one that recognizes it reads it, and its notes are printed
-one line each; a file none recognizes is one line naming the formats tried.
+one line each. A ``.csv`` or ``.jsonl`` file none recognizes is a table of ratings
+(``runner.human.table.read_table``: one row per document, system, criterion and annotator);
+any other file none recognizes is one line naming the formats tried.
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ if TYPE_CHECKING:
 
 _RUN_ID = re.compile(r"[0-9a-f]{32}")
 LISTED = 15
+TABLE_SUFFIXES = (".csv", ".jsonl", ".ndjson")
+"""A file with one of these suffixes, recognized by no metric's format, is a ratings table."""
+RATINGS_TABLE = "ratings table (.csv or .jsonl: document,system,criterion,value,annotator)"
 """Unmatched tasks listed on screen; the rest are counted."""
 
 
@@ -66,9 +71,11 @@ def read(args: argparse.Namespace, uri: str) -> tuple[list[Judgment], list[str]]
 
 
 def claim_file(args: argparse.Namespace) -> tuple[list[Judgment], list[str]] | None:
-    """The judgments and notes of a metric's people's-judgment file, or None.
+    """The judgments and notes of a metric's people's-judgment file or a ratings table, or None.
 
-    None: a Label Studio export, or a file a key, system, run or kind says is one.
+    A metric's format that recognizes the file reads it first; otherwise a ``.csv`` or
+    ``.jsonl`` file is a ratings table (``runner.human.table``). None: a Label Studio export,
+    or a file a key, system, run or kind says is one.
     """
     if args.key is not None or args.run or args.system or args.kind is not None:
         return None
@@ -84,9 +91,13 @@ def claim_file(args: argparse.Namespace) -> tuple[list[Judgment], list[str]] | N
     if formats:
         judgments, notes = read_claim_file(path, formats[0])
         return list(judgments), notes
+    if path.suffix in TABLE_SUFFIXES:  # its reader names a missing column and the header to use
+        from runner.human.table import read_table
+
+        return list(read_table(path)), []
     if _labelstudio_shaped(path):
         return None
-    tried = [f.label for f in claim_formats()] + ["Label Studio JSON export"]
+    tried = [f.label for f in claim_formats()] + [RATINGS_TABLE, "Label Studio JSON export"]
     raise SourceError(
         f"{path} is in no format known here (tried: {', '.join(tried)}); give a file of one of "
         "them, or --key/--system for a Label Studio export"

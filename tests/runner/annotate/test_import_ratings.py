@@ -1,0 +1,140 @@
+"""``python -m runner.annotate import ratings.csv``: a table of ratings from any tool.
+
+A real job makes the rated run; the import records a human run beside it and each rating
+as a HUMAN assessment on its document's trace. What is checked against is the table this
+test writes, never the runner's own output.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from runner.annotate.__main__ import main
+from tests.runner.human.test_claims_record import run_job
+
+SUMMARIES = {
+    "tide": "Mara and her brother wait on the rocks until the boat returns.",
+    "mill": "The mill stops.",
+    "fox": "A fox and her cubs live under the library steps.",
+}
+RATED = {  # (document, annotator) -> informative, 1 to 5
+    ("tide", "ana"): 4,
+    ("mill", "ana"): 1,
+    ("fox", "ana"): 5,
+    ("tide", "ben"): 5,
+    ("mill", "ben"): 2,
+    ("fox", "ben"): 4,
+}
+
+
+@pytest.fixture(scope="module")
+def rated(tmp_path_factory: pytest.TempPathFactory) -> tuple[str, str]:
+    """(store uri, run id) of a real job over SUMMARIES."""
+    folder = tmp_path_factory.mktemp("ratings")
+    run_id = run_job(folder, SUMMARIES)
+    return f"sqlite:///{folder / 'mlflow.db'}", run_id
+
+
+def _humans(uri: str) -> list[Any]:
+    client = MlflowClient(uri)
+    ids = [e.experiment_id for e in client.search_experiments()]
+    return list(client.search_runs(ids, "tags.`runner.kind` = 'human'")) if ids else []
+
+
+def _csv(
+    path: Path, run_id: str, header: str = "document,system,criterion,value,annotator"
+) -> Path:
+    rows = [f"{doc},{run_id},informative,{value},{who}" for (doc, who), value in RATED.items()]
+    path.write_text("\n".join([header, *rows]) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_csv_of_ratings_is_recorded_beside_the_rated_run(
+    rated: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri, run_id = rated
+    table = _csv(tmp_path / "ratings.csv", run_id)
+    assert main(["import", str(table), "tracking.uri=" + uri]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"6 judgments read from {table}"
+    assert "  rating: 6 (annotator ana: 3, annotator ben: 3)" in out
+    (human,) = _humans(uri)
+    assert f"recorded human run {human.info.run_id} in {uri}" in out
+    assert "  6 HUMAN assessments on the judged documents' traces" in out
+    assert human.data.tags["human.judged_run"] == run_id
+
+    client = MlflowClient(uri)
+    experiment = client.get_run(run_id).info.experiment_id
+    assert human.info.experiment_id == experiment  # beside the run it rates
+    traces = client.search_traces(
+        locations=[experiment], filter_string=f"attributes.run_id = '{run_id}'"
+    )
+    found = {
+        (t.info.tags["runner.document"], a.source.source_id): (a.name, a.value)
+        for t in traces
+        for a in t.info.assessments
+        if a.source.source_type == "HUMAN"
+    }
+    assert found == {key: ("informative", float(value)) for key, value in RATED.items()}
+
+    # The same table again records nothing: every rating would count twice.
+    assert main(["import", str(table), "tracking.uri=" + uri]) == 0
+    assert f"already recorded: human run {human.info.run_id}" in capsys.readouterr().out
+    assert len(_humans(uri)) == 1
+
+
+def test_json_lines_of_ratings_read_as_the_csv_does(
+    rated: tuple[str, str], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri, run_id = rated
+    table = tmp_path / "ratings.jsonl"
+    rows = [
+        {"document": d, "system": run_id, "criterion": "informative", "value": v, "annotator": a}
+        for (d, a), v in RATED.items()
+    ]
+    table.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    assert main(["import", str(table), "tracking.uri=" + uri, "--no-record"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[:2] == [
+        f"6 judgments read from {table}",
+        "  rating: 6 (annotator ana: 3, annotator ben: 3)",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("header", "value", "expected"),
+    [
+        (
+            "document,system,criterion,value,rater",
+            None,
+            ("missing column(s) ['annotator']", "document,system,criterion,value,annotator"),
+        ),
+        (None, "n/a", ("'n/a' is not a number", "write a number")),
+    ],
+    ids=["misnamed column", "a stray n/a"],
+)
+def test_a_bad_table_is_one_line_and_nothing_is_recorded(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    header: str | None,
+    value: str | None,
+    expected: tuple[str, ...],
+) -> None:
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    table = _csv(
+        tmp_path / "ratings.csv", "0" * 32, header or "document,system,criterion,value,annotator"
+    )
+    if value is not None:
+        lines = table.read_text(encoding="utf-8").splitlines()
+        lines[2] = lines[2].replace(",1,", f",{value},")
+        table.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["import", str(table), "tracking.uri=" + uri]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith("error: "), err
+    assert all(part in err for part in expected), err
+    assert _humans(uri) == []
