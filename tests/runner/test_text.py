@@ -6,7 +6,11 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from runner.data.loaders import load_documents
 from runner.text import (
@@ -175,3 +179,29 @@ def test_punkt_loads_without_the_rest_of_nltk_and_splits_as_nltk() -> None:
     )
     assert out.returncode == 0, out.stderr[-2000:]
     assert json.loads(out.stdout.splitlines()[-1]) == {"alone": True, "same": True}
+
+
+def test_threads_that_split_at_once_build_one_tokenizer(monkeypatch: Any) -> None:
+    """A job's document threads all split their first sentences at the same moment."""
+    import runner.text as text
+
+    built: list[int] = []
+    real = text._build_punkt
+
+    def slow_build() -> Any:
+        built.append(1)
+        time.sleep(0.2)  # wide enough for every thread to arrive while it builds
+        return real()
+
+    monkeypatch.setattr(text, "_build_punkt", slow_build)
+    monkeypatch.setattr(text, "_PUNKT", [])
+    start = threading.Barrier(16)
+
+    def split(_: int) -> list[str]:
+        start.wait()
+        return split_sentences(TRICKY[0])
+
+    with ThreadPoolExecutor(16) as pool:
+        results = list(pool.map(split, range(16)))
+    assert len(built) == 1
+    assert results == [["Mr. Smith went to St. Paul.", "He met J. R. R. Tolkien there."]] * 16
