@@ -10,10 +10,20 @@ import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
+from tests.helpers import store_template  # noqa: E402
 from tests.helpers.fake_server import FakeOpenAIServer  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 SHARED_DATA = REPO.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def ready_made_stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Each new MLflow store of this test process is a copy of one built for real (a build
+    runs MLflow's migrations, about a second): ``tests/helpers/store_template.py``."""
+    undo = store_template.install(tmp_path_factory.mktemp("store-template"))
+    yield
+    undo()
 
 
 @pytest.fixture

@@ -23,6 +23,9 @@ ALLOWED_PTH = (
     ),  # pip install -e . of this project
     re.compile(r"__editable___summarization_runner_[\w.]+_finder\.pth"),
     re.compile(r"_sandboxing_egress_ca\.pth"),  # this workplace's sandbox, installed by no package
+    # coverage (the test extra): starts coverage in a new interpreter only when
+    # COVERAGE_PROCESS_START or COVERAGE_PROCESS_CONFIG is set (measuring subprocesses)
+    re.compile(r"a1_coverage\.pth"),
 )
 COMPROMISED_LITELLM = ("1.82.7", "1.82.8")
 
