@@ -26,6 +26,56 @@ def ready_made_stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
     undo()
 
 
+SLOW_MODULES = (
+    "tests/runner/sweep/test_sweep_stop.py",
+    "tests/test_crashes.py",
+    "tests/test_benchmarks_quick.py",
+    "tests/runner/sweep/test_sweeps.py",
+    "tests/docs/test_doc_blocks.py",
+    "tests/metrics/test_booookscore_released.py",
+    "tests/runner/llm/test_local_model.py",
+    "tests/test_offline.py",
+    "tests/runner/llm/batch/test_batch_job.py",
+    "tests/runner/annotate/test_label_studio.py",
+    "tests/test_plugin_install.py",
+    "tests/test_plugin_failures.py",
+    "tests/test_first_day.py",
+    "tests/test_packaging.py",
+    "tests/metrics/test_booookscore_local.py",
+    "tests/runner/sweep/test_ray_launcher.py",
+    "tests/runner/test_ui_first_screen.py",
+    "tests/runner/report/test_reproduce_storysumm.py",
+)
+"""The modules that take longest (``--durations``), slowest first. pytest-xdist hands each
+worker whole modules (``--dist loadfile``, pyproject.toml) in collection order, so these
+start first and the run does not end on one worker with a long module while the other idles.
+A stale entry costs only balance: the order of tests never changes what they check."""
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The slow modules first (``SLOW_MODULES``), each module's tests in their own order."""
+    rank = {name: i for i, name in enumerate(SLOW_MODULES)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
+
+
+def worker_cores() -> int:
+    """The cores one test process may count on: all of them, or its share under xdist."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    return max(1, len(os.sched_getaffinity(0)) // max(1, workers))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def local_model_threads() -> Iterator[None]:
+    """The embedded model's threads in this process: its share of the cores under xdist, since
+    llama.cpp's threads spin and stall each other when another worker holds a core."""
+    from runner.llm.local import model
+
+    real = model.default_threads
+    model.default_threads = lambda: min(real(), worker_cores())
+    yield
+    model.default_threads = real
+
+
 @pytest.fixture
 def server() -> Iterator[FakeOpenAIServer]:
     """A fresh echo server on 127.0.0.1."""

@@ -54,6 +54,7 @@ from runner.tracking.writer import (
     owner_tags,
 )
 from tests.helpers.fake_server import FakeOpenAIServer
+from tests.helpers.store_template import built_for_real
 from tests.strategies.conftest import echo_summary, kind_of, text_of
 
 pytestmark = pytest.mark.crash
@@ -65,8 +66,10 @@ LATENCY_S = 0.1
 GRACE_S = 0.25
 SINGLE = ("strategy=hier", "chunk=512", "data.limit=2", "model.concurrency=2")
 SWEEP = ("-m", "strategy=hier", "chunk=512,768,1024", "data.limit=1", "model.concurrency=2")
-SINGLE_PLAN = ("store", "startup", "calls", "calls", "calls", "end")
-SWEEP_PLAN = ("startup", "work", "work", "work")
+SINGLE_PLAN = ("store", "startup", "calls", "calls", "end")
+SWEEP_PLAN = ("startup", "work", "work")
+"""Every phase of a run and of a sweep is killed at least once, the calls and a sweep's work
+(where a kill meets requests in flight) twice each, at seeded random moments."""
 ENTRY = re.compile(r"[0-9a-f]{64}\.json")
 ENTRY_KEYS = {"text", "prompt_tokens", "completion_tokens", "finish_reason"}
 
@@ -127,7 +130,8 @@ class Rig:
     def __init__(self, server: FakeOpenAIServer, root: Path) -> None:
         self.server, self.root = server, root
         started = time.monotonic()
-        Tracker(f"sqlite:///{root / 'template.db'}", "template")
+        with built_for_real():  # the "store" trials kill within these seconds of migrations
+            Tracker(f"sqlite:///{root / 'template.db'}", "template")
         self.store_s = time.monotonic() - started
         self.references: dict[str, Reference] = {}
 

@@ -68,7 +68,7 @@ class ModelSpec:
     n_ctx: int = 8192
     """Local only: llama.cpp context size."""
     n_threads: int | None = None
-    """Local only: CPU threads (null = llama.cpp's choice)."""
+    """Local only: CPU threads (null = the cores this process may run on)."""
     repeat_penalty: float | None = None
     """Local only: llama.cpp's penalty on tokens repeated within the last 64 (1.1 is its
     command line's default; null = none). Small models otherwise loop at temperature 0."""

@@ -12,11 +12,12 @@ CLI, crash and docs tests) are not wrapped: they build their stores for real.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from runner.tracking import writer
@@ -68,3 +69,17 @@ def install(folder: Path) -> Callable[[], None]:
         writer._create_store = real
 
     return undo
+
+
+@contextlib.contextmanager
+def built_for_real() -> Iterator[None]:
+    """New stores built by MLflow's migrations within the block, for a test that times them
+    (``tests/test_crashes.py`` kills runs during the migrations)."""
+    wrapped = writer._create_store
+    template = getattr(wrapped, "__self__", None)
+    if isinstance(template, StoreTemplate):
+        writer._create_store = template.real
+    try:
+        yield
+    finally:
+        writer._create_store = wrapped

@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -55,7 +56,26 @@ def test_direct_calls_reproduce_a_slice_of_hier() -> None:
 
 
 @pytest.fixture(scope="module")
-def app_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, float]]:
+def judge_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One response cache for this module's runs: the app runs fill it, the sweep reads it."""
+    return tmp_path_factory.mktemp("released-cache")
+
+
+@pytest.fixture(scope="module")
+def judge() -> Iterator[FakeOpenAIServer]:
+    """The loopback judge of this module's runs, answering each sentence with its released
+    annotation (one server: its address is part of every cached request)."""
+    files = {name: released(name) for name in sorted(EXPECTED)}
+    everything = {f"{n}/{b}": s for n, (_, sums, _) in files.items() for b, s in sums.items()}
+    labels = {f"{n}/{b}": a for n, (_, _, anns) in files.items() for b, a in anns.items()}
+    with FakeOpenAIServer(annotation_responder(everything, labels)) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def app_runs(
+    tmp_path_factory: pytest.TempPathFactory, judge: FakeOpenAIServer, judge_cache: Path
+) -> dict[str, dict[str, float]]:
     """Both released files through ``python -m runner strategy=none data=summaries ...``,
     as two processes at once against one loopback judge (the gateway's per-call CPU is the
     bottleneck, so two processes use both cores). Returns each run's MLflow metrics and the
@@ -63,14 +83,12 @@ def app_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, fl
     from mlflow.tracking import MlflowClient
 
     files = {name: released(name) for name in sorted(EXPECTED)}
-    everything = {f"{n}/{b}": s for n, (_, sums, _) in files.items() for b, s in sums.items()}
-    labels = {f"{n}/{b}": a for n, (_, _, anns) in files.items() for b, a in anns.items()}
     root = tmp_path_factory.mktemp("released")
-    with FakeOpenAIServer(annotation_responder(everything, labels)) as server:
-        procs = {
-            name: _launch(file, server.url, root / name) for name, (file, _, _) in files.items()
-        }
-        outputs = {name: proc.communicate(timeout=600) for name, proc in procs.items()}
+    procs = {
+        name: _launch(file, judge.url, root / name, judge_cache)
+        for name, (file, _, _) in files.items()
+    }
+    outputs = {name: proc.communicate(timeout=600) for name, proc in procs.items()}
     metrics = {}
     for name, proc in procs.items():
         assert proc.returncode == 0, outputs[name][1][-3000:]
@@ -84,7 +102,7 @@ def app_runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, fl
     return metrics
 
 
-def _launch(file: Path, url: str, folder: Path) -> subprocess.Popen[str]:
+def _launch(file: Path, url: str, folder: Path, cache: Path) -> subprocess.Popen[str]:
     folder.mkdir()
     command = [
         sys.executable,
@@ -99,7 +117,7 @@ def _launch(file: Path, url: str, folder: Path) -> subprocess.Popen[str]:
         "judge.model=openai/fake",
         "judge.concurrency=16",
         f"tracking.uri=sqlite:///{folder / 'mlflow.db'}",
-        f"cache.dir={folder / 'cache'}",
+        f"cache.dir={cache}",
         "progress=false",
     ]
     return subprocess.Popen(
@@ -123,44 +141,52 @@ def test_hydra_app_reproduces_released_scores(
     assert metrics["booookscore/type/entity_omission"] > metrics["booookscore/type/language"]
 
 
-def test_a_sweep_over_the_released_files_reports_the_papers_table2_cells(tmp_path: Path) -> None:
+def test_a_sweep_over_the_released_files_reports_the_papers_table2_cells(
+    tmp_path: Path,
+    app_runs: dict[str, dict[str, float]],
+    judge: FakeOpenAIServer,
+    judge_cache: Path,
+) -> None:
     """-m over both claude-88000 files (joblib, two processes), then python -m runner.report:
-    the BooookScore cells read the paper's Table 2 values (hier 90.3, incremental 90.9)."""
+    the BooookScore cells read the paper's Table 2 values (hier 90.3, incremental 90.9).
+
+    The judge's answers come from the cache the app runs above filled (the same judge and
+    prompts, so the same answers the server gives): the judge's ~6,000 calls are the app runs'
+    check, the sweep, the report and their numbers are this one's."""
     import csv
 
     files = {name: released(name) for name in sorted(EXPECTED)}
-    everything = {f"{n}/{b}": s for n, (_, sums, _) in files.items() for b, s in sums.items()}
-    labels = {f"{n}/{b}": a for n, (_, _, anns) in files.items() for b, a in anns.items()}
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     paths = ",".join(str(file) for file, _, _ in files.values())
-    with FakeOpenAIServer(annotation_responder(everything, labels)) as server:
-        sweep = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "runner",
-                "-m",
-                "hydra/launcher=joblib",
-                "hydra.launcher.n_jobs=2",
-                "strategy=none",
-                "data=summaries",
-                f"data.path={paths}",
-                "metrics=booookscore",
-                "judge=openai_compatible",
-                f"judge.api_base={server.url}",
-                "judge.model=openai/fake",
-                "judge.concurrency=16",
-                f"tracking.uri={uri}",
-                f"cache.dir={tmp_path / 'cache'}",
-                "progress=false",
-                f"hydra.sweep.dir={tmp_path / 'sweep'}",
-            ],
-            cwd=REPO,
-            capture_output=True,
-            text=True,
-            timeout=900,
-        )
+    asked = len(judge.requests)
+    sweep = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "runner",
+            "-m",
+            "hydra/launcher=joblib",
+            "hydra.launcher.n_jobs=2",
+            "strategy=none",
+            "data=summaries",
+            f"data.path={paths}",
+            "metrics=booookscore",
+            "judge=openai_compatible",
+            f"judge.api_base={judge.url}",
+            "judge.model=openai/fake",
+            "judge.concurrency=16",
+            f"tracking.uri={uri}",
+            f"cache.dir={judge_cache}",
+            "progress=false",
+            f"hydra.sweep.dir={tmp_path / 'sweep'}",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     assert sweep.returncode == 0, sweep.stderr[-3000:]
+    assert len(judge.requests) == asked, "the sweep asked the judge what the app runs cached"
     report = subprocess.run(
         [
             sys.executable,

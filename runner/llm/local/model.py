@@ -44,6 +44,17 @@ COPY_RETRIES = 2
 last draw is kept. At temperature 0 another seed would give the same answer."""
 
 
+def default_threads() -> int:
+    """llama.cpp's threads when ``model.n_threads`` is unset: the cores this process may use.
+
+    That is its CPU affinity (which ``taskset`` or a container's cpuset narrows), not the
+    machine's count: more threads than cores makes llama.cpp's spinning threads stall.
+    """
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0)) or 1
+    return os.cpu_count() or 1
+
+
 class _LoadedModel:
     """One llama.cpp model with the lock that serializes its calls."""
 
@@ -51,7 +62,7 @@ class _LoadedModel:
         from llama_cpp import Llama
 
         self.lock = threading.Lock()
-        threads = n_threads or os.cpu_count() or 1  # llama-cpp-python's default is half
+        threads = n_threads or default_threads()  # llama-cpp-python's default is half
         start = time.perf_counter()
         self.llama = Llama(
             model_path=str(path),
