@@ -1,10 +1,13 @@
 """Bad input, as a new user makes it: one clear line naming the problem and the fix, a
 non-zero exit, no traceback (unless ``verbose=true``), and nothing a report would count.
 
-Each case runs ``python -m runner`` in a fresh folder and expects exit status 2, exactly
-one line on stderr starting with ``error:`` and containing the words that name the
+Each case runs the command of ``python -m runner`` in a fresh folder and expects exit status
+2, exactly one line on stderr starting with ``error:`` and containing the words that name the
 problem and the fix, and no ``mlruns/`` folder afterwards: the problem was caught before
-the MLflow run (or even the store) existed. ``benchmarks/bench_bad_input.py`` times them.
+the MLflow run (or even the store) existed. The table's cases call the command in this
+process (``tests/helpers/in_process.py``); the last tests run it as a child process, so the
+exit status and the one line are also what a shell sees. ``benchmarks/bench_bad_input.py``
+times them.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from tests.helpers.fake_server import FakeOpenAIServer
+from tests.helpers.in_process import run_in_process
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -184,7 +188,7 @@ def test_bad_input_gets_one_clear_line_and_leaves_nothing(
     with FakeOpenAIServer() as server:
         server.served_models = ["fake-model"]
         args = [a.format(d=data, server=server.url) for a in case.args.split()]
-        done = run_cli(args, tmp_path)
+        done = run_in_process("metrics=stats", "data.limit=1", *args, cwd=tmp_path)
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 2, done.stderr[-1500:]
     assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr[-1500:]
@@ -196,14 +200,14 @@ def test_bad_input_gets_one_clear_line_and_leaves_nothing(
 
 def test_a_document_shorter_than_one_chunk_is_valid(data: Path, tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
-        done = run_cli(
-            [
-                "data=dir",
-                f"data.path={data / 'story'}",
-                "model=openai_compatible",
-                f"model.api_base={server.url}",
-            ],
-            tmp_path,
+        done = run_in_process(
+            "metrics=stats",
+            "data.limit=1",
+            "data=dir",
+            f"data.path={data / 'story'}",
+            "model=openai_compatible",
+            f"model.api_base={server.url}",
+            cwd=tmp_path,
         )
     assert done.returncode == 0, done.stderr[-1500:]
     assert len(server.requests) == 1  # one chunk, one call

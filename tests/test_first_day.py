@@ -5,7 +5,8 @@ misled: a data path the chosen source ignored, a negative limit, the embedded ju
 API model's summaries, a sweep preset run as one job, a provider's host retried for 30 s with
 advice for a local server, a sweep parent FINISHED over failed children, a typo in a swept
 value leaving a parent RUNNING, a YAML error as a 95-line traceback, ``-m`` after overrides.
-Every test runs the real command or the real gateway against loopback servers.
+Every test runs the real command or the real gateway against loopback servers: the sweeps as
+child processes, the other commands in this process (``tests/helpers/in_process.py``).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from mlflow.tracking import MlflowClient
 
 from runner.errors import ProviderUnreachableError
 from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
+from tests.helpers.in_process import run_in_process
 from tests.runner.config.test_config import composed
 
 REPO = Path(__file__).resolve().parents[1]
@@ -42,6 +44,12 @@ def runner(
         timeout=600,
         env={**clean, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})},
     )
+
+
+def command(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """The command of ``python -m runner ARGS`` called in this process, in ``cwd``, with no API
+    key in the environment (a sweep's jobs may run in processes of their own: ``runner``)."""
+    return run_in_process(*args, cwd=cwd)
 
 
 def served(url: str, *extra: str) -> list[str]:
@@ -77,20 +85,20 @@ def test_a_data_path_the_sample_source_ignores_is_refused(tmp_path: Path) -> Non
     books = tmp_path / "books"
     books.mkdir()
     (books / "mine.txt").write_text("My own book. It has two sentences.\n", encoding="utf-8")
-    line = one_error_line(runner(f"data.path={books}", "metrics=stats", cwd=tmp_path))
+    line = one_error_line(command(f"data.path={books}", "metrics=stats", cwd=tmp_path))
     assert f"data.path={books} is ignored by data=sample" in line and "data=dir" in line
     assert not (tmp_path / "mlruns").exists()
 
 
 @pytest.mark.parametrize("limit", ["-1", "0", "1.5"])
 def test_a_limit_that_is_not_a_positive_count_is_refused(limit: str, tmp_path: Path) -> None:
-    line = one_error_line(runner(f"data.limit={limit}", "metrics=stats", cwd=tmp_path))
+    line = one_error_line(command(f"data.limit={limit}", "metrics=stats", cwd=tmp_path))
     assert f"data.limit={limit}" in line and ">= 1" in line and "data.limit=null" in line
 
 
 def test_a_sources_key_outside_data_summaries_is_refused(tmp_path: Path) -> None:
     line = one_error_line(
-        runner(
+        command(
             "data=dir",
             f"data.path={SAMPLE}",
             f"+data.sources={SAMPLE}",
@@ -125,14 +133,14 @@ def test_the_default_local_judge_is_the_one_judge_local_composes() -> None:
 
 
 def test_a_missing_key_names_the_judge_too(tmp_path: Path) -> None:
-    line = one_error_line(runner("model=claude", "metrics=paper", cwd=tmp_path))
+    line = one_error_line(command("model=claude", "metrics=paper", cwd=tmp_path))
     assert "ANTHROPIC_API_KEY" in line
 
 
 def test_the_run_description_and_summary_name_the_judge(tmp_path: Path) -> None:
     uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
     with FakeOpenAIServer(judge_or_echo) as server:
-        done = runner(
+        done = command(
             *served(server.url, "metrics=booookscore", f"tracking.uri={uri}"), cwd=tmp_path
         )
     assert done.returncode == 0, done.stderr[-2000:]
@@ -154,7 +162,7 @@ def judge_or_echo(request: dict[str, Any]) -> str:
 
 def test_the_end_of_a_run_says_where_the_summaries_and_viewer_are(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
-        done = runner(*served(server.url), cwd=tmp_path)
+        done = command(*served(server.url), cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     paths = {
         line.split(":", 1)[0].strip(): line.split(":", 1)[1].split()[0]
@@ -273,13 +281,13 @@ def test_a_yaml_error_in_the_users_config_dir_is_one_line_with_its_place(tmp_pat
         "name: broken\nmodel: [openai/x\ntemperature: 0.2\n", encoding="utf-8"
     )
     line = one_error_line(
-        runner("--config-dir", str(tmp_path / "my_conf"), "model=broken", cwd=tmp_path)
+        command("--config-dir", str(tmp_path / "my_conf"), "model=broken", cwd=tmp_path)
     )
     assert "broken.yaml" in line and "line 3" in line and "column" in line
 
 
 def test_help_lists_only_the_groups_a_user_chooses(tmp_path: Path) -> None:
-    done = runner("--help", cwd=tmp_path)
+    done = command("--help", cwd=tmp_path)
     assert done.returncode == 0 and "strategy:" in done.stdout and "judge:" in done.stdout
     assert "model_strategy" not in done.stdout
 

@@ -175,7 +175,11 @@ class FakeOpenAIServer:
         """The files and batches it holds, and what tests read of them (``fake_batches.py``)."""
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        # serve_forever's default poll of 0.5 s is how long shutdown() waits on an idle server:
+        # half a second at the end of every test that starts one.
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:
