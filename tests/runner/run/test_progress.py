@@ -14,30 +14,38 @@ import pytest
 from runner.llm.call_log import CallTotals
 from runner.run.progress import Progress
 from tests.helpers.fake_server import FakeOpenAIServer
+from tests.helpers.in_process import run_in_process
 
 SAMPLES = Path(__file__).resolve().parents[3] / "runner" / "sample_data"
 
 
+def _args(tmp_path: Path, url: str, *extra: str) -> list[str]:
+    return [
+        "strategy=hier",
+        "chunk=1024",
+        "metrics=stats",
+        "model=openai_compatible",
+        f"model.api_base={url}",
+        f"tracking.uri=sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}",
+        f"cache.dir={tmp_path / 'cache'}",
+        *extra,
+    ]
+
+
 def _run(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """``python -m runner`` as a child process: its stderr a pipe, as in a log."""
     return subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "runner",
-            "strategy=hier",
-            "chunk=1024",
-            "metrics=stats",
-            "model=openai_compatible",
-            f"model.api_base={url}",
-            f"tracking.uri=sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}",
-            f"cache.dir={tmp_path / 'cache'}",
-            *extra,
-        ],
+        [sys.executable, "-m", "runner", *_args(tmp_path, url, *extra)],
         cwd=tmp_path,
         capture_output=True,
         text=True,
         timeout=600,
     )
+
+
+def _run_here(tmp_path: Path, url: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    """The same command called in this process (``tests/helpers/in_process.py``)."""
+    return run_in_process(*_args(tmp_path, url, *extra), cwd=tmp_path)
 
 
 def test_a_log_gets_one_line_per_document_with_eta_and_the_calls_so_far(tmp_path: Path) -> None:
@@ -56,13 +64,13 @@ def test_a_log_gets_one_line_per_document_with_eta_and_the_calls_so_far(tmp_path
 
 def test_progress_off_prints_no_progress(tmp_path: Path) -> None:
     with FakeOpenAIServer() as server:
-        done = _run(tmp_path, server.url, "progress=off")
+        done = _run_here(tmp_path, server.url, "progress=off")
     assert done.returncode == 0, done.stderr[-2000:]
     assert not re.search(r"\[\d/3\]", done.stderr)
 
 
 def test_an_unknown_mode_is_one_clear_error(tmp_path: Path) -> None:
-    done = _run(tmp_path, "http://127.0.0.1:9", "progress=sometimes")
+    done = _run_here(tmp_path, "http://127.0.0.1:9", "progress=sometimes")
     assert done.returncode == 2
     assert "progress=sometimes is not a progress mode; use auto, bar, lines or off" in done.stderr
     assert "Traceback" not in done.stderr
