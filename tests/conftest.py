@@ -58,10 +58,10 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     items.sort(key=lambda item: rank.get(item.nodeid.split("::", 1)[0], len(rank)))
 
 
-def worker_cores() -> int:
-    """The cores one test process may count on: all of them, or its share under xdist."""
+def worker_share(cores: int) -> int:
+    """A test process's share of ``cores``: all of them, or one worker's part under xdist."""
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
-    return max(1, len(os.sched_getaffinity(0)) // max(1, workers))
+    return max(1, cores // max(1, workers))
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -71,7 +71,7 @@ def local_model_threads() -> Iterator[None]:
     from runner.llm.local import model
 
     real = model.default_threads
-    model.default_threads = lambda: min(real(), worker_cores())
+    model.default_threads = lambda: worker_share(real())
     yield
     model.default_threads = real
 

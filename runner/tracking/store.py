@@ -44,6 +44,18 @@ def sqlite_path(uri: str) -> Path | None:
     return Path(uri[len(_SQLITE) :]) if uri.startswith(_SQLITE) else None
 
 
+def store_to_build(uri: str) -> Path | None:
+    """The file of a plain ``sqlite:///`` store that does not exist yet, else None.
+
+    An empty file counts as missing: it is what a bare ``sqlite3.connect`` leaves. A URI with
+    query parameters, a server or another database is never built here.
+    """
+    path = sqlite_path(uri)
+    if path is None or "?" in uri or (path.exists() and path.stat().st_size > 0):
+        return None
+    return path
+
+
 def missing_store(uri: str, key: str = "tracking.uri") -> str | None:
     """The one line for a command that only reads, pointed at a sqlite store that is not there.
 

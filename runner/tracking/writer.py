@@ -44,7 +44,7 @@ from runner.tracking.runs_view import (
 )
 from runner.tracking.runs_view import metric_name as metric_name  # re-exported
 from runner.tracking.store import artifact_root as artifact_root  # re-exported for callers
-from runner.tracking.store import retrying, sqlite_path, store_lock
+from runner.tracking.store import retrying, store_lock, store_to_build
 
 _MAX_PARAM = 500  # MLflow's limit is 6000 chars; short values keep the UI readable
 
@@ -58,9 +58,9 @@ def _create_store(uri: str, artifact_root: Path | None) -> None:
     beside its final name and renamed, and a killed attempt only leaves a partial file that
     the next attempt replaces.
     """
-    path = sqlite_path(uri)
-    if path is None or "?" in uri or (path.exists() and path.stat().st_size > 0):
-        return  # an empty file is what a bare sqlite3.connect leaves: no store yet
+    path = store_to_build(uri)
+    if path is None:
+        return
     from mlflow.store.tracking.sqlalchemy_store import SqlAlchemyStore
 
     building = path.with_name(path.name + ".creating")

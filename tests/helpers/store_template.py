@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from runner.tracking import writer
-from runner.tracking.store import sqlite_path
+from runner.tracking.store import store_to_build
 
 CreateStore = Callable[[str, "Path | None"], None]
 
@@ -42,8 +42,8 @@ class StoreTemplate:
 
     def create(self, uri: str, artifact_root: Path | None) -> None:
         """As ``writer._create_store``: a missing store appears whole, under its final name."""
-        path = sqlite_path(uri)
-        if path is None or "?" in uri or (path.exists() and path.stat().st_size > 0):
+        path = store_to_build(uri)
+        if path is None:
             self.real(uri, artifact_root)  # nothing to build, or not a plain file: as before
             return
         from mlflow.utils.uri import append_to_uri_path, resolve_uri_if_local
