@@ -165,6 +165,9 @@ class FakeOpenAIServer:
         self.intervals: list[tuple[float, float]] = []
         """(start, end) monotonic times of every answered request, in arrival order."""
         self._lock = threading.Lock()
+        self._stopping = threading.Event()
+        """Set when the server stops: a request still waiting out ``latency_s`` ends at once,
+        so no answer is written after the test that started the server has ended."""
         self.batches = Batches(
             self._batch_line,
             steps=batch_steps,
@@ -192,6 +195,7 @@ class FakeOpenAIServer:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._stopping.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -232,7 +236,7 @@ class FakeOpenAIServer:
             self.max_in_flight = max(self.max_in_flight, self.in_flight)
         try:
             if self.latency_s:
-                time.sleep(self.latency_s)
+                self._stopping.wait(self.latency_s)
             reply = self.responder(request) if "messages" in request else FakeReply()
         finally:
             with self._lock:

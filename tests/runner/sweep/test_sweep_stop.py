@@ -1,7 +1,8 @@
 """Stopping a sweep (issue 31): SIGINT or SIGTERM to the sweep's process, or Ctrl-C in its
 terminal (SIGINT to its whole process group), under the basic, joblib and Ray launchers.
 
-Each stop must: end the sweep within seconds with 130 (SIGINT) or 143 (SIGTERM); print one
+Each stop must: end the sweep at once (while its calls are still unanswered) with 130
+(SIGINT) or 143 (SIGTERM); print one
 "stopped" line and none of joblib's "segmentation fault" text; leave no process of the sweep's
 session; leave the parent and every started child KILLED (none RUNNING, none FAILED); send no
 model call after it; and the same command must then finish the sweep. Also the launcher
@@ -30,8 +31,12 @@ from tests.strategies.conftest import responder
 REPO = Path(__file__).resolve().parents[3]
 CELLS = ("chunk=512,768,1024,2048",)
 """Four cells of one document each: baseline sends one call a document (metrics=stats)."""
-SLOW_S = 4.0
-"""The server's answer time while the sweep is to be stopped: every job is mid-call."""
+SLOW_S = 120.0
+"""The server's answer time while the sweep is to be stopped: every job is mid-call, and a stop
+that waited for its calls would still be waiting when ``STOP_TIMEOUT_S`` runs out."""
+STOP_TIMEOUT_S = 30
+"""How long the stopped sweep may take to exit before the test fails (a hang guard, not a
+figure: the test checks that its calls were still unanswered when it exited)."""
 JOBLIB = ("hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
 
 
@@ -92,18 +97,18 @@ def stop_and_resume(
     expected_exit: int,
     busy_jobs: int,
     env: dict[str, str] | None = None,
-) -> float:
-    """Start a 4-cell sweep, stop it once ``busy_jobs`` calls are in flight, check what the stop
-    left, then rerun the same command and check that it finishes. Returns seconds to stop."""
+) -> None:
+    """Start a 4-cell sweep, stop it once ``busy_jobs`` calls are in flight, check that it
+    ended before they were answered and what the stop left, then rerun the same command and
+    check that it finishes."""
     with FakeOpenAIServer(responder(), latency_s=SLOW_S) as server:
         args = _sweep_args(server, folder, launcher)
         proc = _launch(args, folder, "stopped", env)
         try:
             _wait_for(lambda: server.in_flight >= busy_jobs, 400, proc)
-            stopped_at = time.monotonic()
             send(proc.pid)
-            code = proc.wait(timeout=20)
-            took = time.monotonic() - stopped_at
+            code = proc.wait(timeout=STOP_TIMEOUT_S)
+            unanswered = server.in_flight
             left = session_processes(proc.pid)
             deadline = time.monotonic() + 5
             while left and time.monotonic() < deadline:  # loky's tracker: gone with its pipe
@@ -117,6 +122,7 @@ def stop_and_resume(
         assert len(server.requests) == calls, "a job went on calling the model after the stop"
         stderr = (folder / "stopped.err").read_text()
         assert code == expected_exit, stderr[-3000:]
+        assert unanswered >= busy_jobs, "the sweep waited for its calls' answers before it ended"
         assert left == [], f"processes left behind: {left}"
         stops = [line for line in stderr.splitlines() if "stopped" in line]
         assert len(stops) == 1 and "KILLED" in stops[0], stderr[-3000:]
@@ -134,7 +140,6 @@ def stop_and_resume(
     assert again.info.run_id == parent.info.run_id and again.info.status == "FINISHED"
     finished = [c for c in children if c.info.status == "FINISHED"]
     assert sorted(c.data.params["chunk"] for c in finished) == ["1024", "2048", "512", "768"]
-    return took
 
 
 def _to_pid(signum: int) -> Callable[[int], None]:
@@ -156,15 +161,13 @@ STOPS = {
 @pytest.mark.parametrize("stop", list(STOPS))
 def test_a_joblib_sweep_stops_killed_at_once_and_resumes(stop: str, tmp_path: Path) -> None:
     send, code = STOPS[stop]
-    took = stop_and_resume(tmp_path, JOBLIB, send, code, busy_jobs=1)
-    assert took < 10, f"{took:.1f} s to stop"
+    stop_and_resume(tmp_path, JOBLIB, send, code, busy_jobs=1)
 
 
 @pytest.mark.parametrize("stop", ["kill-TERM", "ctrl-C"])
 def test_a_basic_sweep_stops_killed_at_once_and_resumes(stop: str, tmp_path: Path) -> None:
     send, code = STOPS[stop]
-    took = stop_and_resume(tmp_path, (), send, code, busy_jobs=1)
-    assert took < 10, f"{took:.1f} s to stop"
+    stop_and_resume(tmp_path, (), send, code, busy_jobs=1)
 
 
 ray_head = test_ray_launcher.ray_head
@@ -176,8 +179,7 @@ def test_a_ray_sweep_stops_killed_at_once_and_resumes(
 ) -> None:
     address, _, env = ray_head
     ray = ("hydra/launcher=ray", f"hydra.launcher.ray.init.address={address}")
-    took = stop_and_resume(tmp_path, ray, _to_pid(signal.SIGINT), 130, busy_jobs=1, env=env)
-    assert took < 10, f"{took:.1f} s to stop"
+    stop_and_resume(tmp_path, ray, _to_pid(signal.SIGINT), 130, busy_jobs=1, env=env)
 
 
 def _refused(args: list[str], tmp_path: Path) -> str:
