@@ -128,6 +128,22 @@ CASES = [
         ("model.retry.max_attempts=many", "whole number"),
     ),
     Case("on_error misspelt", "on_error=ignore", ("on_error=ignore", "fail", "continue")),
+    Case(
+        "temperature out of range",
+        "model=openai_compatible model.api_base={server} model.temperature=5",
+        ("model.temperature=5 is out of range: from 0 to 2", "e.g. model.temperature=0.5"),
+    ),
+    Case(
+        "Anthropic's temperature",
+        "model=openai_compatible model.api_base={server} model.model=anthropic/claude-x "
+        "model.temperature=1.5",
+        ("model.temperature=1.5", "from 0 to 1 for Anthropic's models (anthropic/claude-x)"),
+    ),
+    Case(
+        "no attempt at all",
+        "model=openai_compatible model.api_base={server} model.retry.max_attempts=0",
+        ("model.retry.max_attempts=0 is out of range: at least 1",),
+    ),
 ]
 
 
@@ -189,6 +205,7 @@ def test_bad_input_gets_one_clear_line_and_leaves_nothing(
         server.served_models = ["fake-model"]
         args = [a.format(d=data, server=server.url) for a in case.args.split()]
         done = run_in_process("metrics=stats", "data.limit=1", *args, cwd=tmp_path)
+    assert server.requests == [], "a refused run called the model"
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 2, done.stderr[-1500:]
     assert len(lines) == 1 and lines[0].startswith("error: "), done.stderr[-1500:]

@@ -1,8 +1,9 @@
-"""Type checks for config values, so a wrong value is one line before anything runs.
+"""Type and range checks for config values, so a wrong value is one line before anything runs.
 
 Hydra composes strings and numbers as the user typed them; ``temperature=abc`` or
 ``model.concurrency=abc`` would otherwise reach ``float()`` as a traceback, or be accepted
-and logged as a param. The dataclasses' own annotations say what each key must be.
+and logged as a param. The dataclasses' own annotations say what each key must be, and a
+field's ``runner.ranges.Range`` (its metadata) which values it takes.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import typing
 from typing import Any
 
 from runner.errors import ConfigError
+from runner.ranges import range_of
 
 SECRET_KEYS = ("api_key", "key", "token", "secret", "password")
 """Keys that would put a secret in config (and so in MLflow and Hydra's outputs)."""
@@ -47,24 +49,9 @@ def check_fields(cls: type, raw: dict[str, Any], where: str) -> None:
         ):
             wanted = _describe(hints[field.name])
             raise ConfigError(f"{where}.{field.name}={raw[field.name]} must be {wanted}")
-        if field.metadata.get("positive") and raw.get(field.name) is not None:
-            _positive(f"{where}.{field.name}", raw[field.name])
-        if field.metadata.get("seconds") and raw.get(field.name) is not None:
-            _seconds(f"{where}.{field.name}", raw[field.name])
-
-
-def _positive(key: str, value: Any) -> None:
-    """A field marked ``metadata={"positive": True}`` (a provider limit) is at least 1."""
-    if value < 1:
-        raise ConfigError(
-            f"{key}={value} must be a positive whole number, or null for no limit; e.g. {key}=500"
-        )
-
-
-def _seconds(key: str, value: Any) -> None:
-    """A field marked ``metadata={"seconds": True}`` (a wait) is above zero."""
-    if value <= 0:
-        raise ConfigError(f"{key}={value} must be a number of seconds above 0, e.g. {key}=30")
+        values = range_of(field.metadata)
+        if values is not None and raw.get(field.name) is not None:
+            values.check(f"{where}.{field.name}", raw[field.name])
 
 
 def _fits(value: Any, hint: Any) -> bool:

@@ -22,7 +22,7 @@ from runner.config.data_config import DataConfig, data_config
 from runner.data.sources import SOURCE_KEYS
 from runner.errors import ConfigError
 from runner.llm.retry import RetryPolicy
-from runner.llm.spec import ModelSpec
+from runner.llm.spec import ModelSpec, narrower_ranges
 from runner.plugins.contract import MODEL_ROLES
 from runner.plugins.registry import Plugin, find, load
 from runner.tracking.store import default_tracking_uri
@@ -139,6 +139,9 @@ def model_spec(raw: dict[str, Any], role: str) -> ModelSpec:
             f"{role}.retry.{stray[0]} is not a retry setting; valid: {', '.join(settings)}"
         )
     check_fields(RetryPolicy, retry, f"{role}.retry")
+    whose, narrower = narrower_ranges(str(raw["model"]))
+    for key, values in narrower.items():
+        values.check(f"{role}.{key}", raw.get(key), f"{whose} ({raw['model']})")
     raw["retry"] = RetryPolicy(**retry)
     return ModelSpec(**{k: v for k, v in raw.items() if v is not None})
 
@@ -182,6 +185,19 @@ def _check_data_and_strategy(
         )
 
 
+def _check_run_temperature(temperature: Any, roles: dict[str, ModelSpec]) -> None:
+    """``temperature=``, the summarizer's, within its provider's range.
+
+    That range may be narrower than the 0..2 checked for every model (Anthropic's is 0..1).
+    """
+    if temperature is None or "model" not in roles:
+        return
+    model = roles["model"].model
+    whose, narrower = narrower_ranges(model)
+    if "temperature" in narrower:
+        narrower["temperature"].check("temperature", temperature, f"{whose} ({model})")
+
+
 def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> RunConfig:
     """Validate the composed config (a plain dict) into a RunConfig."""
     strategy_raw = dict(raw.get("strategy") or {})
@@ -214,6 +230,7 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
     budget = raw.get("budget") or {}
     cache = raw.get("cache") or {}
     roles = _roles(raw, needs)
+    _check_run_temperature(temperature, roles)
     check_batch(roles, (str(name), strategy), modules, bool(cache.get("enabled", True)))
     return RunConfig(
         strategy=str(name),

@@ -13,10 +13,11 @@ from __future__ import annotations
 import random
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TypeVar
 
 from runner.errors import LLMError, RateLimitedError
+from runner.ranges import Range, valid
 
 T = TypeVar("T")
 
@@ -25,13 +26,15 @@ T = TypeVar("T")
 class RetryPolicy:
     """Bounded exponential backoff with jitter."""
 
-    max_attempts: int = 6
+    max_attempts: int = field(default=6, metadata=valid(Range(1, example=6)))
     """Total attempts, the first included."""
-    base_delay_s: float = 1.0
+    base_delay_s: float = field(default=1.0, metadata=valid(Range(0, example=1)))
     """Delay ceiling before the second attempt; doubles each time."""
-    max_delay_s: float = 60.0
+    max_delay_s: float = field(default=60.0, metadata=valid(Range(0, example=60)))
     """Upper bound of any single wait (Retry-After included)."""
-    deadline_s: float | None = 600.0
+    deadline_s: float | None = field(
+        default=600.0, metadata=valid(Range(0, example=600, above=True, null="no limit"))
+    )
     """No wait and no new attempt past this many seconds after the first attempt began
     (null = no limit). An attempt in flight is never cut short: ``timeout_s`` bounds it, so a
     call ends within about ``deadline_s + timeout_s``."""

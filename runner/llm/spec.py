@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from runner.llm.retry import RetryPolicy
+from runner.ranges import Range, valid
 
 LOCAL_PREFIX = "local/"
 """The embedded llama.cpp model (``runner/llm/local/model.py``)."""
@@ -19,6 +20,23 @@ LOCAL_EMBED_PREFIX = "local-embed/"
 SCRIPTED_WINDOW = 8192
 """The context window of a scripted model (it has none of its own)."""
 
+NARROWER_RANGES: dict[str, tuple[str, dict[str, Range]]] = {
+    "claude": ("Anthropic's models", {"temperature": Range(0, 1, 1)}),
+}
+"""Ranges a provider narrows, by a word of its model strings (``anthropic/claude-...``,
+``bedrock/anthropic.claude-...``): Anthropic's API takes temperature 0..1, OpenAI's 0..2."""
+
+
+def narrower_ranges(model: str) -> tuple[str, dict[str, Range]]:
+    """(whose ranges, {key: range}) that ``model``'s provider narrows; ("", {}) for none."""
+    for word, ranges in NARROWER_RANGES.items():
+        if word in model.lower():
+            return ranges
+    return "", {}
+
+
+LIMIT = valid(Range(1, example=500, null="no limit"))
+"""A provider's limit per minute: a positive whole number, or null for none."""
 RATE_KEYS = ("rpm", "tpm", "input_tpm", "output_tpm")
 """The provider limits a sweep shares per endpoint: how fast calls are sent, not what they ask."""
 
@@ -35,41 +53,43 @@ class ModelSpec:
     """OpenAI-compatible server URL (vLLM, Ollama, llama.cpp server)."""
     api_key_env: str | None = None
     """Environment variable holding the key; the key itself never enters config or logs."""
-    temperature: float | None = None
+    temperature: float | None = field(default=None, metadata=valid(Range(0, 2, 0.5)))
     """Default sampling temperature (the paper: 0.5; Claude 1.0)."""
-    top_p: float | None = None
+    top_p: float | None = field(default=None, metadata=valid(Range(0, 1, 1.0)))
     """Nucleus sampling; the paper uses p=1."""
-    max_tokens: int | None = None
+    max_tokens: int | None = field(default=None, metadata=valid(Range(1, example=2048)))
     """Default cap on generated tokens when the caller gives none."""
-    context_window: int | None = None
+    context_window: int | None = field(default=None, metadata=valid(Range(1, example=8192)))
     """Input window in tokens; null = litellm's model info (or n_ctx for local)."""
-    input_cost_per_token: float | None = None
+    input_cost_per_token: float | None = field(default=None, metadata=valid(Range(0, example=0)))
     """USD price override for models litellm does not map."""
-    output_cost_per_token: float | None = None
+    output_cost_per_token: float | None = field(default=None, metadata=valid(Range(0, example=0)))
     """USD price override for generated tokens."""
-    concurrency: int = 8
+    concurrency: int = field(default=8, metadata=valid(Range(1, example=8)))
     """Calls in flight at once to this endpoint (model + api_base) within a job."""
-    rpm: int | None = field(default=None, metadata={"positive": True})
+    rpm: int | None = field(default=None, metadata=LIMIT)
     """Requests per minute this endpoint allows (the provider's tier limit; null = unlimited),
     shared by every job of a sweep on one machine, and by a Ray sweep's workers
     (``runner/llm/rate.py``)."""
-    tpm: int | None = field(default=None, metadata={"positive": True})
+    tpm: int | None = field(default=None, metadata=LIMIT)
     """Tokens per minute, prompt and completion together (OpenAI's TPM; null = unlimited)."""
-    input_tpm: int | None = field(default=None, metadata={"positive": True})
+    input_tpm: int | None = field(default=None, metadata=LIMIT)
     """Prompt tokens per minute, where a provider limits them apart (Anthropic's ITPM)."""
-    output_tpm: int | None = field(default=None, metadata={"positive": True})
+    output_tpm: int | None = field(default=None, metadata=LIMIT)
     """Completion tokens per minute, where a provider limits them apart (Anthropic's OTPM)."""
-    timeout_s: float = 600.0
+    timeout_s: float = field(default=600.0, metadata=valid(Range(0, example=600, above=True)))
     """Seconds one attempt may take; a slower attempt fails and is retried (``retry``)."""
     retry: RetryPolicy = field(default_factory=RetryPolicy)
     """Retry policy for transient failures."""
     path: str | None = None
     """Local only: GGUF file (null = the bundled Qwen2.5-Coder-0.5B-Instruct)."""
-    n_ctx: int = 8192
+    n_ctx: int = field(default=8192, metadata=valid(Range(1, example=8192)))
     """Local only: llama.cpp context size."""
-    n_threads: int | None = None
+    n_threads: int | None = field(default=None, metadata=valid(Range(1, example=2)))
     """Local only: CPU threads (null = the cores this process may run on)."""
-    repeat_penalty: float | None = None
+    repeat_penalty: float | None = field(
+        default=None, metadata=valid(Range(0, example=1.1, above=True))
+    )
     """Local only: llama.cpp's penalty on tokens repeated within the last 64 (1.1 is its
     command line's default; null = none). Small models otherwise loop at temperature 0."""
     stop_on_repeated_sentence: bool = False
@@ -91,11 +111,13 @@ class ModelSpec:
     gathered until ``batch_gather`` seconds pass without a new one, so requests that do not
     wait on each other's answers go out together; the job waits for the answers and goes on
     as if they had come online (same cache keys, scores and fingerprint)."""
-    batch_gather: float = field(default=2.0, metadata={"seconds": True})
+    batch_gather: float = field(default=2.0, metadata=valid(Range(0, example=2, above=True)))
     """Seconds without a new request before the gathered ones are submitted as a batch."""
-    batch_poll: float = field(default=30.0, metadata={"seconds": True})
+    batch_poll: float = field(default=30.0, metadata=valid(Range(0, example=30, above=True)))
     """Seconds between two looks at a batch in flight."""
-    batch_timeout: float = field(default=86400.0, metadata={"seconds": True})
+    batch_timeout: float = field(
+        default=86400.0, metadata=valid(Range(0, example=86400, above=True))
+    )
     """Seconds a job waits for its batches (from its first submission) before it ends FAILED;
     the batches stay in flight and a rerun of the same command waits for them again."""
 

@@ -45,6 +45,7 @@ from runner.errors import ConfigError
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
 from runner.plugins.registry import available, load
+from runner.ranges import range_of
 
 ROLE_GROUPS = ("model", "judge", "evaluator", "embedder")
 """The groups whose options are models (each validated as a ``ModelSpec``)."""
@@ -160,15 +161,15 @@ def model_keys() -> Table:
 
 
 def _limits(metadata: Any) -> str:
-    if metadata.get("positive"):
-        return ">= 1 or null"
-    return "> 0 (seconds)" if metadata.get("seconds") else ""
+    """The field's declared range (``runner.ranges``), in words."""
+    values = range_of(metadata)
+    return "" if values is None else values.describe()
 
 
 def _retry_keys() -> list[Key]:
     hints, docs = type_hints(RetryPolicy), attribute_docs(RetryPolicy)
     return [
-        Key(f"retry.{f.name}", type_name(hints[f.name]), f.default, "",
+        Key(f"retry.{f.name}", type_name(hints[f.name]), f.default, _limits(f.metadata),
             _need(docs.get(f.name, ""), f"RetryPolicy.{f.name}"))
         for f in fields(RetryPolicy)
     ]  # fmt: skip

@@ -190,9 +190,9 @@ def test_a_429_with_retry_after_pauses_the_other_job_too(tmp_path: Path) -> None
 def test_the_limits_are_checked_and_left_out_of_the_fingerprint() -> None:
     assert {"rpm", "tpm", "input_tpm", "output_tpm"} <= set(NOT_IN_FINGERPRINT)
     cases = {
-        "model.rpm=0": "model.rpm=0 must be a positive whole number, or null for no limit; "
+        "model.rpm=0": "model.rpm=0 is out of range: at least 1, or null for no limit; "
         "e.g. model.rpm=500",
-        "judge.tpm=-5": "judge.tpm=-5 must be a positive whole number, or null for no limit; "
+        "judge.tpm=-5": "judge.tpm=-5 is out of range: at least 1, or null for no limit; "
         "e.g. judge.tpm=500",
         "model.input_tpm=1.5": "model.input_tpm=1.5 must be a whole number (or null)",
         "model.output_tpm=lots": "model.output_tpm=lots must be a whole number (or null)",
