@@ -129,6 +129,19 @@ CASES = [
     ),
     Case("on_error misspelt", "on_error=ignore", ("on_error=ignore", "fail", "continue")),
     Case(
+        "a setting of a metric not chosen",
+        "metrics=paper metrics.faithfulness.method=cot",
+        (
+            "the metric 'faithfulness' is not among the chosen metrics (metrics=paper)",
+            "add it with 'metrics=[paper,faithfulness]'",
+        ),
+    ),
+    Case(
+        "a metric no group holds",
+        "metrics.faithfulnes.method=cot",
+        ("no metric group holds a metric 'faithfulnes'", "did you mean faithfulness?"),
+    ),
+    Case(
         "temperature out of range",
         "model=openai_compatible model.api_base={server} model.temperature=5",
         ("model.temperature=5 is out of range: from 0 to 2", "e.g. model.temperature=0.5"),

@@ -84,8 +84,9 @@ class Faithfulness(Metric):
         if per_document and len(sourceless) == len(per_document):
             raise MetricError(
                 f"metrics=faithfulness: none of the {len(per_document)} summaries has its "
-                "source, so none can be judged; give the sources (data=fables: data.books=DIR "
-                "with the books as <title>.txt)"
+                "source, so none can be judged; give the sources: data.sources=DIR (the "
+                "documents as <id>.txt) with data=summaries, data.books=DIR (the books as "
+                "<title>.txt) with data=fables"
             )
         return super().reduce(per_document)
 

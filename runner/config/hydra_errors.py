@@ -25,6 +25,7 @@ from runner.plugins.errors import nearest
 _MISSING_OPTION = re.compile(r"Could not find '([^']+)/([^']+)'")
 _OPTIONS = re.compile(r"Available options in '[^']+':\n((?:\t.*\n?)+)")
 _OVERRIDE = re.compile(r"Could not override '([^']+)'")
+_NOT_IN_STRUCT = re.compile(r"Key '[^']+' is not in struct\s+full_key: (\S+)")
 
 RETIRED_OPTIONS = {"strategy": ("precomputed",)}
 """Options kept only so an old spelling gets a clear error: never offered (``--help``, errors)."""
@@ -61,11 +62,84 @@ def one_line(err: BaseException) -> str:
         return f"{group}={option} is unknown; {did_you_mean(option, offered)}"
     override = _OVERRIDE.search(text)
     if override:
+        absent = _NOT_IN_STRUCT.search(str(err.__cause__ or ""))
+        label = _absent_metric(override.group(1), absent.group(1) if absent else "")
+        if label:
+            return metric_not_chosen(override.group(1), label, sys.argv[1:])
         key = override.group(1)
         return (
             f"{key} is not a config key; check its spelling (python -m runner --cfg job lists them)"
         )
     return " ".join(text.split())
+
+
+def _absent_metric(key: str, absent: str) -> str:
+    """The label of ``metrics.<label>.<setting>`` when it is the metric that is absent."""
+    parts = absent.split(".")
+    if key != absent and len(parts) == 2 and parts[0] == "metrics":
+        return parts[1]
+    return ""
+
+
+def metric_not_chosen(key: str, label: str, argv: list[str]) -> str:
+    """``metrics.<label>.x=...`` for a metric the chosen group does not hold: how to add it.
+
+    "check its spelling" would send the user hunting for a typo in a key that is right.
+    """
+    holders = {group: labels for group, labels in metric_groups().items() if label in labels}
+    if not holders:
+        every = sorted({name for labels in metric_groups().values() for name in labels})
+        return (
+            f"{key}: no metric group holds a metric '{label}'; {nearest(label, every)}"
+            "python -m runner --help lists the metric groups"
+        )
+    chosen = [a.split("=", 1)[1] for a in argv if a.startswith("metrics=")]
+    current = chosen[-1] if chosen else f"{_default_metrics()}, the default"
+    group = label if label in holders else sorted(holders)[0]
+    kept = [m for m in (chosen[-1] if chosen else _default_metrics()).strip("[]").split(",")]
+    names = [m.strip() for m in kept if m.strip() not in ("", "none")] + [group]
+    both = f"'metrics=[{','.join(names)}]'" if len(names) > 1 else f"metrics={group}"
+    return (
+        f"{key}: the metric '{label}' is not among the chosen metrics (metrics={current}); "
+        f"add it with {both} (groups that hold it: {', '.join(sorted(holders))})"
+    )
+
+
+def _default_metrics() -> str:
+    """The metrics group ``conf/config.yaml`` chooses when the command line does not."""
+    from runner.config.reference.sources import conf_dir
+
+    data = yaml.safe_load((conf_dir() / "config.yaml").read_text(encoding="utf-8")) or {}
+    for entry in data.get("defaults") or []:
+        if isinstance(entry, dict) and "metrics" in entry:
+            return str(entry["metrics"])
+    return "none"
+
+
+def metric_groups() -> dict[str, set[str]]:
+    """The metric labels each ``conf/metrics/<group>.yaml`` composes, its defaults included."""
+    from runner.config.reference.sources import conf_dir
+
+    folder = conf_dir() / "metrics"
+    own: dict[str, set[str]] = {}
+    uses: dict[str, list[str]] = {}
+    for path in sorted(folder.glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        own[path.stem] = {k for k in data if k != "defaults"}
+        uses[path.stem] = [
+            str(d).split("/metrics/", 1)[1].split("@", 1)[0]
+            for d in data.get("defaults") or []
+            if isinstance(d, str) and d.startswith("/metrics/")
+        ]
+
+    def labels(group: str, seen: frozenset[str] = frozenset()) -> set[str]:
+        found = set(own.get(group, set()))
+        for used in uses.get(group, []):
+            if used not in seen:
+                found |= labels(used, seen | {group})
+        return found
+
+    return {group: labels(group) for group in own}
 
 
 def did_you_mean(name: str, offered: list[str]) -> str:

@@ -294,7 +294,8 @@ def test_some_summaries_without_a_source_are_named_and_none_with_one_is_refused(
         metric.reduce({"b": bare, "c": bare})
     message = str(caught.value)
     assert "\n" not in message and "none of the 2 summaries has its source" in message
-    assert "data.books=DIR" in message
+    assert "data.sources=DIR (the documents as <id>.txt) with data=summaries" in message
+    assert "data.books=DIR (the books as <title>.txt) with data=fables" in message
 
 
 def test_a_job_whose_summaries_all_lack_their_source_fails_in_one_line(tmp_path: Path) -> None:
