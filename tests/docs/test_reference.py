@@ -108,9 +108,12 @@ def test_a_preset_setting_an_unknown_key_fails(tmp_path: Path) -> None:
 
 
 def _source_default(path: Path, name: str) -> tuple[str, str]:
-    """``name: <type> = <default>`` as written in a Python file."""
+    """``name: <type> = <default>`` (or ``= field(default=<default>, ...)``) as written in a
+    Python file."""
     text = path.read_text(encoding="utf-8")
-    found = re.search(rf"^\s+{name}: ([\w |]+?) = ([^,\n]+)", text, re.MULTILINE)
+    found = re.search(
+        rf"^\s+{name}: ([\w |]+?) = (?:field\(\s*default=)?([^,\n)]+)", text, re.MULTILINE
+    )
     assert found, f"{name} not found in {path}"
     return found.group(1), found.group(2).strip()
 
