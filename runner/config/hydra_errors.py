@@ -86,22 +86,23 @@ def metric_not_chosen(key: str, label: str, argv: list[str]) -> str:
 
     "check its spelling" would send the user hunting for a typo in a key that is right.
     """
-    holders = {group: labels for group, labels in metric_groups().items() if label in labels}
+    groups = metric_groups()
+    holders = sorted(group for group, labels in groups.items() if label in labels)
     if not holders:
-        every = sorted({name for labels in metric_groups().values() for name in labels})
+        every = sorted({name for labels in groups.values() for name in labels})
         return (
             f"{key}: no metric group holds a metric '{label}'; {nearest(label, every)}"
             "python -m runner --help lists the metric groups"
         )
     chosen = [a.split("=", 1)[1] for a in argv if a.startswith("metrics=")]
-    current = chosen[-1] if chosen else f"{_default_metrics()}, the default"
-    group = label if label in holders else sorted(holders)[0]
-    kept = [m for m in (chosen[-1] if chosen else _default_metrics()).strip("[]").split(",")]
-    names = [m.strip() for m in kept if m.strip() not in ("", "none")] + [group]
-    both = f"'metrics=[{','.join(names)}]'" if len(names) > 1 else f"metrics={group}"
+    current = chosen[-1] if chosen else _default_metrics()
+    shown = current if chosen else f"{current}, the default"
+    group = label if label in holders else holders[0]
+    names = [m.strip() for m in current.strip("[]").split(",") if m.strip() not in ("", "none")]
+    both = f"'metrics=[{','.join([*names, group])}]'" if names else f"metrics={group}"
     return (
-        f"{key}: the metric '{label}' is not among the chosen metrics (metrics={current}); "
-        f"add it with {both} (groups that hold it: {', '.join(sorted(holders))})"
+        f"{key}: the metric '{label}' is not among the chosen metrics (metrics={shown}); "
+        f"add it with {both} (groups that hold it: {', '.join(holders)})"
     )
 
 
