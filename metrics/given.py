@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import csv
 import hashlib
-import io
 import json
 import math
 from collections.abc import Mapping
@@ -54,6 +53,7 @@ from runner.api import (
     MetricResult,
     Phase,
     Verdict,
+    read_csv,
 )
 
 ROLES: tuple[str, ...] = ()
@@ -174,6 +174,13 @@ class Given(Metric):
                 f"given: {len(missing)} of {len(per_document)} documents have no entry in "
                 f"{self.path.name} ({_some(missing)}): NaN"
             )
+            unknown = [doc for doc in self.given.entries if doc not in per_document]
+            if unknown:  # a misspelt id is both: a document without entry, an entry without one
+                found.append(
+                    f"given: {len(unknown)} of {self.path.name}'s {len(self.given.entries)} "
+                    f"documents are not documents of this job ({_some(unknown)}); check their "
+                    "spelling against the data's doc ids"
+                )
         return found
 
     def verdicts(self, result: MetricResult) -> list[Verdict]:
@@ -322,17 +329,14 @@ def _jsonl_rows(text: str) -> list[dict[str, Any]] | None:
 
 
 def _csv_rows(text: str) -> list[dict[str, Any]] | None:
-    """The rows of a CSV whose header names ``document`` and ``value``."""
-    reader = csv.DictReader(io.StringIO(text))
-    header = [h.strip() for h in reader.fieldnames or []]
+    """The rows of a CSV whose header names ``document`` and ``value`` (``read_csv``)."""
+    try:
+        header, rows = read_csv(text)
+    except csv.Error:
+        return None
     if "document" not in header or "value" not in header:
         return None
-    reader.fieldnames = header
-    rows = []
-    for row in reader:
-        cell = (row.get("value") or "").strip()
-        rows.append({**row, "value": None if cell == "" else cell})
-    return rows
+    return [{**row, "value": row.get("value") or None} for _, row in rows]
 
 
 def read_table(rows: list[dict[str, Any]], value: str, where: str) -> GivenFile:

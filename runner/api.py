@@ -34,6 +34,9 @@ A plugin that calls its models from threads of its own runs them through ``Threa
 ``thread_map(fn, items, max_workers)`` (``runner.threads``): each task keeps the document it
 works for, so its calls are that document's in ``calls.jsonl`` and in its trace (a bare
 ``ThreadPoolExecutor`` starts each thread with no document).
+
+A plugin that reads a table people made reads it with ``read_csv`` (``runner.spreadsheet``),
+as every command does: a spreadsheet's byte-order mark, CRLF and ``;`` separator included.
 """
 
 from __future__ import annotations
@@ -63,6 +66,7 @@ from runner.human_format import (
     Span,
 )
 from runner.metric import Metric, mean_values
+from runner.spreadsheet import header_and_rows as read_csv
 from runner.text import (
     count_tokens,
     cut_to_sentence_end,
@@ -147,6 +151,7 @@ __all__ = [
     "decode",
     "encode",
     "prompt_text",
+    "read_csv",
     "ends_with_sentence_end",
     "mean_values",
     "split_into_chunks",

@@ -29,6 +29,7 @@ PLUGIN_API = (
     "runner.threads",
     "runner.estimating",
     "runner.human_format",
+    "runner.spreadsheet",
 )
 """The modules behind ``runner.api``: they import nothing else of ``runner``; plugins import
 ``runner.api`` itself."""

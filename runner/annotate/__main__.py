@@ -76,7 +76,19 @@ def parser() -> argparse.ArgumentParser:
     )
     back.add_argument(
         "--experiment",
-        help="experiment of the human run (default: the judged runs', else summarization)",
+        help="experiment of the human run (default: the judged runs', else summarization); "
+        "one the store has, unless --create-experiment",
+    )
+    back.add_argument(
+        "--create-experiment",
+        action="store_true",
+        help="create --experiment when the store has no experiment of that name",
+    )
+    back.add_argument(
+        "--matched-only",
+        action="store_true",
+        help="record only the judgments of documents their run has, and count the others "
+        "(default: any such judgment refuses the import)",
     )
     _systems(back)
     for command in (out, back):

@@ -204,12 +204,24 @@ def run(args: argparse.Namespace, uri: str) -> int:
         write_jsonl(judgments, Path(args.out))
         print(f"wrote {len(judgments)} judgments to {args.out}")
     if judgments and not args.no_record:
+        from runner.human.matching import check_experiment
         from runner.human.record import record_human_run
 
-        human = record_human_run(uri, args.experiment, judgments, args.export, force=args.force)
+        if args.experiment is not None and not args.create_experiment:
+            check_experiment(uri, args.experiment)  # a typo would hide the labels from reports
+        human = record_human_run(
+            uri,
+            args.experiment,
+            judgments,
+            args.export,
+            force=args.force,
+            matched_only=args.matched_only,
+        )
         if human.already is not None:
             print(already_line(human.already, len(judgments)))
             return 0
+        for note in human.notes:
+            print(note)
         print(f"recorded human run {human.run_id} in {uri}")
         if any(isinstance(j, ClaimsJudgment) for j in judgments) and not human.claims_judged:
             print("  no judged run found; assessments not written")

@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import json
 import re
-import tempfile
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,11 +50,17 @@ from runner.human.judgments import (
     kind_of,
     to_record,
 )
+from runner.human.matching import (
+    differing_lines,
+    run_summaries,
+    skipped_line,
+    unknown_documents,
+    unknown_line,
+)
 from runner.human.owner import owner_of
 from runner.text import split_sentences
 from runner.tracking.assessments import HUMAN, Feedback, judged_run, log_feedback
-from runner.tracking.reader import RunRecord, client, experiments, find_runs
-from runner.tracking.store import quiet_downloads
+from runner.tracking.reader import RunRecord, experiments, find_runs
 from runner.tracking.tags import HUMAN_KIND, RUN_KIND_TAG, SWEEP_KIND
 from runner.tracking.writer import Tracker
 
@@ -85,6 +90,8 @@ class HumanRun:
     """Set when the store already held these judgments: that run (``run_id``), nothing written."""
     claims_judged: tuple[str, ...] = ()
     """The runs whose documents the faithfulness judgments judged (by doc_id and text)."""
+    notes: tuple[str, ...] = ()
+    """Lines for the screen: judgments skipped (``matched_only``), summaries no run matches."""
 
 
 def record_human_run(
@@ -95,24 +102,37 @@ def record_human_run(
     *,
     artifact_root: Path | None = None,
     force: bool = False,
+    matched_only: bool = False,
 ) -> HumanRun:
     """Write the human run of ``judgments`` (read from ``source_file``) and their assessments.
 
     ``experiment`` None: the experiment of the judged runs (``summarization`` when only named
-    systems are judged). A judged system that looks like a run id must be a run of this store.
-    A FINISHED human run with the same judgments (``content_identity``) anywhere in the store
-    is returned as ``already`` and nothing is written, unless ``force``: recording twice
-    would count every judgment twice.
+    systems are judged; the command checks a name given with ``check_experiment``). A judged
+    system that looks like a run id must be a run of this store, and each judgment's
+    document one of that run's
+    (``unknown_documents``): others are refused, or skipped and counted with
+    ``matched_only``. A FINISHED human run with the same judgments (``content_identity``)
+    anywhere in the store is returned as ``already`` and nothing is written, unless
+    ``force``: recording twice would count every judgment twice.
     """
     if not judgments:
         raise HumanDataError(f"{source_file}: no judgments to record; check the file and its key")
     check_claim_labels(judgments, source_file)
+    systems = judged_systems(judgments)
+    runs = _judged_runs(tracking_uri, systems, source_file)
+    unknown = unknown_documents(tracking_uri, judgments, runs)
+    notes: list[str] = []
+    if unknown:
+        if not matched_only:
+            raise HumanDataError(unknown_line(source_file, unknown, len(judgments)))
+        notes.append(skipped_line(unknown, len(judgments)))
+        judgments = [j for j in judgments if not any(j is u for u, _ in unknown)]
+        if not judgments:
+            raise HumanDataError(f"{source_file}: no judgment names a document of its run")
     identity = content_identity(judgments)
     earlier = None if force else recorded_run(tracking_uri, identity)
     if earlier is not None:
         return HumanRun(earlier.run_id, 0, (), earlier)
-    systems = judged_systems(judgments)
-    runs = _judged_runs(tracking_uri, systems, source_file)
     claims = [j for j in judgments if isinstance(j, ClaimsJudgment)]
     if experiment is None:
         experiment = next((name for _, name in runs.values()), None)
@@ -121,6 +141,7 @@ def record_human_run(
         experiment, claim_runs = claims_experiment(tracking_uri, claims, source_file)
     else:
         claim_runs = claims_judged(tracking_uri, experiment, claims, source_file, named)
+    notes += differing_lines(tracking_uri, experiment, claims, claim_runs)
     scores = per_summary([j for j in judgments if isinstance(j, CoherenceAnnotation)])
     for doc, values in claim_values(claims).items():
         scores.setdefault(doc, {}).update(values)
@@ -159,7 +180,12 @@ def record_human_run(
         raise
     tracker.finish("FINISHED")
     return HumanRun(
-        tracker.run_id, written + more, tuple(untraced + missing), None, tuple(claim_runs)
+        tracker.run_id,
+        written + more,
+        tuple(untraced + missing),
+        None,
+        tuple(claim_runs),
+        tuple(notes),
     )
 
 
@@ -344,7 +370,7 @@ def claims_judged(
         if run.tags.get(RUN_KIND_TAG) in (HUMAN_KIND, SWEEP_KIND):
             continue
         docs_of: dict[str, list[str]] = {}
-        for doc, text in _summaries(uri, run.run_id).items():
+        for doc, text in run_summaries(uri, run.run_id).items():
             docs_of.setdefault(normalize(text), []).append(doc)
         judged = []
         for judgment in claims:
@@ -362,19 +388,6 @@ def claims_judged(
         if judged:
             found[run.run_id] = (run, judged)
     return found
-
-
-def _summaries(uri: str, run_id: str) -> dict[str, str]:
-    """The run's ``summaries.json`` ({} when it has none: a run that made no summary)."""
-    store = client(uri)
-    if "summaries.json" not in {a.path for a in store.list_artifacts(run_id)}:
-        return {}
-    with tempfile.TemporaryDirectory(prefix="human-") as tmp, quiet_downloads():
-        path = Path(store.download_artifacts(run_id, "summaries.json", tmp))
-        data = json.loads(path.read_text(encoding="utf-8"))
-    if not isinstance(data, dict):
-        return {}
-    return {str(k): str(v) for k, v in data.items()}
 
 
 def claim_values(claims: Sequence[ClaimsJudgment]) -> dict[str, dict[str, float]]:

@@ -2,7 +2,8 @@
 
 For judgments from any tool other than Label Studio (a spreadsheet of Likert ratings, a
 form's export): one row per (document, system, criterion, annotator) with its ``value``.
-CSV (with a header) or JSON lines (one object per line), by the file's suffix. ``system``
+CSV (with a header; as a spreadsheet saves it, ``runner.spreadsheet``) or JSON lines (one
+object per line), by the file's suffix. ``system``
 is an MLflow run id or a named system. A criterion with any numeric value is numeric: every
 value of it must then be a number (a stray "n/a" would otherwise turn a mean into a crash
 later, or into nothing).
@@ -19,6 +20,7 @@ from typing import Any
 
 from runner.human.attribute import bad
 from runner.human.judgments import HumanDataError, Rating
+from runner.spreadsheet import header_and_rows, read_text
 
 COLUMNS = ("document", "system", "criterion", "value", "annotator")
 """The columns every row needs (others are ignored)."""
@@ -91,23 +93,22 @@ def _checked(path: Path, line: int, row: dict[str, Any]) -> _Row:
 
 
 def _csv_rows(path: Path) -> Iterator[_Row]:
-    """Rows of a CSV file with a header line (line numbers as an editor shows them)."""
+    """Rows of a CSV file with a header line, as a spreadsheet saves it (``runner.spreadsheet``)."""
     try:
-        with path.open(encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f)
-            missing = [c for c in COLUMNS if c not in (reader.fieldnames or [])]
-            if missing:
-                raise bad(
-                    path,
-                    "header",
-                    missing[0],
-                    f"missing column(s) {missing}",
-                    f"start the file with the header {','.join(COLUMNS)}",
-                )
-            for row in reader:
-                yield _checked(path, reader.line_num, row)
+        header, rows = header_and_rows(read_text(path))
     except (OSError, UnicodeDecodeError, csv.Error) as e:
         raise HumanDataError(f"{path}: cannot be read as CSV ({e}); save it as UTF-8 CSV") from e
+    missing = [c for c in COLUMNS if c not in header]
+    if missing:
+        raise bad(
+            path,
+            "header",
+            missing[0],
+            f"missing column(s) {missing} (has {header})",
+            f"start the file with the header {','.join(COLUMNS)}",
+        )
+    for line, row in rows:
+        yield _checked(path, line, row)
 
 
 def _jsonl_rows(path: Path) -> Iterator[_Row]:

@@ -22,9 +22,11 @@ config errors stay quick.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -176,6 +178,7 @@ def _columns(
             f"added the runs' headline metrics: {', '.join(shown)} "
             "(metric_keys=[...] picks the columns instead)"
         )
+    notes += undecided_notes(runs)
     left = [m for m in recorded if m not in metrics and m in present_metrics_of(runs, scores)]
     if left:
         notes.append(
@@ -183,6 +186,28 @@ def _columns(
             "(add them to metric_keys, or leave metric_keys unset)"
         )
     return metrics, notes
+
+
+def undecided_notes(runs: Sequence[RunRecord]) -> list[str]:
+    """A line per run whose judge decided nothing for a headline value (``UNDECIDED_TAG``).
+
+    Its cell has no value from that run (NaN is never averaged); the line says why, so an
+    empty or thinner cell is not read as a result.
+    """
+    from runner.tracking.tags import UNDECIDED_TAG
+
+    notes = []
+    for run in runs:
+        try:
+            keys = json.loads(run.tags.get(UNDECIDED_TAG, "[]"))
+        except ValueError:
+            keys = []
+        notes += [
+            f"{key} of run {run.run_name} ({run.run_id[:8]}): undecided for every document "
+            "(its judge decided nothing), not averaged; see its notes.json"
+            for key in keys
+        ]
+    return notes
 
 
 def make_report(config: ReportConfig) -> Report:

@@ -135,9 +135,24 @@ def present_metrics(
     if not present:
         raise DataError(
             f"none of metric_keys={list(wanted)} is in the selected runs; "
-            f"they have e.g.: {', '.join(sorted(have)[:12])}"
+            f"they have e.g.: {', '.join(sorted(have)[:12])}{_undecided(runs)}"
         )
     return present
+
+
+def _undecided(runs: tuple[RunRecord, ...]) -> str:
+    """'; run 1a2b3c4d has them undecided for every document (...): keys', or ''."""
+    from runner.tracking.tags import UNDECIDED_TAG
+
+    said = []
+    for run in runs:
+        keys = json.loads(run.tags.get(UNDECIDED_TAG, "[]") or "[]")
+        if keys:
+            said.append(
+                f"; run {run.run_id[:8]} has them undecided for every document (its judge "
+                f"decided nothing): {', '.join(keys)}"
+            )
+    return "".join(said)
 
 
 def recorded_headline(runs: tuple[RunRecord, ...]) -> list[str]:

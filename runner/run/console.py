@@ -11,6 +11,8 @@ response cache (a repeated request costs nothing) and the provider's prefix cach
 
 from __future__ import annotations
 
+import math
+
 from runner.run.lifecycle import RunResult
 
 _ROWS = 20
@@ -34,7 +36,7 @@ def format_summary(result: RunResult) -> str:
     width = max((len(t) for t in titles.values()), default=0)
     for key, title in titles.items():
         value = _number(system[key]).rjust(10)
-        lines.append(f"  {title:<{width}} {value}   (mean of {len(result.summaries)} documents)")
+        lines.append(f"  {title:<{width}} {value}   ({_counted(result, key)})")
     lines += [
         f"  model calls: {t.calls} (+{t.cache_hits} answered from the response cache)   "
         f"tokens: {t.prompt_tokens} prompt + {t.completion_tokens} completion"
@@ -49,6 +51,17 @@ def format_summary(result: RunResult) -> str:
     lines += [f"  warning: {w}" for w in result.warnings]
     lines += _where(result)
     return "\n".join(lines)
+
+
+def _counted(result: RunResult, key: str) -> str:
+    """'mean of 3 documents', counting only the documents with a value (decided ones)."""
+    values = [v.get(key) for v in result.per_document.values()] if result.per_document else None
+    if values is None:
+        return f"mean of {len(result.summaries)} documents"
+    decided = sum(1 for v in values if v is not None and not math.isnan(v))
+    if decided == len(values):
+        return f"mean of {decided} documents"
+    return f"mean of {decided} of {len(values)} documents; the others undecided"
 
 
 def _where(result: RunResult) -> list[str]:

@@ -23,7 +23,7 @@ from runner.run.record_setup import log_setup as log_setup  # re-exported: the l
 from runner.run.usage import USAGE_FILE, kept_keys, split, usage_table
 from runner.trace_view import VIEWS_FILE, draw
 from runner.tracking.assessments import LLM_JUDGE, Feedback, log_verdicts
-from runner.tracking.tags import FAILED_DOCUMENTS_TAG, HEADLINE_TAG
+from runner.tracking.tags import FAILED_DOCUMENTS_TAG, HEADLINE_TAG, UNDECIDED_TAG
 from runner.tracking.traces import log_traces
 from runner.tracking.writer import Tracker
 from runner.types import DocumentOutcome
@@ -135,13 +135,63 @@ def log_outcomes(
         tracker.log_json(content, file)
     if any(notes.values()):
         tracker.log_json({k: v for k, v in notes.items() if v}, "notes.json")
-    warnings = run_warnings(job, outcomes) + log_failures(tracker, failures, len(outcomes))
+    headline = tuple(f"{name}/{v}" for name, m in job.metrics.items() for v in m.headline)
+    judged = [
+        f"{n}/{v}"
+        for n, m in job.metrics.items()
+        if job.config.metric_module(n).ROLES
+        for v in m.headline
+    ]
+    lines, nothing = undecided(judged, per_doc)
+    if nothing:
+        tracker.set_tags({UNDECIDED_TAG: json.dumps(nothing)})
+    warnings = lines + run_warnings(job, outcomes) + log_failures(tracker, failures, len(outcomes))
     if warnings:
         tracker.set_tags({"runner.warnings": " | ".join(warnings)})
-    headline = tuple(f"{name}/{v}" for name, m in job.metrics.items() for v in m.headline)
     tracker.set_tags({HEADLINE_TAG: json.dumps(headline)})  # the viewer's columns
     show_in_runs_table(tracker, job, headline)
     return Logged(system, per_doc, headline, tuple(warnings))
+
+
+UNDECIDED_LISTED = 3
+"""Documents named in an undecided line; the rest are counted."""
+
+
+def undecided(
+    judged: list[str], per_doc: dict[str, dict[str, float]]
+) -> tuple[list[str], list[str]]:
+    """A line per judged headline value some documents have no number for; those none has.
+
+    A judge's answer that says neither yes nor no (or cannot be parsed) leaves the document's
+    value NaN: the mean is over the decided documents only, and the screen says how many
+    were not, naming them, so a mean of one decided document is never read as a mean of
+    ten. A value undecided for every document is no result at all: the second list, tagged
+    on the run (``UNDECIDED_TAG``) and named by reports.
+    """
+    lines, nothing = [], []
+    for key in judged:
+        missing = [d for d, v in per_doc.items() if math.isnan(v.get(key, math.nan))]
+        if not missing:
+            continue
+        named = ", ".join(missing[:UNDECIDED_LISTED])
+        named += (
+            f" and {len(missing) - UNDECIDED_LISTED} more"
+            if len(missing) > UNDECIDED_LISTED
+            else ""
+        )
+        if len(missing) == len(per_doc):
+            nothing.append(key)
+            lines.append(
+                f"{key}: undecided for every document ({len(missing)} of {len(per_doc)}: "
+                f"{named}): the judge decided nothing, so the run has no {key} value; see "
+                "notes.json for its answers"
+            )
+        else:
+            lines.append(
+                f"{key}: {len(missing)} of {len(per_doc)} documents undecided ({named}): the "
+                f"mean is over the other {len(per_doc) - len(missing)}; see notes.json"
+            )
+    return lines, nothing
 
 
 def metric_feedback(job: Job, outcomes: list[DocumentOutcome]) -> list[Feedback]:

@@ -28,6 +28,9 @@ STOPPED_TAG = "runner.stopped"
 """Why the runner stopped a run early (``budget``)."""
 CHILDREN_TAG = "runner.children"
 """On a sweep's parent: its children counted by status."""
+UNDECIDED_TAG = "runner.undecided"
+"""On a FINISHED job: its judged headline values undecided for every document, as a JSON list
+(the judge decided nothing: no number to report); a report names them instead of a value."""
 HEADLINE_TAG = "runner.headline"
 """A job's headline values (``<label>/<value>`` of each metric's ``headline``), as a JSON list:
 the viewer's document table shows them, whatever label the run gave each metric."""

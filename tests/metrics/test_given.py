@@ -132,8 +132,9 @@ def test_a_document_the_file_lacks_is_nan_with_a_note() -> None:
         "story-c": result,
     }
     assert metric.reduce(per_document) == {"faithful": 1.0}  # the mean of the one it has
-    (warned,) = metric.warnings(per_document)
+    warned, unknown = metric.warnings(per_document)
     assert "1 of 2 documents have no entry" in warned
+    assert "2 of cot.json's 3 documents are not documents of this job (story-b, story-z)" in unknown
 
 
 def test_the_document_id_comes_from_the_source_when_no_id_is_passed() -> None:
@@ -186,6 +187,27 @@ def test_a_csv_gives_its_values_and_ignores_other_columns(tmp_path: Path) -> Non
     assert b.values == {"faithful": 0.0} and metric.verdicts(b)[0].rationale == "drowns?"
     z = metric.score(None, "s", doc_id="story-z")
     assert math.isnan(z.values["faithful"]) and z.notes  # an empty cell is undecided
+
+
+def test_a_spreadsheets_csv_reads_as_a_plain_one(tmp_path: Path) -> None:
+    """Excel's "CSV UTF-8" in a ';' locale: a byte-order mark, CRLF, ';' between cells."""
+    path = tmp_path / "sheet.csv"
+    path.write_bytes("\ufeffdocument;value\r\nstory-a;1\r\nstory-b;0\r\n".encode())
+    metric = given.setup(path=str(path))
+    assert metric.score(None, "s", doc_id="story-a").values == {"faithful": 1.0}
+    assert metric.score(None, "s", doc_id="story-b").values == {"faithful": 0.0}
+
+
+def test_a_misspelt_document_id_is_named_from_both_sides(tmp_path: Path) -> None:
+    path = write(tmp_path / "mine.csv", "document,value\nstory-a,1\nstory-bb,0\n")
+    metric = given.setup(path=str(path))
+    per_document = {d: metric.score(None, "s", doc_id=d) for d in ("story-a", "story-b")}
+    lacking, unknown = metric.warnings(per_document)
+    assert "1 of 2 documents have no entry in mine.csv (story-b)" in lacking
+    assert unknown == (
+        "given: 1 of mine.csv's 2 documents are not documents of this job (story-bb); check "
+        "their spelling against the data's doc ids"
+    )
 
 
 def test_a_jsonl_gives_its_values_under_the_value_name(tmp_path: Path) -> None:

@@ -67,6 +67,8 @@ SUPPORTED = CLAIM_LABELS[0]
 CANNOT_TELL = CLAIM_LABELS[3]
 TABLE_NAMES = ("meta_faithfulness", "meta_faithfulness_claims", "meta_faithfulness_systems")
 NO_JUDGE = "—"
+LISTED = 5
+"""Documents named in a note; the rest are counted."""
 
 Key = tuple[str, str]
 """(doc_id, the summary with runs of whitespace as one space): one summary."""
@@ -290,6 +292,7 @@ def faithfulness_table(
                 "them with python -m runner.annotate import FILE"
             )
             continue
+        notes += left_out(name, people, values)
         if len(decided) < len(matched):
             notes.append(
                 f"faithfulness: {name}: {len(matched) - len(decided)} of {len(matched)} "
@@ -322,6 +325,40 @@ def faithfulness_table(
     )
     table = MetaTable("meta_faithfulness", "Faithfulness: summaries", header, tuple(rows), caption)
     return table, notes
+
+
+def left_out(
+    name: str, people: Mapping[Key, tuple[bool, str]], values: Mapping[Key, tuple[float, RaterRun]]
+) -> list[str]:
+    """A line for each reason people's labelled summaries have no value of this rater.
+
+    A summary is the rater's when its document id and its text (runs of whitespace as one
+    space) are the same; a label of a document the rater judged with another text judged
+    another summary (an edited file, another release), and one of a document it never saw
+    is outside its runs.
+    """
+    documents = {doc for doc, _ in values}
+    missing = [key for key in people if key not in values]
+    differ = [doc for doc, _ in missing if doc in documents]
+    absent = [doc for doc, _ in missing if doc not in documents]
+    lines = []
+    if differ:
+        lines.append(
+            f"faithfulness: {name}: {len(differ)} of {len(people)} labelled summaries left out, "
+            f"their text differs from the summary the rater judged ({_listed(differ)})"
+        )
+    if absent:
+        lines.append(
+            f"faithfulness: {name}: {len(absent)} of {len(people)} labelled summaries left out, "
+            f"the rater's runs have no summary of their document ({_listed(absent)})"
+        )
+    return lines
+
+
+def _listed(docs: Sequence[str]) -> str:
+    """The first documents by id, and how many more."""
+    shown = ", ".join(repr(d) for d in docs[:LISTED])
+    return shown + (f" and {len(docs) - LISTED} more" if len(docs) > LISTED else "")
 
 
 def summary_stats(

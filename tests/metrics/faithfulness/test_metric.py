@@ -17,6 +17,7 @@ import json
 import math
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 import metrics.faithfulness as faithfulness
-from runner.api import ConfigError, Document, Message, MetricError
+from runner.api import ConfigError, DataError, Document, Message, MetricError
 from runner.tracking.assessments import document_traces
 from tests.conftest import missing_shared
 from tests.helpers.cli import REPO
@@ -118,7 +119,12 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             ]
         )
         requests = list(server.requests)
-    return {"uri": stores["tracking.uri"], "run_id": result.run_id, "requests": requests}
+    return {
+        "uri": stores["tracking.uri"],
+        "run_id": result.run_id,
+        "requests": requests,
+        "result": result,
+    }
 
 
 def _expected(claims: list[str]) -> tuple[float, float]:
@@ -147,6 +153,70 @@ def test_the_job_records_faithful_and_supported_as_the_judge_answered(job: dict[
             assert got["faithfulness/faithful"] == faithful, key
     metrics = client.get_run(job["run_id"]).data.metrics
     assert metrics["faithfulness/faithful"] == pytest.approx(0.5)  # s1 1, s2 0, s3 undecided
+
+
+def test_the_screen_counts_the_decided_documents_and_names_the_undecided(
+    job: dict[str, Any],
+) -> None:
+    from runner.run.console import format_summary
+
+    shown = format_summary(job["result"]).splitlines()
+    (faithful,) = [x for x in shown if x.startswith("  faithfulness/faithful ")]
+    assert faithful.endswith("0.500   (mean of 2 of 3 documents; the others undecided)")
+    assert (
+        "  warning: faithfulness/faithful: 1 of 3 documents undecided (s3): the mean is over "
+        "the other 2; see notes.json"
+    ) in shown
+    (supported,) = [x for x in shown if x.startswith("  faithfulness/supported ")]
+    assert supported.endswith("(mean of 3 documents)")  # every summary had a decided claim
+
+
+def test_a_judge_that_decides_nothing_marks_the_run_and_the_report(tmp_path: Path) -> None:
+    from runner.report.config import ReportConfig
+    from runner.report.make import make_report
+
+    release = tmp_path / "storysumm.json"
+    _release(release)
+    stores = {"tracking.uri": f"sqlite:///{tmp_path / 'mlflow.db'}", "cache.dir": str(tmp_path)}
+    with FakeOpenAIServer(lambda request: "Maybe") as server:
+        common = [i for i in overrides(server.url, stores) if not i.startswith("metrics=")]
+        result = run(
+            [
+                *common,
+                "strategy=none",
+                "data=storysumm",
+                f"data.path={release}",
+                "metrics=faithfulness",
+                "metrics.faithfulness.method=claims",
+                "judge=openai_compatible",
+                f"judge.api_base={server.url}",
+                f"judge.model={JUDGE_MODEL}",
+            ]
+        )
+    assert (
+        "faithfulness/faithful: undecided for every document (3 of 3: s1, s2, s3): the judge "
+        "decided nothing, so the run has no faithfulness/faithful value; see notes.json for "
+        "its answers"
+    ) in result.warnings
+    client = MlflowClient(stores["tracking.uri"])
+    tags = client.get_run(result.run_id).data.tags
+    assert json.loads(tags["runner.undecided"]) == [
+        "faithfulness/faithful",
+        "faithfulness/supported",
+    ]
+    config = ReportConfig(stores["tracking.uri"], "summarization", out=tmp_path, plots=False)
+    with pytest.raises(DataError) as err:  # nothing else to show: the refusal says why
+        make_report(config)
+    assert str(err.value).endswith(
+        f"; run {result.run_id[:8]} has them undecided for every document (its judge decided "
+        "nothing): faithfulness/faithful, faithfulness/supported"
+    )
+    config = replace(config, metrics=("faithfulness/faithful", "faithfulness/claims"))
+    report = make_report(config)  # another value to show: the empty one is named
+    assert (
+        f"faithfulness/faithful of run {result.run_name} ({result.run_id[:8]}): undecided for "
+        "every document (its judge decided nothing), not averaged; see its notes.json"
+    ) in report.notes
 
 
 def test_claims_json_holds_every_answer_with_the_whole_story_shown(job: dict[str, Any]) -> None:

@@ -183,6 +183,31 @@ def test_with_no_judged_run_the_human_run_is_recorded_and_the_console_says_so(
 
 
 @pytest.mark.usefixtures("tiny")
+def test_a_label_whose_summary_differs_from_the_runs_is_named_at_import(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from runner.tracking.writer import Tracker
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    tracker = Tracker(uri, "summarization", tmp_path / "artifacts")
+    run_id = tracker.start("judged", {})
+    tracker.log_json(SUMMARIES, "summaries.json")
+    tracker.finish("FINISHED")
+    edited = json.loads(json.dumps(RELEASE))
+    edited["tiny_release"][1]["summary"] = SUMMARIES["t-2"].replace("a map", "a chart")
+    release = _write(tmp_path / "release.json", edited)
+    assert main(["import", str(release), "--tracking-uri", uri]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        "1 of 2 labelled summaries differ from the run's summary of their document (compared "
+        "by text, runs of whitespace as one space): recorded, but no run's verdict is compared "
+        "with them"
+    ) in out
+    changed = "word 4: 'chart.' in the label's summary, 'map.' in the run's"
+    assert f"  't-2' by tiny: {changed} (run {run_id[:8]})" in out
+
+
+@pytest.mark.usefixtures("tiny")
 def test_a_file_of_no_known_format_is_one_line_naming_the_formats_tried(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -138,3 +138,96 @@ def test_a_bad_table_is_one_line_and_nothing_is_recorded(
     assert "\n" not in err and err.startswith("error: "), err
     assert all(part in err for part in expected), err
     assert _humans(uri) == []
+
+
+# --- labels matched to the run's documents, or named ------------------------------------------
+
+
+def _logged_run(root: Path, experiment: str = "summarization") -> tuple[str, str]:
+    """(store uri, run id) of a FINISHED run holding SUMMARIES, logged as a job logs them."""
+    from runner.tracking.writer import Tracker
+
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    tracker = Tracker(uri, experiment, root / "artifacts")
+    run_id = tracker.start("rated", {})
+    tracker.log_json(SUMMARIES, "summaries.json")
+    tracker.finish("FINISHED")
+    return uri, run_id
+
+
+def _with_strangers(path: Path, run_id: str) -> Path:
+    """The ratings table, plus ratings of two documents the run does not have."""
+    _csv(path, run_id)
+    strangers = [f"bakeryy,{run_id},informative,3,ana", f"lighthouse,{run_id},informative,2,ben"]
+    path.write_text(path.read_text(encoding="utf-8") + "\n".join(strangers) + "\n", "utf-8")
+    return path
+
+
+def test_ratings_of_documents_the_run_lacks_are_named_and_nothing_is_recorded(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri, run_id = _logged_run(tmp_path)
+    table = _with_strangers(tmp_path / "ratings.csv", run_id)
+    assert main(["import", str(table), "tracking.uri=" + uri]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"error: {table}: 2 of 8 judgments name 2 document(s) ('bakeryy', 'lighthouse') that "
+        f"run {run_id[:8]} does not have; nothing recorded; fix the document ids (the run's "
+        "doc ids), or add --matched-only to record only the judgments of documents the run has"
+    )
+    assert _humans(uri) == []
+
+
+def test_matched_only_records_the_matched_ratings_and_counts_the_rest(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri, run_id = _logged_run(tmp_path)
+    table = _with_strangers(tmp_path / "ratings.csv", run_id)
+    assert main(["import", str(table), "tracking.uri=" + uri, "--matched-only"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        "skipped 2 of 8 judgments (--matched-only): they name 2 document(s) ('bakeryy', "
+        f"'lighthouse') that run {run_id[:8]} does not have"
+    ) in out
+    (human,) = _humans(uri)
+    client = MlflowClient(uri)
+    local = client.download_artifacts(human.info.run_id, "human/judgments.jsonl", str(tmp_path))
+    recorded = [json.loads(x) for x in Path(local).read_text(encoding="utf-8").splitlines()]
+    assert sorted(r["doc_id"] for r in recorded) == sorted(d for d, _ in RATED)
+
+
+def test_a_misspelt_experiment_is_refused_with_the_nearest_name(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    uri, run_id = _logged_run(tmp_path, experiment="informative")
+    table = _csv(tmp_path / "ratings.csv", run_id)
+    args = ["import", str(table), "tracking.uri=" + uri, "--experiment", "informatve"]
+    assert main(args) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and err.startswith(
+        f"error: experiment 'informatve' does not exist in {uri} (experiments there: "
+    )
+    assert err.endswith(
+        "did you mean informative? give one it has, or add --create-experiment to record the "
+        "human run in a new experiment"
+    )
+    assert _humans(uri) == []
+    assert main([*args, "--create-experiment"]) == 0  # asked for: made
+    (human,) = _humans(uri)
+    assert MlflowClient(uri).get_experiment(human.info.experiment_id).name == "informatve"
+
+
+def test_a_spreadsheets_csv_reads_as_a_plain_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Excel's "CSV UTF-8" in a ';' locale: a byte-order mark, CRLF line ends, ';' separators."""
+    plain = _csv(tmp_path / "plain.csv", "0" * 32).read_text(encoding="utf-8")
+    sheet = tmp_path / "sheet.csv"
+    sheet.write_bytes(("\ufeff" + plain.replace(",", ";").replace("\n", "\r\n")).encode())
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    for name in ("plain", "sheet"):
+        out = ["--no-record", "--out", str(tmp_path / f"{name}.jsonl")]
+        assert main(["import", str(tmp_path / f"{name}.csv"), "tracking.uri=" + uri, *out]) == 0
+    assert f"6 judgments read from {sheet}" in capsys.readouterr().out
+    read = [(tmp_path / f"{n}.jsonl").read_text(encoding="utf-8") for n in ("plain", "sheet")]
+    assert read[0] == read[1] and len(read[0].splitlines()) == 6

@@ -130,8 +130,24 @@ def test_undecided_summaries_are_left_out_with_a_note() -> None:
 
 def test_summaries_match_by_document_and_text_not_by_run() -> None:
     changed = {"s1": "A different summary of s1."}
-    table, _ = faithfulness_table(people(), [rater(RATER, texts=changed)], BOOT)
+    table, notes = faithfulness_table(people(), [rater(RATER, texts=changed)], BOOT)
     assert row_of(table, "binary")["summaries"] == 9  # s1's text differs: not the same summary
+    name = f"faithfulness (binary, openai/gpt-4o; run {'a' * 8})"
+    assert notes == [  # never silently: the label left out is named, and why
+        f"faithfulness: {name}: 1 of 10 labelled summaries left out, their text differs from "
+        "the summary the rater judged ('s1')"
+    ]
+
+
+def test_labels_of_documents_the_rater_never_saw_are_named() -> None:
+    fewer = {doc: v for doc, v in RATER.items() if doc not in ("s2", "s3")}
+    table, notes = faithfulness_table(people(), [rater(fewer)], BOOT)
+    assert row_of(table, "binary")["summaries"] == 8
+    (line,) = notes
+    assert line.endswith(
+        "2 of 10 labelled summaries left out, the rater's runs have no summary of their "
+        "document ('s2', 's3')"
+    )
 
 
 def test_one_row_per_configuration_newest_run_wins() -> None:

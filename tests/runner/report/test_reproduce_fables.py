@@ -59,7 +59,16 @@ def per_summarizer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[s
     tmp = tmp_path_factory.mktemp("fables")
     uri = f"sqlite:///{tmp / 'mlflow.db'}"
     for args in (
-        ["runner.annotate", "import", str(ZIP), "--tracking-uri", uri, "--experiment", "fables"],
+        [
+            "runner.annotate",
+            "import",
+            str(ZIP),
+            "--tracking-uri",
+            uri,
+            "--experiment",
+            "fables",
+            "--create-experiment",
+        ],
         [
             "runner.report",
             "meta=true",

@@ -103,6 +103,7 @@ def reproduced(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, dict
         uri,
         "--experiment",
         "storysumm",
+        "--create-experiment",
     )
     paths = ",".join(str(PREDICTED / f) for f in FILES.values())
     sweep = ["-m", "strategy=none", "data=storysumm", f"data.path={data}", *given_args()]

@@ -1,0 +1,177 @@
+"""Whether people's labels match the run's documents and summaries, and the lines saying not.
+
+A label is counted only for the summary it judged. A label naming a run judges one of that
+run's documents (``unknown_documents``: any other is a misspelt id or another run's, refused
+unless the import asks for the matched ones only); a faithfulness label from a release names
+no run and is matched to a run's summary by document id and text, runs of whitespace as one
+space (``differing_lines`` names those whose document a run holds with another text, at
+import; the meta report names them again). An experiment named for the human run must exist
+(``check_experiment``): a typo would put the labels where no report looks.
+"""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from runner.human.attribute import normalize
+from runner.human.judgments import (
+    ClaimsJudgment,
+    CoherenceAnnotation,
+    HumanDataError,
+    Judgment,
+    Preference,
+    Rating,
+)
+from runner.plugins.errors import nearest
+from runner.tracking.reader import RunRecord, client, experiments, find_runs
+from runner.tracking.store import quiet_downloads
+from runner.tracking.tags import HUMAN_KIND, RUN_KIND_TAG, SWEEP_KIND
+
+LISTED = 5
+"""Documents and summaries named in a line; the rest are counted."""
+
+
+def check_experiment(uri: str, experiment: str) -> None:
+    """An experiment the store lacks is refused, naming the nearest it has (a typo, mostly)."""
+    counts = experiments(uri)
+    if experiment in counts:
+        return
+    names = [name for name, n in counts.items() if not (name == "Default" and n == 0)]
+    there = f" (experiments there: {', '.join(names[:LISTED])})" if names else ""
+    raise HumanDataError(
+        f"experiment '{experiment}' does not exist in {uri}{there}; "
+        f"{nearest(experiment, names)}give one it has, or add --create-experiment to record "
+        "the human run in a new experiment"
+    )
+
+
+Unknown = list[tuple[Judgment, str]]
+"""Judgments naming a document their run does not have, each with the run's id."""
+
+
+def unknown_documents(
+    uri: str, judgments: Sequence[Judgment], runs: dict[str, tuple[RunRecord, str]]
+) -> Unknown:
+    """The judgments whose judged run (by run id) has no summary of their document.
+
+    A run that logged no summaries (not a job's run) cannot tell, and is not asked.
+
+    Such a label would be recorded and counted as a judgment of a summary nobody made
+    (a misspelt id, or another run's documents). Named systems and release labels, which
+    name no run, are matched later by document and text.
+    """
+    documents = {run_id: set(run_summaries(uri, run_id)) for run_id in runs}
+    documents = {run_id: docs for run_id, docs in documents.items() if docs}  # none: cannot tell
+    out: Unknown = []
+    for judgment in judgments:
+        for system in _run_systems(judgment):
+            if system in documents and judgment_doc(judgment) not in documents[system]:
+                out.append((judgment, system))
+                break
+    return out
+
+
+def _run_systems(judgment: Judgment) -> tuple[str, ...]:
+    """The systems a judgment judges a document of (none for an Appendix J verdict)."""
+    if isinstance(judgment, (CoherenceAnnotation, Rating, ClaimsJudgment)):
+        return (judgment.system,)
+    if isinstance(judgment, Preference):
+        return tuple(judgment.systems)
+    return ()
+
+
+def judgment_doc(judgment: Judgment) -> str:
+    """The document a judgment judges."""
+    return str(getattr(judgment, "doc_id", ""))
+
+
+def _doc_list(unknown: Unknown) -> str:
+    """'bakeryy', 'lighthouse' of run 3f2a1b0c: the first documents and their runs."""
+    docs = list(dict.fromkeys(judgment_doc(j) for j, _ in unknown))
+    runs = sorted({run_id[:8] for _, run_id in unknown})
+    shown = ", ".join(repr(d) for d in docs[:LISTED])
+    more = f" and {len(docs) - LISTED} more" if len(docs) > LISTED else ""
+    return f"{len(docs)} document(s) ({shown}{more}) that run {', '.join(runs)} does not have"
+
+
+def unknown_line(source_file: Path | str, unknown: Unknown, total: int) -> str:
+    """The refusal: how many judgments, which documents, and the two ways on."""
+    return (
+        f"{source_file}: {len(unknown)} of {total} judgments name {_doc_list(unknown)}; nothing "
+        "recorded; fix the document ids (the run's doc ids), or add --matched-only to record "
+        "only the judgments of documents the run has"
+    )
+
+
+def skipped_line(unknown: Unknown, total: int) -> str:
+    """The line saying what ``matched_only`` left out."""
+    skipped = f"skipped {len(unknown)} of {total} judgments (--matched-only)"
+    return f"{skipped}: they name {_doc_list(unknown)}"
+
+
+def differing_lines(
+    uri: str,
+    experiment: str,
+    claims: Sequence[ClaimsJudgment],
+    claim_runs: dict[str, tuple[RunRecord, list[ClaimsJudgment]]],
+) -> list[str]:
+    """Faithfulness labels whose document a run of ``experiment`` has with another summary.
+
+    Labels are matched to a run's summary by document id and text (whitespace-normalized);
+    one whose text differs judged another summary, so no run's value is compared with it.
+    Named here, at import, and again by the meta report; labels of documents no run has
+    (a release imported before its runs) are not named.
+    """
+    matched = {id(j) for _, judged in claim_runs.values() for j in judged}
+    rest = [j for j in claims if id(j) not in matched]
+    if not rest:
+        return []
+    texts: dict[str, tuple[str, str]] = {}  # doc_id -> (run id, the run's summary)
+    for run in find_runs(uri, experiment, status="FINISHED"):
+        if run.tags.get(RUN_KIND_TAG) in (HUMAN_KIND, SWEEP_KIND):
+            continue
+        for doc, text in run_summaries(uri, run.run_id).items():
+            texts.setdefault(doc, (run.run_id, text))
+    differing = [(j, texts[j.doc_id]) for j in rest if j.doc_id in texts]
+    if not differing:
+        return []
+    lines = [
+        f"{len(differing)} of {len(claims)} labelled summaries differ from the run's summary of "
+        "their document (compared by text, runs of whitespace as one space): recorded, but "
+        "no run's verdict is compared with them"
+    ]
+    for judgment, (run_id, text) in differing[:LISTED]:
+        who = f" by {judgment.annotator}" if judgment.annotator else ""
+        lines.append(
+            f"  {judgment.doc_id!r}{who}: {first_difference(judgment.summary, text)} "
+            f"(run {run_id[:8]})"
+        )
+    if len(differing) > LISTED:
+        lines.append(f"  ... and {len(differing) - LISTED} more")
+    return lines
+
+
+def first_difference(labelled: str, run: str) -> str:
+    """Where two summaries part: 'word 12: "boat" here, "ship" in the run'."""
+    mine, theirs = normalize(labelled).split(" "), normalize(run).split(" ")
+    for i, (a, b) in enumerate(zip(mine, theirs, strict=False)):
+        if a != b:
+            return f"word {i + 1}: {a!r} in the label's summary, {b!r} in the run's"
+    shorter = "the label's summary" if len(mine) < len(theirs) else "the run's"
+    return f"{shorter} ends at word {min(len(mine), len(theirs))}, the other goes on"
+
+
+def run_summaries(uri: str, run_id: str) -> dict[str, str]:
+    """The run's ``summaries.json`` ({} when it has none: a run that made no summary)."""
+    store = client(uri)
+    if "summaries.json" not in {a.path for a in store.list_artifacts(run_id)}:
+        return {}
+    with tempfile.TemporaryDirectory(prefix="human-") as tmp, quiet_downloads():
+        path = Path(store.download_artifacts(run_id, "summaries.json", tmp))
+        data = json.loads(path.read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        return {}
+    return {str(k): str(v) for k, v in data.items()}
