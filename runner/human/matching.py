@@ -32,6 +32,10 @@ from runner.tracking.tags import HUMAN_KIND, RUN_KIND_TAG, SWEEP_KIND
 
 LISTED = 5
 """Documents and summaries named in a line; the rest are counted."""
+FAITHFUL = "faithful"
+"""The ratings criterion whose 0/1 values are summary-level faithfulness labels."""
+Summaries = dict[str, dict[str, str]]
+"""Run id -> its ``summaries.json`` (doc_id -> summary)."""
 
 
 def check_experiment(uri: str, experiment: str) -> None:
@@ -52,26 +56,74 @@ Unknown = list[tuple[Judgment, str]]
 """Judgments naming a document their run does not have, each with the run's id."""
 
 
-def unknown_documents(
-    uri: str, judgments: Sequence[Judgment], runs: dict[str, tuple[RunRecord, str]]
-) -> Unknown:
+def unknown_documents(judgments: Sequence[Judgment], summaries: Summaries) -> Unknown:
     """The judgments whose judged run (by run id) has no summary of their document.
 
-    A run that logged no summaries (not a job's run) cannot tell, and is not asked.
-
-    Such a label would be recorded and counted as a judgment of a summary nobody made
-    (a misspelt id, or another run's documents). Named systems and release labels, which
-    name no run, are matched later by document and text.
+    ``summaries``: each judged run's summaries (``run_summaries``). Such a label would be
+    recorded and counted as a judgment of a summary nobody made (a misspelt id, or another
+    run's documents). A run that logged no summaries (not a job's run) cannot tell, and is
+    not asked; named systems and release labels, which name no run, are matched later by
+    document and text.
     """
-    documents = {run_id: set(run_summaries(uri, run_id)) for run_id in runs}
-    documents = {run_id: docs for run_id, docs in documents.items() if docs}  # none: cannot tell
     out: Unknown = []
     for judgment in judgments:
         for system in _run_systems(judgment):
-            if system in documents and judgment_doc(judgment) not in documents[system]:
+            known = summaries.get(system)
+            if known and judgment_doc(judgment) not in known:
                 out.append((judgment, system))
                 break
     return out
+
+
+def faithful_ratings(
+    judgments: Sequence[Judgment], summaries: Summaries
+) -> tuple[list[Judgment], list[str]]:
+    """Ratings of criterion ``faithful`` (0 or 1) as faithfulness labels of their run's summary.
+
+    A ratings table is the plain way to bring summary-level faithfulness labels
+    (``document,system,criterion,value,annotator`` with ``criterion=faithful``): each becomes
+    a ``ClaimsJudgment`` with the run's summary text, so the meta report's faithfulness
+    tables compare it with every rater of that summary. A faithful rating that cannot
+    (a value other than 0 or 1, a system that is no run of this store) stays a rating, and
+    a line says why.
+    """
+    out: list[Judgment] = []
+    made, bad_value, no_run = 0, [], []
+    for j in judgments:
+        if not (isinstance(j, Rating) and j.criterion == FAITHFUL):
+            out.append(j)
+            continue
+        text = summaries.get(j.system, {}).get(j.doc_id)
+        if j.value not in (0.0, 1.0):
+            bad_value.append(j)
+        elif j.system not in summaries:
+            no_run.append(j)
+        elif text is not None:
+            out.append(ClaimsJudgment(j.doc_id, j.system, j.annotator, text, j.value == 1.0))
+            made += 1
+            continue
+        out.append(j)
+    notes = []
+    if made:
+        notes.append(
+            f"{made} ratings of criterion {FAITHFUL} recorded as faithfulness labels of their "
+            "run's summaries (1 faithful, 0 not): the meta report's faithfulness tables"
+        )
+    if bad_value:
+        first = bad_value[0]
+        notes.append(
+            f"{len(bad_value)} ratings of criterion {FAITHFUL} are not 0 or 1 (e.g. "
+            f"{first.doc_id!r}: {first.value!r}): kept as ratings, not faithfulness labels; "
+            "write 1 (faithful) or 0 (not) to feed the faithfulness tables"
+        )
+    if no_run:
+        systems = ", ".join(sorted({j.system for j in no_run})[:LISTED])
+        notes.append(
+            f"{len(no_run)} ratings of criterion {FAITHFUL} name systems that are no run of "
+            f"this store ({systems}): kept as ratings, not faithfulness labels (a label is "
+            "matched by the run's summary text); give the run id as system"
+        )
+    return out, notes
 
 
 def _run_systems(judgment: Judgment) -> tuple[str, ...]:

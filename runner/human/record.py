@@ -52,6 +52,7 @@ from runner.human.judgments import (
 )
 from runner.human.matching import (
     differing_lines,
+    faithful_ratings,
     run_summaries,
     skipped_line,
     unknown_documents,
@@ -120,8 +121,9 @@ def record_human_run(
     check_claim_labels(judgments, source_file)
     systems = judged_systems(judgments)
     runs = _judged_runs(tracking_uri, systems, source_file)
-    unknown = unknown_documents(tracking_uri, judgments, runs)
-    notes: list[str] = []
+    summaries = {run_id: run_summaries(tracking_uri, run_id) for run_id in runs}
+    judgments, notes = faithful_ratings(judgments, summaries)
+    unknown = unknown_documents(judgments, summaries)
     if unknown:
         if not matched_only:
             raise HumanDataError(unknown_line(source_file, unknown, len(judgments)))

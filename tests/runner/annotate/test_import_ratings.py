@@ -231,3 +231,47 @@ def test_a_spreadsheets_csv_reads_as_a_plain_one(
     assert f"6 judgments read from {sheet}" in capsys.readouterr().out
     read = [(tmp_path / f"{n}.jsonl").read_text(encoding="utf-8") for n in ("plain", "sheet")]
     assert read[0] == read[1] and len(read[0].splitlines()) == 6
+
+
+def test_faithful_ratings_feed_the_faithfulness_table(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """criterion=faithful, 0 or 1: summary labels the meta report compares with the rater."""
+    import csv
+
+    from runner.report.config import ReportConfig
+    from runner.report.make import make_report
+    from runner.tracking.writer import Tracker
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    tracker = Tracker(uri, "summarization", tmp_path / "artifacts")
+    run_id = tracker.start("rater", {})
+    tracker.log_params({"metrics.faithfulness.method": "binary", "judge.model": "openai/gpt-4o"})
+    tracker.log_json(SUMMARIES, "summaries.json")
+    rater = {"tide": 1.0, "mill": 0.0, "fox": 1.0}
+    tracker.log_json({d: {"faithfulness/faithful": v} for d, v in rater.items()}, "scores.json")
+    tracker.finish("FINISHED")
+    people = {"tide": 1, "mill": 0, "fox": 0}
+    rows = [f"{d},{run_id},faithful,{v},ana" for d, v in people.items()]
+    rows.append(f"tide,{run_id},faithful,0.5,ben")  # not a label: kept as a rating, said so
+    table = tmp_path / "faithful.csv"
+    table.write_text("\n".join(["document,system,criterion,value,annotator", *rows]) + "\n")
+    assert main(["import", str(table), "tracking.uri=" + uri]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert (
+        "3 ratings of criterion faithful recorded as faithfulness labels of their run's "
+        "summaries (1 faithful, 0 not): the meta report's faithfulness tables"
+    ) in out
+    assert (
+        "1 ratings of criterion faithful are not 0 or 1 (e.g. 'tide': 0.5): kept as ratings, "
+        "not faithfulness labels; write 1 (faithful) or 0 (not) to feed the faithfulness tables"
+    ) in out
+    out_dir = tmp_path / "report"
+    make_report(ReportConfig(uri, "summarization", out=out_dir, plots=False, meta=True))
+    with (out_dir / "meta_faithfulness.csv").open(encoding="utf-8") as f:
+        (row,) = list(csv.DictReader(f))
+    # rater faithful: tide, fox; people faithful: tide only
+    assert int(row["summaries"]) == 3
+    assert float(row["% faithful"]) == pytest.approx(200 / 3)
+    assert float(row["precision"]) == pytest.approx(0.5)
+    assert float(row["recall"]) == pytest.approx(1.0)
