@@ -3,7 +3,8 @@
 Thin on purpose: Hydra composes the config, we turn it into a validated ``RunConfig``,
 run the job, and print a one-screen summary. A ``RunnerError`` ends the process with one
 line naming the problem and the fix, and exit status 2. Ctrl-C and SIGTERM end the run as
-KILLED in MLflow and exit at once (130 and 143), without waiting for calls in flight.
+KILLED in MLflow and exit at once (130 and 143), without waiting for calls in flight, also
+when the output goes through a pipe that the same Ctrl-C closed (``runner.streams``).
 Nothing heavy is imported before Hydra has decided that a job will run, so ``--help``
 and ``--cfg job`` import neither litellm nor MLflow.
 
@@ -30,6 +31,7 @@ from omegaconf import DictConfig, OmegaConf
 from runner.config.folders import RUN_FOLDERS, refuse_unwritable, store_override
 from runner.config.hydra_errors import RETIRED_OPTIONS, one_line, reported
 from runner.errors import RunnerError, Terminated
+from runner.streams import survive_closed_pipes
 from runner.sweep.launcher import launcher_key_hint
 from runner.sweep.outcome import JobOutcome
 from runner.sweep.parent import current_sweep
@@ -79,6 +81,7 @@ def main(cfg: DictConfig) -> JobOutcome:
     from runner.config.run_config import build_run_config
     from runner.run import preflight
 
+    survive_closed_pipes()  # a job of a joblib or Ray worker writes to the sweep's pipe too
     signal.signal(signal.SIGTERM, _terminate)
     signal.signal(signal.SIGINT, _interrupt)
     # Ctrl-C and SIGTERM end the job KILLED; a parent that blocked or ignored them (Python's
@@ -229,6 +232,7 @@ def cli() -> None:
 
     A sweep with failed jobs exits 1 (its sweeper says so, from the jobs' outcomes).
     """
+    survive_closed_pipes()  # '| tee log' and Ctrl-C: tee dies first; the runs still end KILLED
     sys.argv[1:] = store_override(flags_first(sys.argv[1:]))  # --tracking-uri X: tracking.uri=X
     if any(a in ("-h", "--help") for a in sys.argv[1:]):
         _help_without_internal_groups(config_dir(sys.argv[1:]))

@@ -12,6 +12,7 @@ settings that cannot work (``hydra.launcher.n_jobs``): one line, exit 2, nothing
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
@@ -41,12 +42,24 @@ JOBLIB = ("hydra/launcher=joblib", "hydra.launcher.n_jobs=2")
 
 
 def _launch(
-    args: list[str], folder: Path, tag: str, env: dict[str, str] | None = None
+    args: list[str],
+    folder: Path,
+    tag: str,
+    env: dict[str, str] | None = None,
+    pipe: bool = False,
 ) -> subprocess.Popen[bytes]:
-    """``python -m runner`` in a session of its own (its pid is its process group's id)."""
+    """``python -m runner`` in a session of its own (its pid is its process group's id).
+
+    ``pipe``: both its streams through ``2>&1 | tee``, as a researcher keeps a log (a shell
+    leads the group, and Ctrl-C stops tee with the runner: its output's pipe closes under it).
+    """
+    command = [sys.executable, "-m", "runner", *args]
+    if pipe:
+        line = f"{shlex.join(command)} 2>&1 | tee {shlex.quote(str(folder / f'{tag}.tee'))}"
+        command = ["sh", "-c", line]
     with open(folder / f"{tag}.out", "wb") as out, open(folder / f"{tag}.err", "wb") as err:
         return subprocess.Popen(
-            [sys.executable, "-m", "runner", *args],
+            command,
             cwd=REPO,
             stdout=out,
             stderr=err,
@@ -97,13 +110,14 @@ def stop_and_resume(
     expected_exit: int,
     busy_jobs: int,
     env: dict[str, str] | None = None,
+    pipe: bool = False,
 ) -> None:
     """Start a 4-cell sweep, stop it once ``busy_jobs`` calls are in flight, check that it
     ended before they were answered and what the stop left, then rerun the same command and
     check that it finishes."""
     with FakeOpenAIServer(responder(), latency_s=SLOW_S) as server:
         args = _sweep_args(server, folder, launcher)
-        proc = _launch(args, folder, "stopped", env)
+        proc = _launch(args, folder, "stopped", env, pipe)
         try:
             _wait_for(lambda: server.in_flight >= busy_jobs, 400, proc)
             send(proc.pid)
@@ -120,12 +134,13 @@ def stop_and_resume(
         calls = len(server.requests)
         time.sleep(1.0)
         assert len(server.requests) == calls, "a job went on calling the model after the stop"
-        stderr = (folder / "stopped.err").read_text()
-        assert code == expected_exit, stderr[-3000:]
+        stderr = (folder / "stopped.tee" if pipe else folder / "stopped.err").read_text()
+        assert code == expected_exit, stderr[-3000:]  # through a pipe: the shell's, tee's
         assert unanswered >= busy_jobs, "the sweep waited for its calls' answers before it ended"
         assert left == [], f"processes left behind: {left}"
         stops = [line for line in stderr.splitlines() if "stopped" in line]
-        assert len(stops) == 1 and "KILLED" in stops[0], stderr[-3000:]
+        if not pipe:  # through a pipe, the line went to the tee that the same Ctrl-C ended
+            assert len(stops) == 1 and "KILLED" in stops[0], stderr[-3000:]
         assert "segmentation fault" not in stderr and "Traceback" not in stderr, stderr[-3000:]
         uri = f"sqlite:///{folder / 'mlflow.db'}"
         parent, children = _kinds(uri)
@@ -168,6 +183,14 @@ def test_a_joblib_sweep_stops_killed_at_once_and_resumes(stop: str, tmp_path: Pa
 def test_a_basic_sweep_stops_killed_at_once_and_resumes(stop: str, tmp_path: Path) -> None:
     send, code = STOPS[stop]
     stop_and_resume(tmp_path, (), send, code, busy_jobs=1)
+
+
+def test_a_joblib_sweep_piped_to_tee_stops_killed_on_ctrl_c(tmp_path: Path) -> None:
+    """``python -m runner -m ... 2>&1 | tee log`` and Ctrl-C: tee dies with the runner, whose
+    writes to the closed pipe (its "stopped" line) must not turn the stop into a failure:
+    the parent and the children end KILLED, as without the pipe."""
+    sigint = -signal.SIGINT  # the shell leading the pipe dies of the signal, as a terminal's does
+    stop_and_resume(tmp_path, JOBLIB, _to_group(signal.SIGINT), sigint, busy_jobs=1, pipe=True)
 
 
 ray_head = test_ray_launcher.ray_head
