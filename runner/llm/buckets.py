@@ -56,6 +56,19 @@ class Allowance:
         return bool(self.tpm or self.input_tpm)
 
 
+def refill(per_minute: float, cap: float) -> float:
+    """The refill per second that keeps any 60 s at or under ``per_minute``.
+
+    A token bucket sends at most its capacity plus a minute's refill in any minute: a full
+    bucket (one second's worth, at least one request) and then 60 s of refilling at the
+    allowance let ``per_minute + cap`` requests through, one too many for a provider that
+    counts a sliding 60-s window (rpm=20: a 21st request, answered 429). So the bucket refills
+    at the allowance less its capacity per minute (rpm=20: 19 a minute after the first),
+    never below half the allowance (rpm=1: one request every two minutes, not none).
+    """
+    return max(per_minute - cap, per_minute / 2.0) / 60.0
+
+
 class Buckets:
     """The buckets of one endpoint: plain arithmetic on a state that can be saved as JSON.
 
@@ -67,8 +80,9 @@ class Buckets:
 
     def __init__(self, allowance: Allowance, state: dict[str, Any] | None, now: float) -> None:
         """Buckets from a saved ``state``, or full ones at ``now``."""
-        self.rates = allowance.per_second()
-        self.caps = {name: max(1.0, rate * BURST_S) for name, rate in self.rates.items()}
+        per_minute = {name: rate * 60.0 for name, rate in allowance.per_second().items()}
+        self.caps = {name: max(1.0, limit * BURST_S / 60.0) for name, limit in per_minute.items()}
+        self.rates = {name: refill(limit, self.caps[name]) for name, limit in per_minute.items()}
         state = state or {}
         saved = state.get("levels") or {}
         self.levels = {name: float(saved.get(name, self.caps[name])) for name in self.rates}

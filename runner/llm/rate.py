@@ -7,8 +7,10 @@ exclusive ``flock`` (jobs on one machine: the basic or joblib launcher), or a Ra
 endpoint when the job runs on a Ray worker (``runner/llm/rate_ray.py``). A single job keeps
 them in memory.
 
-The arithmetic is a token bucket per limit, refilled at the allowance per second up to one
-second's worth (``BURST_S``): a request that finds too little waits for the refill, and
+The arithmetic is a token bucket per limit, holding one second's worth (``BURST_S``) and
+refilled so that no 60 s ever holds more than the allowance (``runner.llm.buckets.refill``:
+the allowance less the bucket's capacity per minute, since a full bucket adds its capacity
+to a minute's refill): a request that finds too little waits for the refill, and
 takes its share at once, so later requests queue behind it (a reservation, as in GCRA: one
 lock per request, no polling). A bucket may go below zero: a request larger than the burst
 still goes once the bucket is full, and the debt delays the next. Each attempt takes one

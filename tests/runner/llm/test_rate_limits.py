@@ -47,20 +47,42 @@ class Clock:
 
 
 def test_requests_go_at_the_refill_rate_after_a_one_second_burst() -> None:
-    buckets = Buckets(Allowance(rpm=120), None, now=0.0)  # 2 per second, holds 2
+    buckets = Buckets(Allowance(rpm=120), None, now=0.0)  # holds 2, refills 120 - 2 a minute
     waits = [buckets.reserve({"rpm": 1}, now=0.0)[0] for _ in range(5)]
-    assert waits == [0.0, 0.0, 0.5, 1.0, 1.5]
+    assert waits == [0.0, 0.0, *(pytest.approx(k * 60 / 118) for k in (1, 2, 3))]
     assert buckets.levels["rpm"] == -3.0
     buckets.reserve({"rpm": 1}, now=10.0)  # refilled to its 2, never beyond: 2 - 1 left
     assert buckets.levels["rpm"] == 1.0
 
 
+@pytest.mark.parametrize("rpm", [1, 2, 20, 60, 600])
+def test_no_sliding_minute_holds_more_than_the_limit(rpm: int) -> None:
+    """A provider counting a sliding 60-s window (ends included) never sees rpm + 1 requests.
+
+    Requests are sent as soon as the buckets allow, in bursts after idle spells (which refill
+    the bucket to full); every window of 60 s from one send time is counted.
+    """
+    buckets = Buckets(Allowance(rpm=rpm), None, now=0.0)
+    sent: list[float] = []
+    now = 0.0
+    for burst in range(3):
+        for _ in range(rpm + 3):
+            wait, _ = buckets.reserve({"rpm": 1}, now=now)
+            now += wait
+            sent.append(now)
+        now += 200.0 * (burst + 1)  # idle: the bucket fills again
+    most = max(sum(1 for t in sent if start <= t <= start + 60 + 1e-9) for start in sent)
+    assert most <= rpm
+    assert most >= rpm // 2  # not starved either: rpm=1 sends one every two minutes
+
+
 def test_a_prompt_larger_than_the_burst_goes_when_full_and_delays_the_next() -> None:
-    buckets = Buckets(Allowance(tpm=6000), None, now=0.0)  # 100 tokens/s, holds 100
+    buckets = Buckets(Allowance(tpm=6000), None, now=0.0)  # holds 100, refills 5,900 a minute
+    rate = 5900 / 60
     assert buckets.reserve({"tpm": 500}, now=0.0)[0] == 0.0  # full: it goes, 400 in debt
-    assert buckets.reserve({"tpm": 50}, now=0.0)[0] == pytest.approx(4.5)  # (50 + 400) / 100
-    buckets.settle({"tpm": 200}, now=1.0)  # its completion: -450 + 100 refilled - 200
-    assert buckets.levels["tpm"] == pytest.approx(-550.0)
+    assert buckets.reserve({"tpm": 50}, now=0.0)[0] == pytest.approx(450 / rate)  # 50 + 400
+    buckets.settle({"tpm": 200}, now=1.0)  # its completion: -450 + 1 s refilled - 200
+    assert buckets.levels["tpm"] == pytest.approx(-650.0 + rate)
     buckets.settle({"tpm": -1000}, now=1.0)  # a prompt overestimated: back up to the cap only
     assert buckets.levels["tpm"] == 100.0
 
@@ -78,12 +100,15 @@ def test_input_and_output_tokens_have_buckets_of_their_own() -> None:
 
 
 def test_a_pause_delays_the_queue_by_its_length_without_a_burst_after_it() -> None:
-    buckets = Buckets(Allowance(rpm=60), None, now=0.0)  # 1 per second, holds 1
+    buckets = Buckets(Allowance(rpm=60), None, now=0.0)  # holds 1, refills 59 a minute
+    rate = 59 / 60
     assert buckets.reserve({"rpm": 1}, now=0.0) == (0.0, 0.0)
-    assert buckets.reserve({"rpm": 1}, now=0.0) == (1.0, 0.0)  # reserved for t=1
+    assert buckets.reserve({"rpm": 1}, now=0.0) == (pytest.approx(1 / rate), 0.0)  # its turn
     buckets.pause(5.0, now=0.5)  # a 429 at t=0.5, Retry-After 5: nothing before t=5.5
-    assert buckets.check(now=0.5) == (5.0, 5.0)  # the reservation above moves to t=6
-    assert buckets.reserve({"rpm": 1}, now=0.5) == (pytest.approx(6.5), 5.0)  # 5.5 + 1 + 1
+    assert buckets.check(now=0.5) == (5.0, 5.0)  # the reservation above moves by 5 s
+    # at t=0.5 the bucket owes 1 - 0.5 * rate; this request's own 1 comes on top, after t=5.5
+    expected = 5.0 + (2 - 0.5 * rate) / rate
+    assert buckets.reserve({"rpm": 1}, now=0.5) == (pytest.approx(expected), 5.0)
     buckets.pause(2.0, now=1.0)  # a shorter Retry-After inside the pause changes nothing
     assert buckets.check(now=1.0) == (4.5, 5.0)
 
@@ -94,10 +119,11 @@ def test_the_limiter_sleeps_its_reservation_and_the_pause_another_job_started() 
     limiter = RateLimiter(Allowance(rpm=60), store, sleep=clock.sleep, clock=clock)
     limiter.acquire(0)
     limiter.acquire(0)
-    assert clock.slept == [1.0] and clock.now == 1.0
-    store.pause(3.0)  # another job's 429 at t=1
+    turn = 60 / 59  # one request's refill at 59 a minute (runner.llm.buckets.refill)
+    assert clock.slept == [pytest.approx(turn)] and clock.now == pytest.approx(turn)
+    store.pause(3.0)  # another job's 429 then
     limiter.acquire(0)
-    assert clock.slept == [1.0, 4.0]  # 3 s of pause, then its second
+    assert clock.slept == [pytest.approx(turn), pytest.approx(3.0 + turn)]  # pause, its turn
 
 
 def _sender(path: str, url: str, rpm: int, count: int) -> None:
