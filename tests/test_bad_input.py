@@ -153,6 +153,14 @@ CASES = [
         ("model.temperature=1.5", "from 0 to 1 for Anthropic's models (anthropic/claude-x)"),
     ),
     Case(
+        "StorySumm without its file",
+        "strategy=none data=storysumm metrics=stats",
+        (
+            "data=storysumm needs data.path=",
+            "download it from https://github.com/melaniesubbiah/storysumm",
+        ),
+    ),
+    Case(
         "no attempt at all",
         "model=openai_compatible model.api_base={server} model.retry.max_attempts=0",
         ("model.retry.max_attempts=0 is out of range: at least 1",),

@@ -32,6 +32,12 @@ def note(line: str) -> None:
         print(f"note: {line}", file=sys.stderr)
 
 
+STORYSUMM_URL = "https://github.com/melaniesubbiah/storysumm (storysumm.json)"
+"""Where StorySumm's release is (docs/concepts/data.md gives the file's SHA-256)."""
+FABLES_URL = "https://github.com/mungg/FABLES (data/FABLES.json.zip)"
+"""Where FABLES' release is (docs/concepts/data.md gives the file's SHA-256)."""
+
+
 class StorySummLoader:
     """``data=storysumm``: StorySumm's summaries with their stories."""
 
@@ -40,7 +46,10 @@ class StorySummLoader:
     def load(self, *, path: str | None = None, split: str | None = None) -> list[WorkItem]:
         """One item per summary (of ``split`` when given), in the release's order."""
         if not path:
-            raise DataError("data=storysumm needs data.path=<the release's storysumm.json>; add it")
+            raise DataError(
+                f"data=storysumm needs data.path=<the release's storysumm.json>; download it from "
+                f"{STORYSUMM_URL} and add data.path=storysumm.json"
+            )
         if split is not None and split not in SPLITS:
             raise DataError(f"data.split={split} is not a StorySumm split; use val or test")
         entries, notes = read_storysumm(Path(path).expanduser())
@@ -72,7 +81,10 @@ class FablesLoader:
     ) -> list[WorkItem]:
         """One item per summary (by ``summarizer`` when given), in the release's order."""
         if not path:
-            raise DataError("data=fables needs data.path=<the release's FABLES.json.zip>; add it")
+            raise DataError(
+                f"data=fables needs data.path=<the release's FABLES.json.zip>; download it from "
+                f"{FABLES_URL} and add data.path=FABLES.json.zip"
+            )
         summaries = _by_summarizer(read_fables(Path(path).expanduser()), summarizer)
         texts = _books(books, sorted({s.title for s in summaries}), len(summaries))
         return [
