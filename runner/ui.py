@@ -3,7 +3,8 @@
 Plain ``mlflow ui`` reports usage telemetry and, through the litellm it imports, retries a
 price-map download three times at start-up; on a machine without internet both are waits
 and warnings. Importing ``runner`` sets the defaults that turn them off
-(``runner/__init__.py``); this then hands over to ``mlflow ui`` with that environment.
+(``runner/__init__.py``); this then starts ``mlflow ui`` with that environment, prints the
+links once it answers, and stops it (its workers included) on Ctrl-C or SIGTERM.
 
     python -m runner.ui                       # the store of ./mlruns (what runs started here use)
     python -m runner.ui --port 5001           # any other ``mlflow ui`` option
@@ -28,9 +29,13 @@ import contextlib
 import errno
 import os
 import shlex
+import signal
 import socket
 import sqlite3
+import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 
 from runner.tracking.runs_view import VIEW_KEY, VIEW_TAG, run_view_key, sweep_view_key
@@ -234,10 +239,12 @@ def problem(argv: list[str]) -> str | None:
 
 
 def main() -> None:
-    """Print where each experiment's runs are, then replace this process with ``mlflow ui``.
+    """Start ``mlflow ui``, print where each experiment's runs are once it answers, serve.
 
     The environment set by ``import runner`` carries over. No store or a busy port: one
-    line, exit status 2, no links.
+    line, exit status 2, no links. The server runs in a process group of its own (its
+    uvicorn workers and ``huey_consumer`` job runners with it): Ctrl-C or SIGTERM to this
+    process stops that whole group, so nothing is left serving or consuming after it.
     """
     from runner.config.folders import SpellingError
 
@@ -251,11 +258,66 @@ def main() -> None:
         print(f"error: {found}", file=sys.stderr)
         sys.exit(2)
     uri = option(argv, ("--backend-store-uri",)) or default_store()
-    links = experiment_links(uri, int(option(argv, ("--port", "-p")) or DEFAULT_PORT))
-    if links:
-        heading = "runner.ui: each experiment's runs, once the UI is up:"
+    port = int(option(argv, ("--port", "-p")) or DEFAULT_PORT)
+    host = option(argv, ("--host", "-h")) or "127.0.0.1"
+    links = experiment_links(uri, port)
+    server = subprocess.Popen(argv, env=dict(os.environ), process_group=0)
+    stopped: list[int] = []
+
+    def stop(signum: int, frame: object) -> None:
+        stopped.append(signum)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGTERM)
+
+    signal.signal(signal.SIGINT, stop)
+    signal.signal(signal.SIGTERM, stop)
+    if links and "--help" not in argv and answers(host, port, server):
+        heading = "runner.ui: the UI is up; each experiment's runs:"
         print("\n".join([heading, *links]), file=sys.stderr, flush=True)
-    os.execve(sys.executable, argv, dict(os.environ))
+    code = server.wait()
+    end_group(server.pid)
+    if stopped:
+        sys.exit(128 + stopped[0])
+    sys.exit(code if code >= 0 else 128 - code)
+
+
+STARTUP_S = 300.0
+"""How long the server may take to answer before the links are printed anyway (never, in
+practice: MLflow's UI answers within seconds to a minute on 2 cores)."""
+
+
+def answers(host: str, port: int, server: subprocess.Popen[bytes]) -> bool:
+    """Wait until the UI answers at ``host:port``; False when the server ended first.
+
+    The links are printed only then: printed at start, the first click was "connection
+    refused" for as long as the server took to start.
+    """
+    target = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    url = f"http://{'[' + target + ']' if ':' in target else target}:{port}/"
+    deadline = time.monotonic() + STARTUP_S
+    while server.poll() is None and time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(url, timeout=2):
+                return True
+        except OSError:  # refused (not listening yet), or an HTTP error: not up
+            time.sleep(0.2)
+    return server.poll() is None
+
+
+def end_group(pgid: int, grace_s: float = 5.0) -> None:
+    """SIGTERM whatever is left of the server's process group, SIGKILL after ``grace_s``."""
+    for signum in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(pgid, signum)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + grace_s
+        while time.monotonic() < deadline:
+            try:
+                os.killpg(pgid, 0)
+            except ProcessLookupError:
+                return
+            time.sleep(0.1)
 
 
 if __name__ == "__main__":

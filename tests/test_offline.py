@@ -138,10 +138,16 @@ def test_a_whole_run_talks_only_to_its_loopback_model(tmp_path: Path, entry: lis
 
 def test_the_mlflow_ui_command_starts_offline_without_retries(tmp_path: Path) -> None:
     """``python -m runner.ui`` serves the store with no attempt to reach the internet
-    (plain ``mlflow ui`` resolves its telemetry host and retries litellm's price map)."""
+    (plain ``mlflow ui`` resolves its telemetry host and retries litellm's price map); it
+    prints its links only once the UI answers (they came about 16 s before it did, and the
+    first click was refused), and SIGTERM ends it and every process it started (MLflow's
+    ``huey_consumer`` workers once outlived it)."""
+    import signal
     import socket
-    import time
     import urllib.request
+
+    from runner.tracking.writer import Tracker
+    from tests.helpers.processes import session_processes
 
     env, log = _guarded(tmp_path)
     with socket.socket() as probe:
@@ -149,7 +155,9 @@ def test_the_mlflow_ui_command_starts_offline_without_retries(tmp_path: Path) ->
         port = probe.getsockname()[1]
     store = f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}"
     (tmp_path / "mlruns").mkdir()
-    (tmp_path / "mlruns" / "mlflow.db").touch()  # runner.ui serves a store, never creates one
+    tracker = Tracker(store, "summarization", tmp_path / "mlruns" / "artifacts")
+    tracker.start("a run to link to", {})
+    tracker.finish("FINISHED")
     process = subprocess.Popen(
         [
             sys.executable,
@@ -168,18 +176,23 @@ def test_the_mlflow_ui_command_starts_offline_without_retries(tmp_path: Path) ->
         stderr=subprocess.PIPE,
         start_new_session=True,
     )
+    assert process.stderr is not None
     try:
-        status = None
-        for _ in range(120):
-            try:
-                with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=2) as answer:
-                    status = answer.status
-                break
-            except OSError:
-                time.sleep(0.5)
-        assert status == 200
-        time.sleep(3)  # litellm's retries would come within these seconds
+        seen: list[str] = []
+        while not seen or not seen[-1].startswith("runner.ui: the UI is up"):
+            line = process.stderr.readline().decode()  # MLflow's own lines come first
+            assert line, "".join(seen)  # ended without printing the links
+            seen.append(line)
+        link = process.stderr.readline().decode()
+        assert f"http://127.0.0.1:{port}/#/experiments/" in link, link
+        with urllib.request.urlopen(f"http://127.0.0.1:{port}/", timeout=5) as answer:
+            assert answer.status == 200  # up when the link is printed, not later
+        started = session_processes(process.pid)
+        assert len(started) >= 2, started  # runner.ui and MLflow's server (and its workers)
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=60) == 128 + signal.SIGTERM
+        assert session_processes(process.pid) == []  # nothing left serving or consuming
     finally:
-        os.killpg(process.pid, 9)
-        process.wait(timeout=30)
+        for pid in session_processes(process.pid):
+            os.kill(pid, 9)
     assert _attempts(log) == []
