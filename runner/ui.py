@@ -38,7 +38,13 @@ import time
 import urllib.request
 from pathlib import Path
 
-from runner.tracking.runs_view import VIEW_KEY, VIEW_TAG, run_view_key, sweep_view_key
+from runner.tracking.runs_view import (
+    VIEW_KEY,
+    VIEW_TAG,
+    run_view_key,
+    sweep_all_view_key,
+    sweep_view_key,
+)
 
 RUNS_MODE = "workflowType=machine_learning"
 """The query that puts MLflow 3.17's UI in its "Model training" mode: runs first."""
@@ -80,7 +86,7 @@ def run_url(tracking_uri: str, experiment_id: str, run_id: str, port: int = DEFA
 def sweep_url(
     tracking_uri: str, experiment_id: str, parent_run_id: str, port: int = DEFAULT_PORT
 ) -> str:
-    """The runs table showing a sweep's jobs, one row each, their headline values as columns.
+    """The runs table of a sweep's FINISHED jobs, one row each, their headline values as columns.
 
     The sweep's own view, written by its parent run and its jobs; the parent itself is left
     out, so the jobs are rows, not folded under it.
@@ -93,8 +99,13 @@ def sweep_lines(
 ) -> list[str]:
     """What a sweep prints at its start and end: where its jobs and scores are in the UI."""
     url = sweep_url(tracking_uri, experiment_id, parent_run_id, port)
-    heading = "sweep: its jobs side by side, their scores as columns, in the MLflow UI:"
-    return [heading, *(f"  {line}" for line in open_lines(tracking_uri, url))]
+    every = _runs_table(tracking_uri, experiment_id, sweep_all_view_key(parent_run_id), port)
+    heading = "sweep: its FINISHED jobs side by side, their scores as columns, in the MLflow UI:"
+    return [
+        heading,
+        *(f"  {line}" for line in open_lines(tracking_uri, url)),
+        f"  every job, KILLED and FAILED ones too: {every}",
+    ]
 
 
 def run_page_url(

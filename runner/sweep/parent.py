@@ -128,7 +128,9 @@ class SweepParent:
         )
         self.experiment_id = tracker.experiment_id
         try:  # a convenience, as a job's own view (runner.run.recording.show_in_runs_table)
-            tracker.show_sweep(tracker.run_id, [], shown_params((), self.keys), start=True)
+            tracker.show_sweep(
+                tracker.run_id, [], shown_params((), self.keys), start=True, swept=list(self.keys)
+            )
         except Exception as err:  # noqa: BLE001 - the sweep can run without its view
             print(f"warning: could not set the sweep's runs-table view: {err}", file=sys.stderr)
         return tracker.run_id

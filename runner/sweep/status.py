@@ -86,8 +86,9 @@ def show_children(tracker: Any, children: Sequence[Any]) -> None:
         settings.update(run.data.params)
     try:
         keys = tracker.client.get_run(tracker.run_id).data.params.get("sweep.keys", "")
-        params = shown_params(settings, [k for k in keys.split(",") if k])
-        tracker.show_sweep(tracker.run_id, [*metrics, "cost_usd"], params)
+        swept = [k for k in keys.split(",") if k]
+        params = shown_params(settings, swept)
+        tracker.show_sweep(tracker.run_id, [*metrics, "cost_usd"], params, swept=swept)
     except Exception as err:  # noqa: BLE001 - the sweep's results are stored; this is a view
         print(f"warning: could not set the sweep's runs-table view: {err}", file=sys.stderr)
 

@@ -7,7 +7,9 @@ writes three kinds, all with the headline metrics as columns:
 
 - ``runner``: every run of the experiment (``runner.ui.experiment_url``);
 - ``run-<run id>``: that one run (``runner.ui.run_url``, the link a job prints);
-- ``sweep-<parent run id>``: a sweep's jobs, without their parent (``runner.ui.sweep_url``).
+- ``sweep-<parent run id>``: a sweep's FINISHED jobs, without their parent, the swept keys
+  as the first columns (``runner.ui.sweep_url``); ``sweep-<parent run id>-all``: every job,
+  KILLED and FAILED ones included (the second link a sweep prints).
 
 What MLflow 3.17's UI does with a shared view (read in its JS bundle,
 ``mlflow/server/js/build``): it takes the columns (``selectedColumns``) and the search facets
@@ -87,9 +89,19 @@ def run_filter(run_id: str) -> str:
     return f"attributes.run_id = '{run_id}'"
 
 
-def children_filter(parent_run_id: str) -> str:
-    """MLflow's search filter selecting a sweep's jobs (their ``mlflow.parentRunId``), not it."""
-    return f"tags.`{PARENT_TAG}` = '{parent_run_id}'"
+def sweep_all_view_key(parent_run_id: str) -> str:
+    """The share key of a sweep's view of every job, KILLED and FAILED ones included."""
+    return f"sweep-{parent_run_id}-all"
+
+
+def children_filter(parent_run_id: str, finished_only: bool = True) -> str:
+    """MLflow's search filter selecting a sweep's jobs (their ``mlflow.parentRunId``), not it.
+
+    ``finished_only``: the FINISHED ones, the results; a stopped or failed job's row (its
+    values partial or none) is in the view of every job (``sweep_all_view_key``).
+    """
+    jobs = f"tags.`{PARENT_TAG}` = '{parent_run_id}'"
+    return f"{jobs} AND attributes.status = 'FINISHED'" if finished_only else jobs
 
 
 def columns(metrics: list[str], params: list[str]) -> list[str]:
@@ -104,24 +116,33 @@ def view_state(metrics: list[str], params: list[str], search_filter: str) -> str
     return _dump({"searchFilter": search_filter}, columns(metrics, params))
 
 
-def sweep_view(parent_run_id: str, metrics: list[str], params: list[str], like: str = "") -> str:
-    """A sweep's view (its JSON): its jobs by name; the columns of the view ``like``, then these.
+def sweep_view(
+    parent_run_id: str,
+    metrics: list[str],
+    params: list[str],
+    like: str = "",
+    swept: list[str] | None = None,
+    finished_only: bool = True,
+) -> str:
+    """A sweep's view (its JSON): its jobs by name; the swept keys, the columns of ``like``, these.
 
-    ``like`` is a view's JSON or ''. At the sweep's start no job has said its headline yet:
-    the experiment's view stands in. Sorted by name, not by start time: MLflow's UI fetches
-    the parents of the runs it shows only when sorting by start time, and with the parent
-    there it folds the jobs under it.
+    The swept keys lead (they are what tells the rows apart), then the view ``like``'s columns
+    (a view's JSON or ''; at the sweep's start no job has said its headline yet: the
+    experiment's view stands in), then ``metrics`` and ``params``. ``finished_only``: the
+    FINISHED jobs (``children_filter``). Sorted by name, not by start time: MLflow's UI
+    fetches the parents of the runs it shows only when sorting by start time, and with the
+    parent there it folds the jobs under it.
     """
     try:
         shown = json.loads(like).get("selectedColumns", []) if like else []
     except (ValueError, AttributeError):
         shown = []
     facets = {
-        "searchFilter": children_filter(parent_run_id),
+        "searchFilter": children_filter(parent_run_id, finished_only),
         "orderByKey": BY_NAME,
         "orderByAsc": True,
     }
-    return _dump(facets, [*shown, *columns(metrics, params)])
+    return _dump(facets, [*columns([], swept or []), *shown, *columns(metrics, params)])
 
 
 def with_columns(view: str, metrics: list[str], params: list[str]) -> str | None:

@@ -37,6 +37,7 @@ from runner.tracking.runs_view import (
     VIEW_TAG,
     run_filter,
     run_view_key,
+    sweep_all_view_key,
     sweep_view,
     sweep_view_key,
     view_state,
@@ -213,27 +214,41 @@ class Tracker:
             mine = view_state(metrics, params, run_filter(self.run_id))
             views[VIEW_PREFIX + run_view_key(self.run_id)] = mine
         if sweep:
-            tag = VIEW_PREFIX + sweep_view_key(sweep)
-            view = tags.get(tag) or sweep_view(sweep, [], [])
-            views[tag] = with_columns(view, metrics, params)
+            for key, finished_only in (
+                (sweep_view_key(sweep), True),
+                (sweep_all_view_key(sweep), False),
+            ):
+                tag = VIEW_PREFIX + key
+                view = tags.get(tag) or sweep_view(sweep, [], [], finished_only=finished_only)
+                views[tag] = with_columns(view, metrics, params)
         for tag, value in views.items():
             if value is not None:
                 self._set_experiment_tag(tag, value)
 
     def show_sweep(
-        self, parent_run_id: str, metrics: list[str], params: list[str], start: bool = False
+        self,
+        parent_run_id: str,
+        metrics: list[str],
+        params: list[str],
+        start: bool = False,
+        swept: list[str] | None = None,
     ) -> None:
-        """Set the view of the sweep whose parent is ``parent_run_id``: its jobs, these columns.
+        """Set the views of the sweep whose parent is ``parent_run_id``: its jobs, these columns.
 
-        It replaces what the jobs added (``show_columns``): the parent writes it at the start
+        Two views: its FINISHED jobs (the link it prints first) and every job. They replace
+        what the jobs added (``show_columns``): the parent writes them at the start
         (``start``: the experiment's columns first, as no job has said its headline yet) and
-        at the end, when it knows every job's headline.
+        at the end, when it knows every job's headline. ``swept``: the swept keys, which lead.
         """
         like = ""
         if start:
             like = self.client.get_experiment(self.experiment_id).tags.get(VIEW_TAG, "")
-        view = sweep_view(parent_run_id, metrics, params, like)
-        self._set_experiment_tag(VIEW_PREFIX + sweep_view_key(parent_run_id), view)
+        for key, finished_only in (
+            (sweep_view_key(parent_run_id), True),
+            (sweep_all_view_key(parent_run_id), False),
+        ):
+            view = sweep_view(parent_run_id, metrics, params, like, swept, finished_only)
+            self._set_experiment_tag(VIEW_PREFIX + key, view)
 
     def _set_experiment_tag(self, key: str, value: str) -> None:
         retrying(lambda: self.client.set_experiment_tag(self.experiment_id, key, value))

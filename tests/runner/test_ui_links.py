@@ -26,6 +26,7 @@ from runner.tracking.runs_view import VIEW_PREFIX
 from runner.tracking.tags import HEADLINE_TAG, PARENT_TAG, RUN_KIND_TAG, SWEEP_KIND
 from runner.tracking.writer import Tracker
 from runner.ui import command, open_lines, problem, run_url, sweep_url
+from runner.ui import sweep_lines as open_sweep_lines
 
 PAPER = ["booookscore/score", "stats/length_tokens"]
 ROLES = ["strategy", "model", "chunk"]
@@ -142,15 +143,15 @@ def test_a_finished_sweep_prints_its_link_with_every_jobs_headline(
     url = re.findall(r"then open (\S+)", printed)[-1]
     view = _view(store, url)
     assert _selected(store, view) == set(store.children)
-    # the jobs' headlines (each job its own), the cost, their settings, the swept keys
+    # the swept keys first, then the jobs' headlines (each job its own), the cost, settings
     assert view["selectedColumns"] == [
+        "params.`strategy`",
+        "params.`seed`",
         "metrics.`booookscore/score`",
         "metrics.`stats/length_tokens`",
         "metrics.`cost_usd`",
-        "params.`strategy`",
         "params.`model`",
         "params.`chunk`",
-        "params.`seed`",
     ]
     serve = next(line for line in printed.splitlines() if "python -m runner.ui" in line)
     argv = command(shlex.split(serve.strip())[3:])  # the pasted command serves this store
@@ -214,3 +215,30 @@ def test_the_ui_refuses_two_stores_in_one_line(given: list[str]) -> None:
     assert done.returncode == 2, done.stderr
     assert len(lines) == 1 and "given twice" in lines[0]
     assert "sqlite:///a.db" in lines[0] and "sqlite:///b.db" in lines[0]
+
+
+def test_a_sweeps_first_link_shows_its_finished_jobs_the_other_every_job(
+    tmp_path: Path,
+) -> None:
+    """A KILLED job's row (partial or no values) is one link away, not among the results;
+    the swept keys are the first columns, before the scores."""
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    parent = Tracker(uri, "links")  # the experiment _job logs to
+    parent.start("sweep: seed=0,1", {RUN_KIND_TAG: SWEEP_KIND})
+    parent.show_sweep(parent.run_id, [], ["seed"], start=True, swept=["seed"])
+    ids = {}
+    for seed, status in ((0, "FINISHED"), (1, "KILLED")):
+        child = _job(uri, f"seed={seed}", {"booookscore/score": 1.0}, {PARENT_TAG: parent.run_id})
+        child.show_columns(["booookscore/score"], [*ROLES, "seed"], sweep=parent.run_id)
+        child.finish(status)
+        ids[status] = child.run_id
+    parent.show_sweep(parent.run_id, ["booookscore/score"], [*ROLES, "seed"], swept=["seed"])
+    store = Store(uri, MlflowClient(uri), parent.experiment_id, "", parent.run_id, [], "")
+    lines = open_sweep_lines(uri, parent.experiment_id, parent.run_id)
+    first = next(line for line in lines if "viewStateShareKey=" in line).split("then open ")[1]
+    every = lines[-1].split("every job, KILLED and FAILED ones too: ")[1]
+    assert _selected(store, _view(store, first)) == {ids["FINISHED"]}
+    assert _selected(store, _view(store, every)) == set(ids.values())
+    columns = _view(store, first)["selectedColumns"]
+    assert isinstance(columns, list)
+    assert columns.index("params.`seed`") < columns.index("metrics.`booookscore/score`")

@@ -183,7 +183,7 @@ def test_a_killed_sweep_rerun_finishes_only_the_missing_cells(
     # the rerun says at its start where its jobs' scores will show, as a first run does
     lines = out.splitlines()
     opened = next(i for i, line in enumerate(lines) if line.endswith("(2 of 3 cells to run)"))
-    assert lines[opened + 1].startswith("sweep: its jobs side by side"), out
+    assert lines[opened + 1].startswith("sweep: its FINISHED jobs side by side"), out
     assert f"viewStateShareKey=sweep-{parent.info.run_id}" in lines[opened + 3], out
     repeated = [r for r in answered if r in first]
     assert len(repeated) <= 1, (
