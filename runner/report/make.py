@@ -22,7 +22,6 @@ config errors stay quick.
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import sys
@@ -189,25 +188,17 @@ def _columns(
 
 
 def undecided_notes(runs: Sequence[RunRecord]) -> list[str]:
-    """A line per run whose judge decided nothing for a headline value (``UNDECIDED_TAG``).
+    """A line per run whose judge decided nothing for a headline value (``RunRecord.undecided``).
 
     Its cell has no value from that run (NaN is never averaged); the line says why, so an
     empty or thinner cell is not read as a result.
     """
-    from runner.tracking.tags import UNDECIDED_TAG
-
-    notes = []
-    for run in runs:
-        try:
-            keys = json.loads(run.tags.get(UNDECIDED_TAG, "[]"))
-        except ValueError:
-            keys = []
-        notes += [
-            f"{key} of run {run.run_name} ({run.run_id[:8]}): undecided for every document "
-            "(its judge decided nothing), not averaged; see its notes.json"
-            for key in keys
-        ]
-    return notes
+    return [
+        f"{key} of run {run.run_name} ({run.run_id[:8]}): undecided for every document "
+        "(its judge decided nothing), not averaged; see its notes.json"
+        for run in runs
+        for key in run.undecided
+    ]
 
 
 def make_report(config: ReportConfig) -> Report:

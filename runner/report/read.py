@@ -142,17 +142,12 @@ def present_metrics(
 
 def _undecided(runs: tuple[RunRecord, ...]) -> str:
     """'; run 1a2b3c4d has them undecided for every document (...): keys', or ''."""
-    from runner.tracking.tags import UNDECIDED_TAG
-
-    said = []
-    for run in runs:
-        keys = json.loads(run.tags.get(UNDECIDED_TAG, "[]") or "[]")
-        if keys:
-            said.append(
-                f"; run {run.run_id[:8]} has them undecided for every document (its judge "
-                f"decided nothing): {', '.join(keys)}"
-            )
-    return "".join(said)
+    return "".join(
+        f"; run {run.run_id[:8]} has them undecided for every document (its judge decided "
+        f"nothing): {', '.join(run.undecided)}"
+        for run in runs
+        if run.undecided
+    )
 
 
 def recorded_headline(runs: tuple[RunRecord, ...]) -> list[str]:

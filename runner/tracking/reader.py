@@ -21,7 +21,12 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from runner.tracking.done import Row, newest_clean
-from runner.tracking.tags import FAILED_DOCUMENTS_TAG, FINGERPRINT_TAG, PARENT_TAG
+from runner.tracking.tags import (
+    FAILED_DOCUMENTS_TAG,
+    FINGERPRINT_TAG,
+    PARENT_TAG,
+    UNDECIDED_TAG,
+)
 
 if TYPE_CHECKING:
     import pandas
@@ -78,6 +83,15 @@ class RunRecord:
     def failed_documents(self) -> int:
         """Documents the run skipped after they failed (``on_error=continue``); 0 for most runs."""
         return int(self.tags.get(FAILED_DOCUMENTS_TAG, "0") or 0)
+
+    @property
+    def undecided(self) -> list[str]:
+        """Headline values its judge decided for no document (``UNDECIDED_TAG``); [] for most."""
+        try:
+            keys = json.loads(self.tags.get(UNDECIDED_TAG) or "[]")
+        except ValueError:
+            return []
+        return [str(k) for k in keys] if isinstance(keys, list) else []
 
     @classmethod
     def from_run(cls, run: Run) -> RunRecord:

@@ -97,6 +97,22 @@ def _release(path: Path) -> None:
     path.write_text(json.dumps(entries), encoding="utf-8")
 
 
+def claims_job(url: str, stores: dict[str, str], release: Path) -> list[str]:
+    """The overrides of a claims-rater job over ``release`` with the loopback judge at ``url``."""
+    common = [i for i in overrides(url, stores) if not i.startswith("metrics=")]
+    return [
+        *common,
+        "strategy=none",
+        "data=storysumm",
+        f"data.path={release}",
+        "metrics=faithfulness",
+        "metrics.faithfulness.method=claims",
+        "judge=openai_compatible",
+        f"judge.api_base={url}",
+        f"judge.model={JUDGE_MODEL}",
+    ]
+
+
 @pytest.fixture(scope="module")
 def job(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     root = tmp_path_factory.mktemp("faithfulness")
@@ -104,20 +120,7 @@ def job(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     _release(release)
     stores = {"tracking.uri": f"sqlite:///{root / 'mlflow.db'}", "cache.dir": str(root / "cache")}
     with FakeOpenAIServer(responder) as server:
-        common = [i for i in overrides(server.url, stores) if not i.startswith("metrics=")]
-        result = run(
-            [
-                *common,
-                "strategy=none",
-                "data=storysumm",
-                f"data.path={release}",
-                "metrics=faithfulness",
-                "metrics.faithfulness.method=claims",
-                "judge=openai_compatible",
-                f"judge.api_base={server.url}",
-                f"judge.model={JUDGE_MODEL}",
-            ]
-        )
+        result = run(claims_job(server.url, stores, release))
         requests = list(server.requests)
     return {
         "uri": stores["tracking.uri"],
@@ -179,20 +182,7 @@ def test_a_judge_that_decides_nothing_marks_the_run_and_the_report(tmp_path: Pat
     _release(release)
     stores = {"tracking.uri": f"sqlite:///{tmp_path / 'mlflow.db'}", "cache.dir": str(tmp_path)}
     with FakeOpenAIServer(lambda request: "Maybe") as server:
-        common = [i for i in overrides(server.url, stores) if not i.startswith("metrics=")]
-        result = run(
-            [
-                *common,
-                "strategy=none",
-                "data=storysumm",
-                f"data.path={release}",
-                "metrics=faithfulness",
-                "metrics.faithfulness.method=claims",
-                "judge=openai_compatible",
-                f"judge.api_base={server.url}",
-                f"judge.model={JUDGE_MODEL}",
-            ]
-        )
+        result = run(claims_job(server.url, stores, release))
     assert (
         "faithfulness/faithful: undecided for every document (3 of 3: s1, s2, s3): the judge "
         "decided nothing, so the run has no faithfulness/faithful value; see notes.json for "

@@ -68,3 +68,24 @@ def log_run(
         tracker.log_json(claims_json(claims), "claims.json")
     tracker.finish("FINISHED")
     return run_id
+
+
+def logged_run(
+    root: Path,
+    summaries: dict[str, str],
+    experiment: str = "summarization",
+    params: dict[str, str] | None = None,
+    scores: dict[str, dict[str, float]] | None = None,
+) -> tuple[str, str]:
+    """(store uri, run id) of a FINISHED run holding ``summaries`` (and ``scores.json``), in
+    a store of its own under ``root``, logged as a job logs them (no model, no job: fast)."""
+    uri = f"sqlite:///{root / 'mlflow.db'}"
+    tracker = Tracker(uri, experiment, root / "artifacts")
+    run_id = tracker.start("judged", {})
+    if params:
+        tracker.log_params(params)
+    tracker.log_json(summaries, "summaries.json")
+    if scores is not None:
+        tracker.log_json(scores, "scores.json")
+    tracker.finish("FINISHED")
+    return uri, run_id

@@ -24,6 +24,7 @@ from runner.human.judgments import ClaimLabel, ClaimsJudgment, from_record
 from runner.human_format import HumanFile
 from tests.conftest import SHARED_DATA, missing_shared
 from tests.helpers.plugins import register
+from tests.runner.annotate.claims_runs import logged_run
 from tests.runner.human.test_claims_record import run_job
 
 SUMMARIES = {
@@ -186,13 +187,7 @@ def test_with_no_judged_run_the_human_run_is_recorded_and_the_console_says_so(
 def test_a_label_whose_summary_differs_from_the_runs_is_named_at_import(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    from runner.tracking.writer import Tracker
-
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    tracker = Tracker(uri, "summarization", tmp_path / "artifacts")
-    run_id = tracker.start("judged", {})
-    tracker.log_json(SUMMARIES, "summaries.json")
-    tracker.finish("FINISHED")
+    uri, run_id = logged_run(tmp_path, SUMMARIES)
     edited = json.loads(json.dumps(RELEASE))
     edited["tiny_release"][1]["summary"] = SUMMARIES["t-2"].replace("a map", "a chart")
     release = _write(tmp_path / "release.json", edited)

@@ -15,6 +15,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from runner.annotate.__main__ import main
+from tests.runner.annotate.claims_runs import logged_run
 from tests.runner.human.test_claims_record import run_job
 
 SUMMARIES = {
@@ -144,15 +145,8 @@ def test_a_bad_table_is_one_line_and_nothing_is_recorded(
 
 
 def _logged_run(root: Path, experiment: str = "summarization") -> tuple[str, str]:
-    """(store uri, run id) of a FINISHED run holding SUMMARIES, logged as a job logs them."""
-    from runner.tracking.writer import Tracker
-
-    uri = f"sqlite:///{root / 'mlflow.db'}"
-    tracker = Tracker(uri, experiment, root / "artifacts")
-    run_id = tracker.start("rated", {})
-    tracker.log_json(SUMMARIES, "summaries.json")
-    tracker.finish("FINISHED")
-    return uri, run_id
+    """(store uri, run id) of a FINISHED run holding SUMMARIES."""
+    return logged_run(root, SUMMARIES, experiment)
 
 
 def _with_strangers(path: Path, run_id: str) -> Path:
@@ -241,16 +235,14 @@ def test_faithful_ratings_feed_the_faithfulness_table(
 
     from runner.report.config import ReportConfig
     from runner.report.make import make_report
-    from runner.tracking.writer import Tracker
 
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    tracker = Tracker(uri, "summarization", tmp_path / "artifacts")
-    run_id = tracker.start("rater", {})
-    tracker.log_params({"metrics.faithfulness.method": "binary", "judge.model": "openai/gpt-4o"})
-    tracker.log_json(SUMMARIES, "summaries.json")
     rater = {"tide": 1.0, "mill": 0.0, "fox": 1.0}
-    tracker.log_json({d: {"faithfulness/faithful": v} for d, v in rater.items()}, "scores.json")
-    tracker.finish("FINISHED")
+    uri, run_id = logged_run(
+        tmp_path,
+        SUMMARIES,
+        params={"metrics.faithfulness.method": "binary", "judge.model": "openai/gpt-4o"},
+        scores={d: {"faithfulness/faithful": v} for d, v in rater.items()},
+    )
     people = {"tide": 1, "mill": 0, "fox": 0}
     rows = [f"{d},{run_id},faithful,{v},ana" for d, v in people.items()]
     rows.append(f"tide,{run_id},faithful,0.5,ben")  # not a label: kept as a rating, said so
