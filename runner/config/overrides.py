@@ -131,3 +131,19 @@ def choice(texts: Iterable[str], group: str) -> str | None:
         if o.key == group and o.prefix != "~":
             return o.value
     return None
+
+
+def is_setting(key: str) -> bool:
+    """True for a run param that says how a job ran, not what it computed (as in the fingerprint).
+
+    What tells one cell of an experiment from another is the params left: a report's versions
+    and a sweep's superseded jobs compare those. ``runner.config.run_config`` is imported here,
+    not with this module: it imports every strategy and metric to learn their roles.
+    """
+    from runner.config.run_config import ALL_ROLES
+    from runner.llm.spec import NOT_IN_FINGERPRINT
+
+    parts = key.split(".")
+    if parts[0] in NON_EXPERIMENT_KEYS:
+        return True
+    return parts[0] in ALL_ROLES and len(parts) > 1 and parts[1] in NOT_IN_FINGERPRINT

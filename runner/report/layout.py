@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from runner.config.overrides import is_setting
 from runner.errors import ConfigError
-from runner.llm.spec import NOT_IN_FINGERPRINT
 
 if TYPE_CHECKING:
     from runner.tracking.reader import RunRecord
@@ -48,21 +48,6 @@ def varying_keys(runs: Sequence[RunRecord]) -> list[str]:
     """Params with more than one value across ``runs`` (absent counts as a value)."""
     keys = sorted({k for r in runs for k in r.params})
     return [k for k in keys if len({param(r, k) for r in runs}) > 1]
-
-
-def is_setting(key: str) -> bool:
-    """True for params that say how a job ran, not what it computed (as in the fingerprint).
-
-    The config's key lists are imported here, not with this module: ``runner.config.run_config``
-    imports every strategy and metric to learn their roles, which only laying out a table needs.
-    """
-    from runner.config.overrides import NON_EXPERIMENT_KEYS
-    from runner.config.run_config import ALL_ROLES
-
-    parts = key.split(".")
-    if parts[0] in NON_EXPERIMENT_KEYS:
-        return True
-    return parts[0] in ALL_ROLES and len(parts) > 1 and parts[1] in NOT_IN_FINGERPRINT
 
 
 def _priority(key: str) -> tuple[int, int, str]:

@@ -3,7 +3,7 @@
 A cell is one experiment. When a plugin's file, a prompt or a plugin's version changes, the
 params stay the same but the fingerprint does not, and a rerun makes a new run beside the old
 one; pooling the two would average two experiments into one cell. So among runs with equal
-experiment params (``layout.is_setting`` ones aside), only those of the newest fingerprint
+experiment params (``is_setting`` ones aside), only those of the newest fingerprint
 (latest start) are averaged and the older ones are listed as superseded, naming what changed.
 Repeats and seeds differ in a param (``repeat``, ``seed``): they are cells of their own here
 and still pool in the table.
@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any
 
-from runner.report.layout import is_setting
+from runner.config.overrides import is_setting
 from runner.tracking.reader import RunRecord
 from runner.tracking.tags import INPUTS_TAG
 

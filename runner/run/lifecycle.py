@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.config.fingerprint import fingerprint
-from runner.config.overrides import is_experiment_override, parse_all
+from runner.config.overrides import is_experiment_override, is_setting, parse_all
 from runner.config.run_config import RunConfig
 from runner.errors import BudgetExceeded, Terminated
 from runner.llm.batch.collector import BatchCollector
@@ -48,6 +48,7 @@ from runner.tracking.tags import (
     FINGERPRINT_TAG,
     PARENT_TAG,
     STOPPED_TAG,
+    SUPERSEDED_TAG,
     SWEEP_TAG,
 )
 from runner.tracking.writer import Tracker, artifact_root
@@ -161,7 +162,9 @@ def run_experiment(config: RunConfig, checked: Checked | None = None) -> RunResu
         for collector in collectors:
             collector.on_status = lambda line: tracker.set_tags({BATCH_TAG: line})
         try:
-            log_setup(tracker, job)
+            params = log_setup(tracker, job)
+            if sweep is not None:
+                _supersede(tracker, sweep, params)
             progress.set_total(len(job.items))
             worked = run_documents(job, progress)
             timings["documents_s"], clock = _lap(clock)
@@ -258,6 +261,28 @@ def _close_stale(tracker: Tracker, fingerprint: str, sweep: Sweep | None) -> Non
             f"left RUNNING by a process that is gone: {', '.join(closed)}",
             file=sys.stderr,
         )
+
+
+def _supersede(tracker: Tracker, sweep: Sweep, params: dict[str, str]) -> None:
+    """A cell this sweep has FINISHED, run again (``force=true``, a changed plugin): say so.
+
+    The earlier job is tagged superseded, so the sweep's view of its results shows this job's
+    row and not both; the view of every job still lists it. Cells compare by their params,
+    settings aside (``is_setting``), as a report's versions do.
+    """
+    cell = _cell(params)
+    older = tracker.supersede(sweep.run_id, lambda other: _cell(other) == cell)
+    if older:
+        print(
+            f"note: this job runs again a cell the sweep has FINISHED (run {', '.join(older)}): "
+            f"the sweep's view now shows this job's row, the earlier one is tagged "
+            f"{SUPERSEDED_TAG}",
+            file=sys.stderr,
+        )
+
+
+def _cell(params: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in params.items() if not is_setting(k)}
 
 
 def _batch_collectors(job: Job) -> list[BatchCollector]:

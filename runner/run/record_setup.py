@@ -68,8 +68,8 @@ def role_params(job: Job) -> dict[str, Any]:
     return out
 
 
-def log_setup(tracker: Tracker, job: Job) -> None:
-    """Params, tags and the config/prompt artifacts, before any work is done."""
+def log_setup(tracker: Tracker, job: Job) -> dict[str, str]:
+    """Params, tags and the config/prompt artifacts, before any work is done; the params logged."""
     config = job.config
     params: dict[str, Any] = {
         "strategy": config.strategy,
@@ -87,7 +87,7 @@ def log_setup(tracker: Tracker, job: Job) -> None:
         params.update({f"metrics.{label}.{k}": v for k, v in metric.run_params.items()})
     for key, value in _swept(config.overrides).items():
         params.setdefault(key, value)  # the effective value wins over the override's text
-    tracker.log_params(params)
+    logged = tracker.log_params(params)
     tags = {
         "overrides": " ".join(config.overrides) or "(none)",
         "python": platform.python_version(),
@@ -105,6 +105,7 @@ def log_setup(tracker: Tracker, job: Job) -> None:
     log_dataset(tracker, job)
     for artifact, path in job.prompts.items():
         tracker.log_file(path, artifact.rsplit("/", 1)[0])
+    return logged
 
 
 TAG_LIMIT = 5000  # MLflow's smallest limit on a tag value across its stores

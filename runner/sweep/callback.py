@@ -20,6 +20,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -66,7 +67,16 @@ def job_run_name(overrides: tuple[str, ...], keys: tuple[str, ...]) -> str:
 
 
 def _short(value: str) -> str:
-    return Path(value).name if "/" in value and " " not in value else value
+    """A path as its file name, a float without its binary noise.
+
+    ``range(0,1,0.1)`` sweeps 0.7 as ``0.7000000000000001``: a run's name is for reading, its
+    params keep the value run.
+    """
+    if "/" in value and " " not in value:
+        return Path(value).name
+    if re.fullmatch(r"-?\d+\.\d{12,}", value):
+        return f"{float(value):.12g}"
+    return value
 
 
 def sweep_key(config: DictConfig, task_overrides: list[str], prompt_roots: list[Path]) -> str:

@@ -29,7 +29,7 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from runner.tracking.tags import PARENT_TAG
+from runner.tracking.tags import PARENT_TAG, SUPERSEDED_TAG
 
 KIND_TAG, RUNS_KIND = "mlflow.experimentKind", "custom_model_development"
 """The experiment's kind as MLflow records it: runs to compare ("Machine learning" in the UI's
@@ -97,11 +97,14 @@ def sweep_all_view_key(parent_run_id: str) -> str:
 def children_filter(parent_run_id: str, finished_only: bool = True) -> str:
     """MLflow's search filter selecting a sweep's jobs (their ``mlflow.parentRunId``), not it.
 
-    ``finished_only``: the FINISHED ones, the results; a stopped or failed job's row (its
-    values partial or none) is in the view of every job (``sweep_all_view_key``).
+    ``finished_only``: the FINISHED ones not superseded by a newer job of their cell, the
+    results; a stopped, failed or superseded job's row is in the view of every job
+    (``sweep_all_view_key``).
     """
     jobs = f"tags.`{PARENT_TAG}` = '{parent_run_id}'"
-    return f"{jobs} AND attributes.status = 'FINISHED'" if finished_only else jobs
+    if not finished_only:
+        return jobs
+    return f"{jobs} AND attributes.status = 'FINISHED' AND tags.`{SUPERSEDED_TAG}` IS NULL"
 
 
 def columns(metrics: list[str], params: list[str]) -> list[str]:

@@ -20,6 +20,7 @@ import logging
 import math
 import os
 import time
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,7 @@ from runner.tracking.runs_view import (
 from runner.tracking.runs_view import metric_name as metric_name  # re-exported
 from runner.tracking.store import artifact_root as artifact_root  # re-exported for callers
 from runner.tracking.store import retrying, store_lock, store_to_build
+from runner.tracking.tags import PARENT_TAG, SUPERSEDED_TAG
 
 _MAX_PARAM = 500  # MLflow's limit is 6000 chars; short values keep the UI readable
 
@@ -173,16 +175,43 @@ class Tracker:
             )
         return [r.info.run_id for r in stale]
 
+    def supersede(self, parent: str, same_cell: Callable[[dict[str, str]], bool]) -> list[str]:
+        """Tag the FINISHED jobs of this run's cell in the sweep ``parent`` as superseded by it.
+
+        ``same_cell`` tells, from a job's params, whether it ran this cell. A cell runs again
+        within its sweep after ``force=true`` or a changed plugin; the sweep's view of its
+        results (``runs_view.children_filter``) then shows this run's row, not both. Returns
+        the ids tagged, so the caller can say so.
+        """
+        query = f"tags.`{PARENT_TAG}` = '{parent}' and attributes.status = 'FINISHED'"
+        found = retrying(
+            lambda: self.client.search_runs([self.experiment_id], query, max_results=5000)
+        )
+        older = [
+            r.info.run_id
+            for r in found
+            if r.info.run_id != self.run_id
+            and SUPERSEDED_TAG not in r.data.tags
+            and same_cell(r.data.params)
+        ]
+        for run_id in older:
+            retrying(partial(self.client.set_tag, run_id, SUPERSEDED_TAG, self.run_id))
+        return older
+
     def _mark_killed(self, run_id: str, why: str) -> None:
         marks = [RunTag(STALE_TAG, "owner process gone"), RunTag("failure", why)]
         retrying(lambda: self.client.log_batch(run_id, tags=marks))
         retrying(lambda: self.client.set_terminated(run_id, "KILLED"))
 
-    def log_params(self, params: dict[str, Any]) -> None:
-        """Params as short strings (long values are cut; config.yaml has them whole)."""
+    def log_params(self, params: dict[str, Any]) -> dict[str, str]:
+        """Params as short strings (long values are cut; config.yaml has them whole).
+
+        Returns them as logged, as another run's params read back from MLflow compare.
+        """
         items = [Param(k, str(v)[:_MAX_PARAM]) for k, v in params.items()]
         for i in range(0, len(items), 100):
             retrying(partial(self.client.log_batch, self.run_id, params=items[i : i + 100]))
+        return {p.key: p.value for p in items}
 
     def log_metrics(self, values: dict[str, float], step: int = 0) -> None:
         """Finite numbers only; NaN is skipped (the reason is in the run's notes)."""

@@ -242,3 +242,71 @@ def test_a_sweeps_first_link_shows_its_finished_jobs_the_other_every_job(
     columns = _view(store, first)["selectedColumns"]
     assert isinstance(columns, list)
     assert columns.index("params.`seed`") < columns.index("metrics.`booookscore/score`")
+
+
+def test_a_cell_run_again_in_its_sweep_shows_one_row_in_the_sweeps_link(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A researcher's strategy edited between two runs of one sweep: the sweep's key holds
+    its config, not its plugins' files, so the rerun finds the same parent and runs both cells
+    again. The first link then shows the two new jobs, each older one is tagged superseded
+    by the new job of its own seed, and the link to every job lists all four."""
+    from runner.tracking.runs_view import children_filter
+    from runner.tracking.tags import SUPERSEDED_TAG
+    from tests.helpers.in_process import run_in_process
+    from tests.helpers.study_folder import DOCS, LOADER
+    from tests.runner.report.test_report_superseded import STRATEGY
+
+    uri = f"sqlite:///{tmp_path / 'mlruns' / 'mlflow.db'}"
+    (tmp_path / "three_docs.py").write_text(LOADER.format(docs=DOCS).lstrip())
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # the fork reads each edit afresh
+    args = [
+        "-m",
+        "seed=0,1",
+        "strategy=none",
+        "strategy.name=first_sent",
+        "data=sample",
+        "data.source=three_docs",
+        "metrics=stats",
+        f"tracking.uri={uri}",
+        "cache.enabled=false",
+        "progress=off",
+        f"hydra.sweep.dir={tmp_path / 'sweep'}",
+    ]
+    done = []
+    for words, comment in ((2, ""), (3, " Longer.")):
+        strategy = STRATEGY.format(words=words, comment=comment)
+        (tmp_path / "first_sent.py").write_text(strategy.lstrip())
+        done.append(run_in_process(*args, cwd=tmp_path))
+        assert done[-1].returncode == 0, done[-1].stderr[-3000:]
+    assert done[0].stderr.count("runs again a cell") == 0
+    assert done[1].stderr.count("runs again a cell the sweep has FINISHED") == 2, done[1].stderr
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("summarization").experiment_id
+    (parent,) = client.search_runs([experiment], f"tags.`{RUN_KIND_TAG}` = '{SWEEP_KIND}'")
+    jobs = client.search_runs([experiment], f"tags.`{PARENT_TAG}` = '{parent.info.run_id}'")
+    assert len(jobs) == 4 and {j.info.status for j in jobs} == {"FINISHED"}
+    newer = {j.data.params["seed"]: j for j in jobs if SUPERSEDED_TAG not in j.data.tags}
+    older = [j for j in jobs if SUPERSEDED_TAG in j.data.tags]
+    assert sorted(newer) == ["0", "1"] and len(older) == 2
+    for job in older:
+        by = newer[job.data.params["seed"]]
+        assert job.data.tags[SUPERSEDED_TAG] == by.info.run_id
+        assert job.info.start_time < by.info.start_time
+    shown = client.search_runs([experiment], children_filter(parent.info.run_id))
+    assert {r.info.run_id for r in shown} == {j.info.run_id for j in newer.values()}
+    every = client.search_runs([experiment], children_filter(parent.info.run_id, False))
+    assert len(every) == 4
+
+
+def test_a_run_name_shows_a_swept_float_without_its_binary_noise() -> None:
+    """``temperature=range(0,1,0.1)`` sweeps 0.7 as 0.7000000000000001 (Hydra's own values)."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    from runner.sweep.callback import job_run_name
+
+    (swept,) = OverridesParser.create().parse_overrides(["temperature=range(0,1,0.1)"])
+    values = list(swept.sweep_string_iterator())
+    assert "0.7000000000000001" in values  # what the run's params keep
+    names = [job_run_name((f"temperature={v}",), ("temperature",)) for v in values]
+    assert names == [f"temperature={i / 10}" for i in range(10)]
