@@ -216,8 +216,26 @@ def first_difference(labelled: str, run: str) -> str:
     return f"{shorter} ends at word {min(len(mine), len(theirs))}, the other goes on"
 
 
+_READ: dict[tuple[str, str], dict[str, str]] = {}
+"""Summaries read in this process, by (store, run id): one import matches the same runs for
+its unknown documents, its judged runs and its differing labels."""
+
+
 def run_summaries(uri: str, run_id: str) -> dict[str, str]:
-    """The run's ``summaries.json`` ({} when it has none: a run that made no summary)."""
+    """The run's ``summaries.json`` ({} when it has none: a run that made no summary).
+
+    Read once per process: a run logs its summaries.json once, at its end, so a copy already
+    read is the file. A run without one is asked again (it may still be running).
+    """
+    if (uri, run_id) not in _READ:
+        found = _download_summaries(uri, run_id)
+        if not found:
+            return found
+        _READ[(uri, run_id)] = found
+    return dict(_READ[(uri, run_id)])
+
+
+def _download_summaries(uri: str, run_id: str) -> dict[str, str]:
     store = client(uri)
     if "summaries.json" not in {a.path for a in store.list_artifacts(run_id)}:
         return {}

@@ -185,13 +185,25 @@ def test_with_no_judged_run_the_human_run_is_recorded_and_the_console_says_so(
 
 @pytest.mark.usefixtures("tiny")
 def test_a_label_whose_summary_differs_from_the_runs_is_named_at_import(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """Named once; and the run's summaries.json, which the import matches three ways
+    (unknown documents, judged runs, differing labels), is downloaded once."""
+    from runner.human import matching
+
     uri, run_id = logged_run(tmp_path, SUMMARIES)
     edited = json.loads(json.dumps(RELEASE))
     edited["tiny_release"][1]["summary"] = SUMMARIES["t-2"].replace("a map", "a chart")
     release = _write(tmp_path / "release.json", edited)
+    downloads: list[str] = []
+    download = matching._download_summaries
+    monkeypatch.setattr(
+        matching,
+        "_download_summaries",
+        lambda uri, run: downloads.append(run) or download(uri, run),
+    )
     assert main(["import", str(release), "--tracking-uri", uri]) == 0
+    assert downloads == [run_id]
     out = capsys.readouterr().out.splitlines()
     assert (
         "1 of 2 labelled summaries differ from the run's summary of their document (compared "
