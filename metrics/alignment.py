@@ -41,10 +41,20 @@ from metrics.article_qa import (
 )
 from metrics.article_qa.bm25 import BM25, excerpt, pick_chunks
 from metrics.judging import Usage, as_list, key_of, run_units
-from runner.api import LLM, Chunk, Document, Metric, MetricResult, split_into_chunks, words
+from runner.api import (
+    LLM,
+    Chunk,
+    Document,
+    Metric,
+    MetricResult,
+    Value,
+    split_into_chunks,
+    words,
+)
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("alignment",)
+VALUES = {"alignment": Value(title="Alignment", range=(0, 1), better="higher")}
 """Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 ARTIFACT = "alignment.json"
 CLAIMS_PROMPT = PROMPT_ROOT / "alignment" / "claims.txt"

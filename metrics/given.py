@@ -52,6 +52,7 @@ from runner.api import (
     MetricError,
     MetricResult,
     Phase,
+    Value,
     Verdict,
     read_csv,
 )
@@ -68,6 +69,17 @@ FORMATS = (
 )
 ORDER = ("faithful", "probability", "supported", "claims", "sentences_supported", "sentences")
 """The predicted_labels values, in the order a reader wants them."""
+VALUES = {
+    "faithful": Value(title="Faithful (share)", range=(0, 1), better="higher", kind="label"),
+    "probability": Value(title="P(faithful)", range=(0, 1), better="higher"),
+    "supported": Value(title="Claims supported (share)", range=(0, 1), better="higher"),
+    "claims": Value(title="Claims", kind="count"),
+    "sentences_supported": Value(
+        title="Sentences supported (share)", range=(0, 1), better="higher"
+    ),
+    "sentences": Value(title="Sentences", kind="count"),
+}
+"""A predicted_labels file's values; a JSONL or CSV file's own value names are undeclared."""
 
 
 @dataclass(frozen=True)

@@ -26,10 +26,13 @@ from typing import Any
 
 from metrics.judging import Answer, Usage, ask_json, key_of, run_units
 from metrics.slots import SlotTemplate, load_slots
-from runner.api import LLM, ConfigError, Document, Metric, MetricResult
+from runner.api import LLM, ConfigError, Document, Metric, MetricResult, Value
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("repetitiveness",)
+VALUES = {
+    "repetitive_share": Value(title="Repetitive (share of samples)", range=(0, 1), better="lower")
+}
 """Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 PURPOSE = "repetitiveness"
 PROMPT = Path(__file__).parent / "prompts" / "repetitiveness" / "judge.txt"

@@ -25,7 +25,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
-from runner.api import ConfigError, Document, Metric, MetricResult
+from runner.api import ConfigError, Document, Metric, MetricResult, Value
 
 ROLES: tuple[str, ...] = ()
 PROMPT_DIRS = ("rouge",)
@@ -47,6 +47,12 @@ class Rouge(Metric):
         self.scorer = scorer
         self.rouge_types = rouge_types
         self.headline = tuple(rouge_types)
+        self.values = {
+            t: Value(
+                title=f"ROUGE-{t.removeprefix('rouge').upper()} F1", range=(0, 1), better="higher"
+            )
+            for t in rouge_types
+        }
 
     def score(self, document: Document | None, summary: str) -> MetricResult:
         """F1 of each ROUGE type against the best-matching reference, and the reference count."""

@@ -16,11 +16,28 @@ from __future__ import annotations
 import math
 from collections import Counter
 
-from runner.api import Document, Metric, MetricResult, count_tokens, split_sentences, words
+from runner.api import (
+    Document,
+    Metric,
+    MetricResult,
+    Value,
+    count_tokens,
+    split_sentences,
+    words,
+)
 
 ROLES: tuple[str, ...] = ()
 PROMPT_DIRS = ("stats",)
 """Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
+VALUES = {
+    "length_tokens": Value(title="Avg length (tokens)", kind="count"),
+    "novel_trigrams_pct": Value(title="% novel trigrams", range=(0, 100)),
+    "repeated_trigrams_pct": Value(title="% repeated trigrams", range=(0, 100), better="lower"),
+    "words": Value(title="Words", kind="count"),
+    "sentences": Value(title="Sentences", kind="count"),
+}
+"""Table 2's titles. A summary's length and its share of novel trigrams are neither better
+high nor low (abstractiveness is a trait, not a quality); repetition is worse."""
 
 
 def trigrams(tokens: list[str]) -> list[tuple[str, str, str]]:

@@ -27,10 +27,20 @@ from typing import Any
 
 from metrics.judging import Check, Usage, as_list, ask_json, key_of, run_units
 from metrics.slots import SlotTemplate, load_slots
-from runner.api import LLM, ConfigError, Document, Message, Metric, MetricResult, split_sentences
+from runner.api import (
+    LLM,
+    ConfigError,
+    Document,
+    Message,
+    Metric,
+    MetricResult,
+    Value,
+    split_sentences,
+)
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("vagueness",)
+VALUES = {"vague_share": Value(title="Vague sentences (share)", range=(0, 1), better="lower")}
 """Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 PURPOSE = "vagueness"
 PROMPT = Path(__file__).parent / "prompts" / "vagueness" / "batch.txt"

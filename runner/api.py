@@ -26,6 +26,11 @@ come as files of their own (StorySumm's, FABLES' releases) declares ``HUMAN_FILE
 strategy" and "Write a metric" (``docs/guides/``) walk through an example package
 (``examples/plugin/``).
 
+A strategy or metric may declare ``VALUES = {name: Value(title=..., range=(low, high),
+better="higher" | "lower" | None, kind=..., series=...)}`` (``runner.value``): the facts about
+the values it returns, which the report's titles and axes, the console, the viewer and the
+meta-evaluation's direction read from the run; an undeclared value is titled by its key.
+
 A strategy or metric may also declare ``estimate``, the calls it makes per document or per
 summary as ``Phase``s, each role's answer lengths asked of a ``Guide`` (``runner.estimating``);
 ``estimate=true`` counts them, and notes a plugin without the hook as unknown.
@@ -92,6 +97,7 @@ from runner.types import (
     Verdict,
     WorkItem,
 )
+from runner.value import Value
 
 
 def _version() -> str:
@@ -144,6 +150,7 @@ __all__ = [
     "StrategyResult",
     "ThreadPool",
     "TraceStep",
+    "Value",
     "Verdict",
     "WorkItem",
     "count_tokens",

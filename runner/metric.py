@@ -10,6 +10,9 @@ their reducers; ours are the same idea in plain Python. A metric module has
   is a one-line error with no half-done run;
 - the returned ``Metric``: ``score(document, summary)`` per document and
   ``reduce(per_document)`` to the system values (the mean by default);
+- optionally ``VALUES``: ``{value name: Value(title=..., range=..., better=...)}``, the facts
+  about the values it returns (``runner.value``), recorded on the run for every reader; a
+  ``Metric`` whose value names depend on its parameters gives them as ``values``;
 - optionally ``CATEGORIES``: ``((display label, value key), ...)``, the kinds of error its
   values count (``("entity omission", "type/entity_omission")``); the job records them on
   the run under the metric's label, so the viewer's legend and the report's error-type
@@ -25,6 +28,7 @@ import math
 from collections.abc import Mapping
 
 from runner.types import Document, MetricResult, Verdict
+from runner.value import Value
 
 
 class Metric:
@@ -41,6 +45,9 @@ class Metric:
     """Other system values that readers of the run use (e.g. the rates behind the viewer's
     legend): kept as MLflow metrics ``<label>/<value>`` beside the headline, while the
     remaining bookkeeping values go to the run's ``usage.json``."""
+    values: Mapping[str, Value] = {}
+    """Facts about values whose names ``setup`` settled (ROUGE's types, G-Eval's
+    dimensions), beside the module's ``VALUES``: recorded on the run the same way."""
     run_params: Mapping[str, str] = {}
     """What ``setup`` settled that the config does not show (a default derived from a file,
     the file's digest): logged as the run's params ``metrics.<label>.<key>``, so a reader

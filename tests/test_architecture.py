@@ -30,6 +30,7 @@ PLUGIN_API = (
     "runner.estimating",
     "runner.human_format",
     "runner.spreadsheet",
+    "runner.value",
 )
 """The modules behind ``runner.api``: they import nothing else of ``runner``; plugins import
 ``runner.api`` itself."""

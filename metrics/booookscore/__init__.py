@@ -41,7 +41,7 @@ from metrics.booookscore.judge import Ask, judge_all
 from metrics.booookscore.parse import LABELS, Verdict, type_key
 from metrics.booookscore.prompt import BATCH_PROMPT, SENTENCE_PROMPT, Template, load_template
 from metrics.judging import Usage
-from runner.api import LLM, ConfigError, Document, Metric, MetricResult, split_sentences
+from runner.api import LLM, ConfigError, Document, Metric, MetricResult, Value, split_sentences
 from runner.api import Verdict as TraceVerdict  # not parse.Verdict, the judge's answer
 
 ARTIFACT = "annotations.json"
@@ -53,6 +53,14 @@ PROMPT_DIRS = ("booookscore",)
 CATEGORIES = tuple((label, type_key(label)) for label in LABELS)
 """The paper's eight error types and their rates' names: the viewer's legend, the report's
 Figure 4 (recorded on the run under the metric's label)."""
+VALUES = {
+    "score": Value(title="BooookScore", range=(0, 100), better="higher"),
+    **{key: Value(title=f"% {label}", range=(0, 100), better="lower") for label, key in CATEGORIES},
+    "sentences": Value(title="Sentences", kind="count"),
+    "confused_sentences": Value(title="Confusing sentences", kind="count", better="lower"),
+}
+"""The paper's score: the share of sentences without a confusion, x100; each error type's
+rate over the judged sentences."""
 
 
 class BooookScore(Metric):

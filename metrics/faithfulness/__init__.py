@@ -47,7 +47,16 @@ from metrics.faithfulness.prompts import Prompts, load
 from metrics.faithfulness.retrieval import check_retrieval, prepare
 from metrics.faithfulness.verdicts import ANSWERS, ARTIFACT, on_trace
 from metrics.judging import Usage
-from runner.api import LLM, ConfigError, Document, Metric, MetricError, MetricResult, Verdict
+from runner.api import (
+    LLM,
+    ConfigError,
+    Document,
+    Metric,
+    MetricError,
+    MetricResult,
+    Value,
+    Verdict,
+)
 
 PROMPT_ROOT = Path(__file__).parent / "prompts"
 """``metrics/faithfulness/prompts/``: the package keeps its prompts beside it."""
@@ -55,6 +64,14 @@ PROMPT_DIRS = ("faithfulness",)
 """Its folder under ``PROMPT_ROOT``: every method's prompts, logged and fingerprinted."""
 ROLES = ("judge",)
 METHODS = ("binary", "cot", "claims")
+VALUES = {
+    "faithful": Value(title="Faithful (share)", range=(0, 1), better="higher", kind="label"),
+    "supported": Value(title="Claims supported (share)", range=(0, 1), better="higher"),
+    "claims": Value(title="Claims", kind="count"),
+    "undecided_claims": Value(title="Undecided claims", kind="count", better="lower"),
+}
+"""``faithful`` is a summary's label (1 faithful, 0 not): its mean over summaries is the share
+faithful; ``supported`` is the share of a summary's decided claims the judge supported."""
 KEY = "metrics.faithfulness"
 NO_SOURCE = "faithfulness: no source to judge the summary against"
 

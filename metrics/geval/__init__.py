@@ -53,6 +53,7 @@ from runner.api import (
     Message,
     Metric,
     MetricResult,
+    Value,
 )
 
 ROLES = ("judge",)
@@ -89,6 +90,14 @@ class GEval(Metric):
         self.temperature: float | None = options["temperature"]
         self.max_tokens: int = options["max_tokens"]
         self.headline = tuple(d.name for d in dims)
+        self.values = {
+            key: fact
+            for d in dims
+            for key, fact in (
+                (d.name, Value(f"G-Eval {d.name}", (d.low, d.high), "higher", "ordinal")),
+                (f"{d.name}_norm", Value(f"G-Eval {d.name} (0-1)", (0, 1), "higher")),
+            )
+        }
         self.logprobs_seen: bool | None = None
         """None until a logprob call returns; False once the judge gave none (then skip them)."""
 

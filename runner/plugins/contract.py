@@ -15,6 +15,8 @@ that forgot one is refused with one line rather than read with a silent default 
 - metric: optionally ``HUMAN``, a ``runner.api.HumanFormat``: its human-judgment format
   (``runner.human_format``), through which the core reads and records people's
   annotations in its name;
+- strategy or metric: optionally ``VALUES``, value name -> ``runner.api.Value``: the facts
+  about its values (title, range, direction, kind, series), recorded on the run;
 - strategy or metric: optionally ``BATCH_ROLES``, the roles whose requests may wait in
   provider batches with ``<role>.batch=true`` (``runner/config/batching.py``; a strategy's
   default is none, a metric's every role);
@@ -37,6 +39,7 @@ from collections.abc import Callable
 from typing import Any
 
 from runner.human_format import HumanFormat
+from runner.value import check_values
 
 MODEL_ROLES = ("embedder", "evaluator", "judge", "model")
 """The model roles a plugin may ask for: each is a config group (``conf/<role>/``)."""
@@ -66,6 +69,10 @@ def check_contract(kind: str, module: Any) -> str | None:
     human = getattr(module, "HUMAN", None)
     if kind == "metrics" and human is not None and not isinstance(human, HumanFormat):
         return "HUMAN must be a runner.api.HumanFormat (it is optional: remove it or define it)"
+    if kind != "data" and hasattr(module, "VALUES"):
+        problem = check_values(module.VALUES)
+        if problem:
+            return problem
     if kind == "metrics" and hasattr(module, "CATEGORIES"):
         problem = check_categories(module.CATEGORIES)
         if problem:

@@ -7,17 +7,26 @@ and so that a bad value is a one-line ``ConfigError`` before MLflow is even impo
 from __future__ import annotations
 
 from dataclasses import dataclass
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from runner.errors import ConfigError
 
-DEFAULT_METRICS = (
-    "booookscore/score",
-    "stats/length_tokens",
-    "stats/novel_trigrams_pct",
-    "stats/repeated_trigrams_pct",
-)
+
+def _conf_metric_keys() -> tuple[str, ...]:
+    """``metric_keys`` of ``conf/report.yaml``: the default columns, written in one place.
+
+    Read here too so that a report built from plain values (tests, scripts) has the same
+    columns as ``python -m runner.report``.
+    """
+    text = (resources.files("runner.conf") / "report.yaml").read_text(encoding="utf-8")
+    return tuple(str(key) for key in yaml.safe_load(text)["metric_keys"])
+
+
+DEFAULT_METRICS = _conf_metric_keys()
 SETTINGS = (
     "tracking.uri",
     "tracking.experiment",

@@ -17,20 +17,8 @@ from collections.abc import Sequence
 from runner.report.runs import Excluded
 from runner.report.table import Estimate, Key, Table
 
-METRIC_LABELS = {
-    "booookscore/score": "BooookScore",
-    "stats/length_tokens": "Avg length (tokens)",
-    "stats/novel_trigrams_pct": "% novel trigrams",
-    "stats/repeated_trigrams_pct": "% repeated trigrams",
-}
-"""Column titles of the paper's Table 2; any other metric is titled by its name."""
 CSV_FIELDS = ("metric", "mean", "ci_low", "ci_high", "n", "runs")
 _REASON_CHARS = 160  # a failure tag can hold a traceback: the footnote shows its first line
-
-
-def metric_label(metric: str) -> str:
-    """The column title of ``metric``."""
-    return METRIC_LABELS.get(metric, metric)
 
 
 def readable(value: float) -> str:
@@ -126,7 +114,7 @@ def markdown(table: Table, excluded: Sequence[Excluded]) -> str:
     header = list(titles)
     for column in table.columns:
         prefix = f"{_column_title(column)}: " if table.layout.columns else ""
-        header += [prefix + metric_label(m) for m in table.metrics]
+        header += [prefix + table.title(m) for m in table.metrics]
     places = {m: decimals(table, m) for m in table.metrics}
     lines = [
         "| " + " | ".join(header) + " |",
@@ -177,7 +165,7 @@ def latex(table: Table, excluded: Sequence[Excluded]) -> str:
             rules.append(f"\\cmidrule(lr){{{first}-{first + width - 1}}}")
         out += [" & " * len(titles) + " & ".join(groups) + " \\\\", " ".join(rules)]
     names = [latex_escape(t) for t in titles]
-    names += [latex_escape(metric_label(m)) for _ in table.columns for m in table.metrics]
+    names += [latex_escape(table.title(m)) for _ in table.columns for m in table.metrics]
     out += [" & ".join(names) + " \\\\", "\\midrule"]
     for row, label in zip(table.rows, labels, strict=True):
         cells = []

@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 
 TABLE_FILES = {"md": "table.md", "tex": "table.tex", "csv": "table.csv"}
-PLOT_FILES = ("score_vs_length.png", "error_types.png", "summit_iterations.png")
+PLOT_FILES = ("score_vs_length.png", "error_types.png", "iterations.png")
 
 
 @dataclass(frozen=True)
@@ -131,11 +131,11 @@ def _figures(
     kinds = plots.error_kinds(selection.runs)
     needed = [plots.SCORE, plots.LENGTH, *(name for _, names in kinds for name in names)]
     cells = _cells(config, selection, scores, grid, needed)
-    series = histories(config.uri, selection.runs)
+    series = histories(config.uri, selection.runs, plots.series_names(cells.facts))
     return [
         plots.score_vs_length(cells, out / PLOT_FILES[0]),
         plots.error_types(cells, kinds, out / PLOT_FILES[1]),
-        plots.summit_curves(selection.runs, grid, series, out / PLOT_FILES[2]),
+        plots.series_curves(selection.runs, grid, series, cells.facts, out / PLOT_FILES[2]),
     ]
 
 

@@ -35,21 +35,18 @@ from runner.plugins import categories
 from runner.report.layout import Layout, param
 from runner.report.table import Key, Table, natural
 from runner.tracking.reader import RunRecord
+from runner.value import Value
 
 SCORE = "booookscore/score"
 LENGTH = "stats/length_tokens"
 Kinds = tuple[tuple[str, tuple[str, ...]], ...]
 """The error-type figure's bars: (display label, the metric names of its rate in the runs)."""
-SUMMIT_SERIES = "strategy/score"
-"""SummIt's evaluator score, logged once per iteration as the metric's steps."""
-SCORE_RANGE = (0.0, 100.0)
-"""BooookScore's possible values: the share of sentences without an error, x100."""
-SUMMIT_RANGE = (1.0, 5.0)
-"""SummIt's evaluator scale (``strategies/summit/feedback.py``); the axis always shows it."""
 NO_FLAG = "no sentence flagged"
 """Written in an error-type panel whose every rate is zero."""
 History = Sequence[tuple[int, float]]
 """(step, value) points of one run's metric."""
+Histories = Mapping[str, Mapping[str, History]]
+"""run id -> series name -> its points."""
 
 
 @dataclass(frozen=True)
@@ -115,11 +112,12 @@ def score_vs_length_figure(table: Table) -> Figure | None:
         labels += [Label(", ".join(row) or "all", x, y, color) for (row, _, _), x, y in named]
     if not lows:
         return None
-    axes.set_ylim(*score_limits(lows, highs))
+    title = table.title(SCORE)
+    axes.set_ylim(*score_limits(lows, highs, _range(table.facts, SCORE)))
     place_labels(axes, labels)
     axes.set_xlabel("summary length (tokens, mean over documents)")
-    axes.set_ylabel("BooookScore (mean over documents)")
-    axes.set_title("BooookScore vs summary length", pad=12)  # labels of points at 100 sit above
+    axes.set_ylabel(f"{title} (mean over documents)")
+    axes.set_title(f"{title} vs summary length", pad=12)  # labels of points at 100 sit above
     if table.layout.columns:
         axes.legend(title="/".join(table.layout.columns), fontsize=8)
     axes.grid(alpha=0.3)
@@ -203,11 +201,28 @@ def _shifts(limit: int) -> list[int]:
     return [0, *(sign * n for n in range(1, limit // 2 + 1) for sign in (1, -1))]
 
 
-def score_limits(lows: Sequence[float], highs: Sequence[float]) -> tuple[float, float]:
-    """The score axis: every interval with a margin of at least 5 points, within 0..100."""
+def score_limits(
+    lows: Sequence[float], highs: Sequence[float], bounds: tuple[float, float] | None
+) -> tuple[float, float]:
+    """The score axis: every interval with a margin of at least 5 points.
+
+    Within ``bounds``, the score's declared range (``Value.range``), when it has one.
+    """
     low, high = min(lows), max(highs)
     margin = max(0.05 * (high - low), 5.0)
-    return max(SCORE_RANGE[0], low - margin), min(SCORE_RANGE[1], high + margin)
+    if bounds is None:
+        return low - margin, high + margin
+    return max(bounds[0], low - margin), min(bounds[1], high + margin)
+
+
+def _range(facts: Mapping[str, Value], key: str) -> tuple[float, float] | None:
+    found = facts.get(key)
+    return found.range if found is not None else None
+
+
+def series_names(facts: Mapping[str, Value]) -> list[str]:
+    """The values the runs' plugins declare as series (``Value(series=True)``), in order."""
+    return [key for key, value in facts.items() if value.series]
 
 
 def error_kinds(runs: Sequence[RunRecord]) -> Kinds:
@@ -290,35 +305,61 @@ def _error_panel(axes: Axes, table: Table, column: Key, present: Sequence[str]) 
         axes.legend(title=", ".join(table.layout.rows), fontsize=7)
 
 
-def summit_curves(
-    runs: Sequence[RunRecord], layout: Layout, histories: Mapping[str, History], path: Path
+def series_curves(
+    runs: Sequence[RunRecord],
+    layout: Layout,
+    histories: Histories,
+    facts: Mapping[str, Value],
+    path: Path,
 ) -> Plot:
-    """SummIt's curve as ``path`` (see ``summit_figure``)."""
-    missing = f"no run has the {SUMMIT_SERIES} series (strategy=summit)"
-    return _save(summit_figure(runs, layout, histories), path, missing)
+    """The runs' series as ``path`` (see ``series_figure``)."""
+    missing = (
+        "no run logged a series (a value its strategy or metric declares with "
+        "Value(series=True), such as a score per iteration)"
+    )
+    return _save(series_figure(runs, layout, histories, facts), path, missing)
 
 
-def summit_figure(
-    runs: Sequence[RunRecord], layout: Layout, histories: Mapping[str, History]
+def series_figure(
+    runs: Sequence[RunRecord], layout: Layout, histories: Histories, facts: Mapping[str, Value]
 ) -> Figure | None:
-    """SummIt's evaluator score per iteration, one line per configuration.
+    """Each declared series per iteration, one line per configuration, a panel per series.
 
     A line is the mean over the configuration's runs at each step; each run's step value is
-    already the mean over its documents that reached that iteration.
+    already the mean over its documents that reached that iteration. The value axis shows
+    the series' whole declared range (``Value.range``).
     """
+    names = [n for n in series_names(facts) if any(n in h for h in histories.values())]
+    if not names:
+        return None
+    figure = Figure(figsize=(6.4, 4.2 * len(names)))
+    for index, name in enumerate(names):
+        by_config = _by_config(runs, layout, histories, name)
+        _series_panel(figure.add_subplot(len(names), 1, index + 1), by_config, name, facts)
+    return figure
+
+
+def _by_config(
+    runs: Sequence[RunRecord], layout: Layout, histories: Histories, name: str
+) -> dict[tuple[Key, Key], dict[int, list[float]]]:
     by_config: dict[tuple[Key, Key], dict[int, list[float]]] = {}
     for run in runs:
-        points = histories.get(run.run_id) or ()
+        points = histories.get(run.run_id, {}).get(name) or ()
         key = (
             tuple(param(run, k) for k in layout.rows),
             tuple(param(run, k) for k in layout.columns),
         )
         for step, value in points:
             by_config.setdefault(key, {}).setdefault(step, []).append(value)
-    if not by_config:
-        return None
-    figure = Figure(figsize=(6.4, 4.2))
-    axes = figure.add_subplot()
+    return by_config
+
+
+def _series_panel(
+    axes: Axes,
+    by_config: dict[tuple[Key, Key], dict[int, list[float]]],
+    name: str,
+    facts: Mapping[str, Value],
+) -> None:
     ys: list[float] = []
     for (row, column), steps in sorted(
         by_config.items(), key=lambda kv: (natural(kv[0][1]), natural(kv[0][0]))
@@ -329,12 +370,14 @@ def summit_figure(
         axes.plot([x + 1 for x in xs], means, marker="o", label=label(row, column))
     iterations = max(step for steps in by_config.values() for step in steps) + 1
     axes.set_xlim(0.5, iterations + 0.5)
-    axes.set_ylim(min(SUMMIT_RANGE[0], *ys) - 0.2, max(SUMMIT_RANGE[1], *ys) + 0.2)
+    bounds = _range(facts, name) or (min(ys), max(ys))
+    pad = 0.05 * (max(bounds[1], *ys) - min(bounds[0], *ys)) or 0.2
+    axes.set_ylim(min(bounds[0], *ys) - pad, max(bounds[1], *ys) + pad)
     for axis in (axes.xaxis, axes.yaxis):  # min_n_ticks=1: one iteration is still tick 1 alone
         axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))
+    title = facts[name].title if facts[name].title else name
     axes.set_xlabel("iteration")
-    axes.set_ylabel(f"evaluator score ({SUMMIT_SERIES})")
-    axes.set_title("SummIt: score per iteration")
+    axes.set_ylabel(f"{title} ({name})" if title != name else name)
+    axes.set_title(f"{title} per iteration")
     axes.legend(fontsize=8)
     axes.grid(alpha=0.3)
-    return figure

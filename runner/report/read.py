@@ -10,6 +10,7 @@ Split from ``runner.report.make``, which lays out, writes and logs what is read 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,7 @@ from runner.errors import ConfigError, DataError
 from runner.report.config import ReportConfig
 
 if TYPE_CHECKING:
-    from runner.report.plots import History
+    from runner.report.plots import Histories, History
     from runner.report.runs import Selection
     from runner.report.table import Scores
     from runner.tracking.reader import RunRecord
@@ -47,22 +48,21 @@ def read_scores(uri: str, runs: list[RunRecord]) -> Scores:
     return out
 
 
-def histories(uri: str, runs: tuple[RunRecord, ...]) -> dict[str, History]:
-    """SummIt's score series of every run that has one (its steps are the iterations).
+def histories(uri: str, runs: tuple[RunRecord, ...], names: Sequence[str]) -> Histories:
+    """The series ``names`` of every run that logged one (their steps are the iterations).
 
     ``runner.tracking.reader`` reads only each metric's latest value; the whole series comes through
     the MLflow door's ``Tracker``, bound to each run (the only two modules importing mlflow).
     """
-    from runner.report.plots import SUMMIT_SERIES
     from runner.tracking.writer import Tracker
 
-    out: dict[str, History] = {}
+    out: dict[str, dict[str, History]] = {}
     for run in runs:
-        if SUMMIT_SERIES in run.metrics:
-            history = Tracker.for_run(uri, run.run_id).client.get_metric_history(
-                run.run_id, SUMMIT_SERIES
-            )
-            out[run.run_id] = sorted((m.step, m.value) for m in history)
+        for name in names:
+            if name in run.metrics:
+                client = Tracker.for_run(uri, run.run_id).client
+                history = client.get_metric_history(run.run_id, name)
+                out.setdefault(run.run_id, {})[name] = sorted((m.step, m.value) for m in history)
     return out
 
 

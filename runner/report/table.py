@@ -22,8 +22,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from runner.plugins import values as value_facts
 from runner.report.layout import MISSING, Layout, param
 from runner.tracking.reader import RunRecord
+from runner.value import Value, title
 
 Scores = Mapping[str, Mapping[str, Mapping[str, float]]]
 """run id -> document id -> value name -> value: each run's ``scores.json``."""
@@ -69,6 +71,12 @@ class Table:
     """Bootstrap resamples per cell."""
     seed: int
     """Seed of every cell's generator."""
+    facts: Mapping[str, Value] = field(default_factory=dict, hash=False)
+    """What the runs' plugins declared about their values (``runner.plugins.values``)."""
+
+    def title(self, metric: str) -> str:
+        """The metric's column title: its declared title, else its name."""
+        return title(metric, self.facts)
 
     def cell(self, row: Key, column: Key, metric: str) -> Estimate | None:
         """The cell's estimate; None when it has no observation."""
@@ -153,4 +161,5 @@ def build_table(
         confidence=confidence,
         resamples=resamples,
         seed=seed,
+        facts=value_facts.merged((r.tags, r.params, r.metrics) for r in runs),
     )

@@ -31,7 +31,9 @@ def format_summary(result: RunResult) -> str:
     if result.description:
         lines.append(f"  {result.description.split('; overrides:')[0]}")
     titles = {
-        k: f"{_label(k)} ({k})" if _label(k) != k else k for k in result.headline if k in system
+        k: f"{_label(result, k)} ({k})" if _label(result, k) != k else k
+        for k in result.headline
+        if k in system
     }
     width = max((len(t) for t in titles.values()), default=0)
     for key, title in titles.items():
@@ -89,11 +91,9 @@ def _number(value: float) -> str:
     return readable(value)
 
 
-def _label(key: str) -> str:
-    """The report's column title (``BooookScore``, ``Avg length (tokens)``), else the key."""
-    from runner.report.format import metric_label
-
-    return metric_label(key)
+def _label(result: RunResult, key: str) -> str:
+    """The value's declared title (``BooookScore``, ``Avg length (tokens)``), else the key."""
+    return result.titles.get(key) or key
 
 
 def _table(result: RunResult) -> list[str]:
@@ -101,7 +101,7 @@ def _table(result: RunResult) -> list[str]:
     keys = [k for k in result.headline if any(k in v for v in result.per_document.values())]
     if not keys or not result.per_document:
         return []
-    titles = [_label(k) for k in keys]
+    titles = [_label(result, k) for k in keys]
     widths = [max(len(t), 8) + 2 for t in titles]
     width = max(len("document"), *(len(d) for d in result.per_document)) + 2
     out = [

@@ -79,6 +79,8 @@ class RunResult:
     """doc_id -> its values."""
     headline: tuple[str, ...] = ()
     """The values to show first."""
+    titles: dict[str, str] = field(default_factory=dict)
+    """The declared title of each value that has one (``runner.value.Value.title``)."""
     warnings: tuple[str, ...] = ()
     """Why the numbers may not mean what they seem."""
     failures: dict[str, str] = field(default_factory=dict)
@@ -202,6 +204,7 @@ def run_experiment(config: RunConfig, checked: Checked | None = None) -> RunResu
         timings=timings,
         per_document=logged.per_document,
         headline=logged.headline,
+        titles=logged.titles,
         warnings=logged.warnings,
         failures=worked.failures,
         artifact_dir=local_artifact_dir(tracker),

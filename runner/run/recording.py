@@ -17,6 +17,7 @@ from typing import Any
 from runner.llm.call_log import CallTotals
 from runner.llm.local import perf as local_perf
 from runner.plugins import categories
+from runner.plugins import values as value_facts
 from runner.run import plugin_calls
 from runner.run.prepare import Job
 from runner.run.record_setup import log_setup as log_setup  # re-exported: the lifecycle
@@ -44,6 +45,8 @@ class Logged:
     """The values to show first (``<metric>/<value>`` names)."""
     warnings: tuple[str, ...]
     """Why the numbers may not mean what they seem (also the run's ``runner.warnings`` tag)."""
+    titles: dict[str, str]
+    """The declared title of each value that has one (``runner.value``), by metric name."""
 
 
 def run_warnings(job: Job, outcomes: list[DocumentOutcome]) -> list[str]:
@@ -128,9 +131,11 @@ def log_outcomes(
     feedback = metric_feedback(job, outcomes)  # the metrics' verdicts on those traces
     if feedback:
         log_verdicts(tracker.client, tracker.run_id, feedback)
-    tracker.set_tags(
-        categories.tags({label: job.config.metric_module(label) for label in job.metrics})
-    )
+    modules = {label: job.config.metric_module(label) for label in job.metrics}
+    tracker.set_tags(categories.tags(modules))
+    facts = {label: value_facts.declared(modules[label], m) for label, m in job.metrics.items()}
+    strategy_facts = value_facts.declared(job.strategy)
+    tracker.set_tags(value_facts.tags(facts, strategy_facts))
     for file, content in merged.items():
         tracker.log_json(content, file)
     if any(notes.values()):
@@ -150,7 +155,13 @@ def log_outcomes(
         tracker.set_tags({"runner.warnings": " | ".join(warnings)})
     tracker.set_tags({HEADLINE_TAG: json.dumps(headline)})  # the viewer's columns
     show_in_runs_table(tracker, job, headline)
-    return Logged(system, per_doc, headline, tuple(warnings))
+    titles = {
+        f"{label}/{name}": value.title
+        for label, declared in {**facts, value_facts.STRATEGY: strategy_facts}.items()
+        for name, value in declared.items()
+        if value.title
+    }
+    return Logged(system, per_doc, headline, tuple(warnings), titles)
 
 
 UNDECIDED_LISTED = 3

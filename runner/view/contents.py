@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from runner.plugins import categories
+from runner.plugins import values as value_facts
 from runner.tracking.tags import HEADLINE_TAG
 from runner.view.data import (
     Column,
@@ -150,7 +151,9 @@ def recorded_headline(run_tags: dict[str, str]) -> list[str]:
 
 def build_page(run: RunRecord, files: RunFiles) -> Page:
     """The page's values from the run record and its artifacts."""
-    columns = headline_columns(files.scores, recorded_headline(run.tags))
+    facts = value_facts.recorded(run.tags, run.params, run.metrics)
+    titles = {key: value.title for key, value in facts.items() if value.title}
+    columns = headline_columns(files.scores, recorded_headline(run.tags), titles)
     order = list(dict.fromkeys([*files.summaries, *files.scores, *files.traces]))
     docs = []
     for index, doc_id in enumerate(order):

@@ -10,7 +10,7 @@ annotation by exact text, as ``annotations.json`` keys it. How each summary was 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -162,16 +162,22 @@ class Column:
     title: str
 
 
-def headline_columns(scores: dict[str, dict[str, Any]], headline: Sequence[str]) -> list[Column]:
+def headline_columns(
+    scores: dict[str, dict[str, Any]],
+    headline: Sequence[str],
+    titles: Mapping[str, str] | None = None,
+) -> list[Column]:
     """The document table's columns: the run's headline values, then each other metric's.
 
     ``headline`` is what the run recorded (``runner.tracking.tags.HEADLINE_TAG``), keyed by
     the labels the run gave its metrics. A metric group without a recorded headline (a metric
     naming none, or a run from before the tag) shows its ``score``, else its first value: a
-    metric added later shows up without changes here.
+    metric added later shows up without changes here. ``titles``: the values' declared
+    titles (``runner.plugins.values``); a value without one is titled by its key.
     """
+    named = titles or {}
     keys = {k for values in scores.values() for k in values}
-    columns = [Column(k, k) for k in headline if k in keys]
+    columns = [Column(k, named.get(k, k)) for k in headline if k in keys]
     shown = {k.split("/", 1)[0] for k in headline}
     groups: dict[str, list[str]] = {}
     for key in sorted(keys):
@@ -180,7 +186,7 @@ def headline_columns(scores: dict[str, dict[str, Any]], headline: Sequence[str])
             groups.setdefault(group, []).append(key)
     for group, found in groups.items():
         key = f"{group}/score" if f"{group}/score" in found else found[0]
-        columns.append(Column(key, key))
+        columns.append(Column(key, named.get(key, key)))
     return columns
 
 

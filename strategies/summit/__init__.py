@@ -45,6 +45,7 @@ from runner.api import (
     ConfigError,
     StrategyResult,
     TraceStep,
+    Value,
     count_tokens,
     decode,
     encode,
@@ -66,6 +67,13 @@ IGNORES: dict[str, str] = {}
 PROMPT_DIRS = ("summit", "hier", "incremental", "baseline", "common")
 """Its folders under ``strategies/prompts/``, its drafting strategies' included (``draft=``):
 logged and hashed into the fingerprint, so an edited hier prompt reruns a finished cell."""
+VALUES = {
+    "score": Value(
+        title="evaluator score", range=(1, 5), better="higher", kind="ordinal", series=True
+    ),
+}
+"""The evaluator's score per iteration (its 1-5 scale, ``feedback.py``), logged as steps of
+``strategy/score``: the report's curve per configuration."""
 DRAFTS = {"hier": hier, "incremental": incremental, "baseline": baseline}
 
 

@@ -21,11 +21,17 @@ from runner.errors import DataError
 from runner.human.judgments import CoherenceAnnotation
 from runner.human.owner import owner_of
 from runner.human_format import ClaimsJudgment
+from runner.plugins import values as value_facts
 from runner.report.config import ReportConfig
 from runner.report.meta import format as meta_format
 from runner.report.meta.faithfulness import TABLE_NAMES as FAITHFULNESS_TABLES
 from runner.report.meta.faithfulness import RaterRun, faithfulness_tables, read_raters
-from runner.report.meta.pairs import ordering_table, precision_table, preference_table
+from runner.report.meta.pairs import (
+    ordering_table,
+    precision_table,
+    preference_table,
+    undirected_notes,
+)
 from runner.report.meta.plots import PLOT_FILE, Points, meta_plot
 from runner.report.meta.read import JUDGMENTS_FILE, MetaInputs, read_meta
 from runner.report.meta.tables import (
@@ -91,6 +97,7 @@ def build_tables(
         "meta_orderings": ordering_table(inputs, metrics, boot),
     }
     tables = [t for t in made.values() if t is not None]
+    notes += undirected_notes(inputs, metrics)
     if not claims_only(inputs):
         notes += [f"no {n} table: it needs {NEEDS[n]}" for n, t in made.items() if t is None]
     return [*tables, *faithful], [*notes, *faithful_notes]
@@ -106,9 +113,15 @@ def plot_points(inputs: MetaInputs, metrics: Sequence[str]) -> Points:
 
 
 def bounded_axes(inputs: MetaInputs) -> set[str]:
-    """The axes on a 0..100 scale: each span format owner's values and its human score."""
+    """The human scores on a 0..100 scale: each span format owner's."""
     owners = dict(owner_of(j) for j in inputs.judgments if isinstance(j, CoherenceAnnotation))
-    return {*owners, *(human_score_name(human.name) for human in owners.values())}
+    return {human_score_name(human.name) for human in owners.values()}
+
+
+def ranges(inputs: MetaInputs) -> dict[str, tuple[float, float]]:
+    """Each metric's declared range, as the judged runs recorded it (``Value.range``)."""
+    facts = value_facts.merged((r.tags, r.params, r.metrics) for r in inputs.judged.values())
+    return {key: value.range for key, value in facts.items() if value.range is not None}
 
 
 def _clean(out: Path) -> None:
@@ -145,7 +158,7 @@ def write_meta(config: ReportConfig, out: Path) -> MetaReport | None:
         files.append(path)
     if config.plots and not claims_only(inputs):  # the figure plots human scores: none here
         points = plot_points(inputs, config.metrics)
-        drawn, note = meta_plot(points, out / PLOT_FILE, bounded_axes(inputs))
+        drawn, note = meta_plot(points, out / PLOT_FILE, bounded_axes(inputs), ranges(inputs))
         files += [drawn] if drawn else []
         notes += [] if drawn else [note]
     runs = ", ".join(r.run_id[:8] for r in inputs.human_runs)

@@ -6,8 +6,10 @@
   comparisons preferring each system and the % of draws; the % with a contradiction and,
   per system, the % where its summary omits something; bootstrapped over comparisons;
 - ``ordering_table``: how often each metric orders a compared pair as the people did, per
-  criterion. A metric prefers the summary with the higher per-document value (so for a
-  length, the longer one). Comparisons the people called a draw and pairs the metric scores
+  criterion. A metric prefers the summary with its better per-document value, the way its
+  plugin declares (``Value.better``: higher, or lower for an error rate); a value declared
+  with no direction (a length) is not compared, and an undeclared one is read as higher is
+  better, said in its row. Comparisons the people called a draw and pairs the metric scores
   equal are counted apart, never as agreement or disagreement.
 """
 
@@ -16,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from runner.human.judgments import CRITERIA, DRAW, VERDICTS, Preference, Verdict
+from runner.plugins import values as value_facts
 from runner.report.meta import stats as st
 from runner.report.meta.read import MetaInputs
 from runner.report.meta.tables import Boot, Cell, MetaTable, run_label
@@ -104,10 +107,41 @@ def preference_table(inputs: MetaInputs, boot: Boot) -> MetaTable | None:
     return MetaTable("meta_preferences", "Pairwise preferences", header, tuple(rows), caption)
 
 
-def ordering(inputs: MetaInputs, metric: str, criterion: str) -> tuple[list[bool], int, int, int]:
+def directions(inputs: MetaInputs, metrics: Sequence[str]) -> dict[str, str | None]:
+    """Which way each metric is better, as the judged runs' plugins declare it.
+
+    'higher' or 'lower'; None for a value declared without a direction; 'higher
+    (undeclared)' for a value no plugin declared (today's reading, named as such).
+    """
+    facts = value_facts.merged((r.tags, r.params, r.metrics) for r in inputs.judged.values())
+    out: dict[str, str | None] = {}
+    for metric in metrics:
+        found = facts.get(metric)
+        out[metric] = "higher (undeclared)" if found is None else found.better
+    return out
+
+
+def undirected_notes(inputs: MetaInputs, metrics: Sequence[str]) -> list[str]:
+    """A line per metric the pairs table leaves out because no direction is better."""
+    return [
+        f"not compared on pairs: {metric} has no better direction (its plugin declares "
+        "Value(better=None)): which summary it prefers cannot be told"
+        for metric, better in directions(inputs, metrics).items()
+        if better is None and any(_compared(inputs, metric, c) for c in CRITERIA)
+    ]
+
+
+def _compared(inputs: MetaInputs, metric: str, criterion: str) -> bool:
+    return ordering(inputs, metric, criterion)[3] > 0
+
+
+def ordering(
+    inputs: MetaInputs, metric: str, criterion: str, lower_is_better: bool = False
+) -> tuple[list[bool], int, int, int]:
     """(agreement of each decided comparison, human draws, metric ties, comparisons).
 
-    A comparison counts when both systems' runs have ``metric`` for the document.
+    A comparison counts when both systems' runs have ``metric`` for the document; the
+    metric prefers the higher value, or the lower with ``lower_is_better``.
     """
     agree: list[bool] = []
     draws = ties = total = 0
@@ -129,24 +163,28 @@ def ordering(inputs: MetaInputs, metric: str, criterion: str) -> tuple[list[bool
         elif values[0] == values[1]:
             ties += 1
         else:
-            agree.append(p.systems[0 if values[0] > values[1] else 1] == choice)
+            first = values[0] < values[1] if lower_is_better else values[0] > values[1]
+            agree.append(p.systems[0 if first else 1] == choice)
     return agree, draws, ties, total
 
 
 def ordering_table(inputs: MetaInputs, metrics: Sequence[str], boot: Boot) -> MetaTable | None:
     """How often each metric orders a compared pair as the people did, per criterion."""
     rows: list[tuple[Cell, ...]] = []
-    for metric in metrics:
+    for metric, better in directions(inputs, metrics).items():
+        if better is None:
+            continue  # undirected_notes names it
         for criterion in CRITERIA:
-            agree, draws, ties, total = ordering(inputs, metric, criterion)
+            agree, draws, ties, total = ordering(inputs, metric, criterion, better == "lower")
             if total:
                 stat = _share(boot, agree) if agree else None
-                row = (metric, criterion, total, sum(agree), len(agree) - sum(agree), ties, draws)
-                rows.append((*row, stat))
+                counts = (total, sum(agree), len(agree) - sum(agree), ties, draws)
+                rows.append((metric, better, criterion, *counts, stat))
     if not rows:
         return None
     header = (
         "metric",
+        "better",
         "criterion",
         "comparisons",
         "agree",
@@ -156,9 +194,10 @@ def ordering_table(inputs: MetaInputs, metrics: Sequence[str], boot: Boot) -> Me
         "% agree",
     )
     caption = (
-        "A metric prefers the summary with the higher value; % agree is over the comparisons "
-        "with a winner on both sides (people's draws and the metric's ties counted apart; "
-        "for a metric where lower is better, read 100 - % agree); "
+        "A metric prefers the summary with its better value (column better: as its plugin "
+        "declares, Value.better; 'undeclared' read as higher); % agree is over the "
+        "comparisons with a winner on both sides (people's draws and the metric's ties "
+        "counted apart); "
         f"{_ci_text(boot, 'those comparisons')}."
     )
     return MetaTable("meta_orderings", "Metric vs people on pairs", header, tuple(rows), caption)

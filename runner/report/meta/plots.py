@@ -28,19 +28,16 @@ def _coefficient(value: float) -> str:
     return "n/a" if math.isnan(value) else f"{value:.2f}"
 
 
-def _bounded(label: str, bounded: Collection[str]) -> bool:
-    """An axis of a span format's owner (0..100): a ``bounded`` name or a value under one.
-
-    A percentage such as repeated trigrams keeps its own range.
-    """
-    return any(label == name or label.startswith(f"{name}/") for name in bounded)
-
-
-def meta_figure(points: Points, bounded: Collection[str] = ()) -> Figure | None:
+def meta_figure(
+    points: Points,
+    bounded: Collection[str] = (),
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+) -> Figure | None:
     """The figure; None when no panel has a point.
 
-    ``bounded``: the human scores and the metrics (their values ``<metric>/...``) whose axes
-    show 0..100 (the metrics owning the annotations' formats, ``runner.human.owner``).
+    ``bounded``: the human scores whose axes show 0..100 (those of the metrics owning the
+    annotations' formats, ``runner.human.owner``). ``ranges``: each metric's declared range
+    (``Value.range``), which its axis shows whole.
     """
     panels = [(key, pts) for key, pts in sorted(points.items()) if pts]
     if not panels:
@@ -54,10 +51,12 @@ def meta_figure(points: Points, bounded: Collection[str] = ()) -> Figure | None:
         axes.scatter(xs, ys, s=14, alpha=0.7, clip_on=False)
         axes.set_xlabel(human)
         axes.set_ylabel(metric)
-        if _bounded(human, bounded):
+        if human in bounded:
             axes.set_xlim(-5.0, 105.0)
-        if _bounded(metric, bounded):
-            axes.set_ylim(-5.0, 105.0)
+        if metric in (ranges or {}):
+            low, high = (ranges or {})[metric]
+            pad = 0.05 * (high - low)
+            axes.set_ylim(min(low, *ys) - pad, max(high, *ys) + pad)
         tau, r = _coefficient(kendall_tau(xs, ys)), _coefficient(pearson_r(xs, ys))
         axes.set_title(f"n={len(pts)}, tau={tau}, r={r}", fontsize=9)
         axes.grid(alpha=0.3)
@@ -66,9 +65,14 @@ def meta_figure(points: Points, bounded: Collection[str] = ()) -> Figure | None:
     return figure
 
 
-def meta_plot(points: Points, path: Path, bounded: Collection[str] = ()) -> tuple[Path | None, str]:
+def meta_plot(
+    points: Points,
+    path: Path,
+    bounded: Collection[str] = (),
+    ranges: Mapping[str, tuple[float, float]] | None = None,
+) -> tuple[Path | None, str]:
     """Write the figure to ``path``; (path, note), or (None, why it was skipped)."""
-    figure = meta_figure(points, bounded)
+    figure = meta_figure(points, bounded, ranges)
     if figure is None:
         return None, f"skipped {path.name}: no judged run has a metric of a human-scored summary"
     FigureCanvasAgg(figure)

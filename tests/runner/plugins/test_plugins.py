@@ -7,6 +7,8 @@ breaches as one line; a plugin's edit as a new fingerprint. The installed-packag
 
 from __future__ import annotations
 
+import json
+import math
 import os
 import subprocess
 import sys
@@ -21,8 +23,10 @@ from runner.config.fingerprint import fingerprint, prompt_files
 from runner.config.run_config import build_run_config
 from runner.errors import ConfigError
 from runner.plugins import sources
+from runner.plugins import values as value_facts
 from runner.plugins.errors import PluginError
 from runner.plugins.registry import available, find, load
+from runner.value import Value, check_values
 from tests.runner.config.test_config import composed
 
 REPO = Path(__file__).resolve().parents[3]
@@ -164,7 +168,44 @@ BROKEN = {
         "def summarize(chunks, critic):\n    return None\n",
         "'critic', which is not a model role",
     ),
+    "values_not_facts": (
+        "ROLES = ()\nIGNORES = {}\nPROMPT_DIRS = ()\nVALUES = {'ratio': (0, 1)}\n"
+        "def summarize(chunks):\n    return None\n",
+        "VALUES['ratio'] must be a runner.api.Value, e.g. Value(title='Compression'); got (0, 1)",
+    ),
 }
+
+
+@pytest.mark.parametrize(
+    ("values", "problem"),
+    [
+        ({"r": Value(range=(1, 0))}, "VALUES['r']: range must be (low, high) with low < high"),
+        ({"r": Value(range=(0, math.inf))}, "range must be (low, high) with low < high"),
+        ({"r": Value(better="up")}, "better must be 'higher', 'lower' or None; got 'up'"),  # type: ignore[arg-type]
+        ({"r": Value(kind="share")}, "kind must be one of number, count, ordinal, label"),  # type: ignore[arg-type]
+        ((Value(),), "VALUES must be a dict of value name -> runner.api.Value"),
+        ({"": Value()}, "VALUES must be a dict of value name -> runner.api.Value"),
+    ],
+)
+def test_declared_values_that_are_not_facts_are_named(values: object, problem: str) -> None:
+    assert problem in (check_values(values) or "")
+
+
+def test_declared_values_round_trip_as_a_run_records_them() -> None:
+    """What a job writes in the tag is what every reader gets back, defaults left out."""
+    declared = {
+        "score": Value("BooookScore", (0, 100), "higher"),
+        "n": Value(kind="count"),
+        "curve": Value("evaluator score", (1, 5), "higher", "ordinal", series=True),
+    }
+    tags = value_facts.tags({"bs": declared}, {"curve": declared["curve"]})
+    assert json.loads(tags["metric.bs.values"])["n"] == {"kind": "count"}
+    read = value_facts.recorded(tags, {})
+    assert read == {
+        **{f"bs/{k}": v for k, v in declared.items()},
+        "strategy/curve": declared["curve"],
+    }
+    assert value_facts.recorded({"metric.bs.values": '{"x": {"range": [2, 1]}}'}, {}) == {}
 
 
 @pytest.mark.parametrize("name", sorted(BROKEN))

@@ -339,8 +339,8 @@ def test_files_latex_and_csv(report: Report) -> None:
     names = sorted(p.name for p in report.files)
     assert names == [
         "error_types.png",
+        "iterations.png",
         "score_vs_length.png",
-        "summit_iterations.png",
         "table.csv",
         "table.md",
         "table.tex",
@@ -368,7 +368,7 @@ def test_files_latex_and_csv(report: Report) -> None:
 
 
 def test_plots_are_png(report: Report) -> None:
-    for name in ("error_types.png", "score_vs_length.png", "summit_iterations.png"):
+    for name in ("error_types.png", "score_vs_length.png", "iterations.png"):
         data = (report.out / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000, name
 
@@ -490,8 +490,8 @@ def test_cli_prints_the_table_and_writes_the_files(store: Store, tmp_path: Path)
     assert f"wrote 6 files to {tmp_path}" in done.stdout
     assert sorted(p.name for p in tmp_path.iterdir()) == [
         "error_types.png",
+        "iterations.png",
         "score_vs_length.png",
-        "summit_iterations.png",
         "table.csv",
         "table.md",
         "table.tex",

@@ -23,7 +23,8 @@ from runner.config.run_config import build_run_config
 from runner.plugins.registry import load
 from runner.report.config import DEFAULT_METRICS, ReportConfig, build_report_config
 from runner.report.make import Report, make_report
-from runner.run.lifecycle import run_experiment
+from runner.run.console import format_summary
+from runner.run.lifecycle import RunResult, run_experiment
 from tests.helpers.study_folder import DOCS, LOADER
 from tests.runner.config.test_config import composed
 
@@ -44,10 +45,11 @@ def summarize(chunks: list[Chunk]) -> StrategyResult:
 '''
 METRIC = '''
 """Summary words per document word: a researcher's own metric, in the study folder."""
-from runner.api import Metric, MetricResult
+from runner.api import Metric, MetricResult, Value
 
 ROLES = ()
 PROMPT_DIRS = ()
+VALUES = {"ratio": Value(title="Compression", better="lower")}
 
 
 class LenRatio(Metric):
@@ -71,9 +73,11 @@ def ratios(words: int) -> list[float]:
 class Study:
     folder: Path
     uri: str
+    console: str
+    """The end-of-run screen of the first job (stats and len_ratio)."""
 
 
-def _job(folder: Path, uri: str, experiment: str, strategy: str, metrics: list[str]) -> str:
+def _job(folder: Path, uri: str, experiment: str, strategy: str, metrics: list[str]) -> RunResult:
     items = [
         "strategy=none",
         f"strategy.name={strategy}",
@@ -87,7 +91,7 @@ def _job(folder: Path, uri: str, experiment: str, strategy: str, metrics: list[s
     ]
     raw = composed(*items)
     raw["metrics"] = {name: {} for name in metrics}
-    return run_experiment(build_run_config(raw, tuple(items))).run_id
+    return run_experiment(build_run_config(raw, tuple(items)))
 
 
 @pytest.fixture(scope="module")
@@ -103,10 +107,10 @@ def study(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Study]:
         mp.chdir(folder)
         mp.setattr(sys, "dont_write_bytecode", True)
         load.cache_clear()
-        _job(folder, uri, "mixed", "first2", ["stats", "len_ratio"])
+        first = _job(folder, uri, "mixed", "first2", ["stats", "len_ratio"])
         _job(folder, uri, "mixed", "first5", ["stats"])
         _job(folder, uri, "own_only", "first2", ["len_ratio"])
-        yield Study(folder, uri)
+        yield Study(folder, uri, format_summary(first))
     load.cache_clear()
     for name in ("three_docs", "len_ratio", "first2", "first5"):
         sys.modules.pop(name, None)
@@ -130,7 +134,7 @@ def test_a_loose_module_metric_gets_its_column_after_the_papers(study: Study) ->
     assert cell.mean == pytest.approx(statistics.mean(ratios(2)))
     assert table.cell((), ("first5",), RATIO) is None  # that run had no len_ratio
     header, _, first = report.markdown.splitlines()[:3]
-    assert header.endswith("| first5: len_ratio/ratio |")
+    assert header.endswith("| first5: Compression |")  # the title its VALUES declares
     assert first.endswith(" | — |"), first
     assert f"{statistics.mean(ratios(2)):.3f} [" in first
     assert any("added the runs' headline metrics: len_ratio/ratio" in n for n in report.notes)
@@ -142,7 +146,18 @@ def test_a_run_of_only_its_own_metric_has_a_main_table(study: Study) -> None:
     cell = report.table.cell((), (), RATIO)
     assert cell is not None and cell.mean == pytest.approx(statistics.mean(ratios(2)))
     assert "no main table" not in report.text()
-    assert "| configuration | len_ratio/ratio |" in report.markdown
+    assert "| configuration | Compression |" in report.markdown
+
+
+def test_its_declared_values_title_the_console_as_a_built_ins_do(study: Study) -> None:
+    """The researcher's ``VALUES`` and stats' own, recorded on the run, read back alike."""
+    lines = study.console.splitlines()
+    assert any(line.strip().startswith("Compression (len_ratio/ratio)") for line in lines)
+    assert any(line.strip().startswith("% repeated trigrams (stats/") for line in lines)
+    table = _report(study, "mixed").table
+    assert table is not None
+    assert (table.facts[RATIO].title, table.facts[RATIO].better) == ("Compression", "lower")
+    assert table.facts[LENGTH].kind == "count" and table.facts[LENGTH].better is None
 
 
 def test_metric_keys_is_the_whole_list_and_a_left_out_headline_is_named(study: Study) -> None:

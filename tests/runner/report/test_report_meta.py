@@ -448,16 +448,20 @@ def test_released_hier_annotations_have_no_judged_run_to_compare() -> None:
 
 
 def test_figure_has_a_panel_per_metric_with_points() -> None:
+    from runner.plugins import values as value_facts
     from runner.report.meta.plots import meta_figure
 
-    bounded = ("booookscore", "BooookScore (human)")  # as make.bounded_axes gives them
+    bounded = ("BooookScore (human)",)  # as make.bounded_axes gives them
+    facts = value_facts.recorded({}, {"metrics": "booookscore,stats"})  # their VALUES
+    ranges = {key: value.range for key, value in facts.items() if value.range is not None}
+    assert ranges["booookscore/score"] == (0, 100) and "stats/length_tokens" not in ranges
     assert meta_figure({("BooookScore (human)", "booookscore/score"): []}, bounded) is None
     points = {
         ("BooookScore (human)", "booookscore/score"): [(50.0, 40.0), (100.0, 90.0)],
         ("BooookScore (human)", "stats/length_tokens"): [(50.0, 700.0), (100.0, 650.0)],
         ("BooookScore (human)", "stats/repeated_trigrams_pct"): [],
     }
-    figure = meta_figure(points, bounded)
+    figure = meta_figure(points, bounded, ranges)
     assert figure is not None
     titles = [axes.get_title() for axes in figure.axes]
     assert titles == ["n=2, tau=1.00, r=1.00", "n=2, tau=-1.00, r=-1.00"]
@@ -483,3 +487,38 @@ def test_numeric_ratings_are_a_human_score_too() -> None:
     tau = rows[0][3]
     assert isinstance(tau, st.Stat)
     assert tau.value == pytest.approx(scipy_stats.kendalltau(human, metric).statistic)
+
+
+def test_a_metric_orders_pairs_the_way_its_plugin_declares_better() -> None:
+    """Lower-is-better flips which summary a metric prefers; a value declared with no
+    direction is left out of the pairs table with a line; an undeclared one reads higher."""
+    from runner.human.judgments import Preference
+    from runner.plugins.values import tag
+    from runner.tracking.reader import RunRecord
+
+    declared = json.dumps({"err": {"better": "lower"}, "len": {}})
+    a, b = (
+        RunRecord(c * 32, c, "1", "FINISHED", 0, 1, {"strategy": c}, {}, {tag("m"): declared})
+        for c in "ab"
+    )
+    # people prefer a's summary of d1 and b's of d2; a has fewer errors in d1, b in d2
+    scores = {
+        a.run_id: {"d1": {"m/err": 1.0, "m/len": 9.0, "m/raw": 1.0}, "d2": {"m/err": 4.0}},
+        b.run_id: {"d1": {"m/err": 3.0, "m/len": 5.0, "m/raw": 2.0}, "d2": {"m/err": 2.0}},
+    }
+    people = [
+        Preference(doc, (a.run_id, b.run_id), "ann", {"preference": winner})
+        for doc, winner in (("d1", a.run_id), ("d2", b.run_id))
+    ]
+    inputs = MetaInputs((), tuple(people), {a.run_id: a, b.run_id: b}, scores, {}, ())
+    tables, notes = build_tables(inputs, ("m/err", "m/len", "m/raw"), Boot(resamples=100))
+    rows = {t.name: t.rows for t in tables}["meta_orderings"]
+    got = {row[0]: row[1:6] for row in rows}
+    assert got == {
+        "m/err": ("lower", "preference", 2, 2, 0),  # both orders agree with the people
+        "m/raw": ("higher (undeclared)", "preference", 1, 0, 1),  # prefers b's d1
+    }
+    assert (
+        "not compared on pairs: m/len has no better direction (its plugin declares "
+        "Value(better=None)): which summary it prefers cannot be told"
+    ) in notes

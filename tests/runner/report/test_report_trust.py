@@ -16,6 +16,7 @@ from matplotlib.figure import Figure
 
 from metrics.booookscore import CATEGORIES
 from runner.errors import DataError
+from runner.plugins import values as value_facts
 from runner.report import plots as report_plots
 from runner.report.config import ReportConfig
 from runner.report.make import make_report
@@ -216,7 +217,8 @@ def test_cli_typo_in_experiment_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 
 def record(run_id: str, strategy: str) -> RunRecord:
-    return RunRecord(run_id, run_id, "1", "FINISHED", 0, 1, {"strategy": strategy}, {}, {})
+    params = {"strategy": strategy, "metrics": "booookscore,stats"}  # their declared VALUES
+    return RunRecord(run_id, run_id, "1", "FINISHED", 0, 1, params, {}, {})
 
 
 def table(scores: dict[str, dict[str, dict[str, float]]]) -> Table:
@@ -308,8 +310,10 @@ def test_summit_axes_show_whole_iterations_and_the_1_to_5_scale(
 ) -> None:
     runs = [record("summit-1", "summit")]
     grid = layout(runs, None, None)
-    history = {"summit-1": list(enumerate(series))}
-    report_plots.summit_curves(runs, grid, history, tmp_path / "summit_iterations.png")
+    history = {"summit-1": {"strategy/score": list(enumerate(series))}}
+    facts = value_facts.recorded({}, {"strategy": "summit"})  # SummIt's declared VALUES
+    assert report_plots.series_names(facts) == ["strategy/score"]
+    report_plots.series_curves(runs, grid, history, facts, tmp_path / "iterations.png")
     (figure,) = saved
     (axes,) = figure.get_axes()
     xs = visible(list(axes.get_xticks()), axes.get_xlim())
