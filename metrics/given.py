@@ -60,6 +60,8 @@ from runner.api import (
 ROLES: tuple[str, ...] = ()
 PROMPT_DIRS: tuple[str, ...] = ()
 """No prompts: the rater ran elsewhere."""
+FILE_PARAMS = ("path",)
+"""The rater's file: its content is part of the fingerprint (an edited file is a new run)."""
 
 PREDICTED_KEYS = ("label", "probs", "claim_labels", "sentence_labels")
 """The keys of an entry of StorySumm's predicted_labels files."""

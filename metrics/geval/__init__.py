@@ -59,6 +59,8 @@ from runner.api import (
 ROLES = ("judge",)
 PROMPT_DIRS = ("geval",)
 """Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
+FILE_PARAMS = ("steps",)
+"""``steps`` may name a YAML/JSON file of evaluation steps: hashed into the fingerprint."""
 PURPOSE = "geval"
 
 

@@ -3,9 +3,10 @@
 The fingerprint hashes the resolved config minus what cannot change a result (where
 results go, progress display, and per-model concurrency, timeouts and retry policy), the
 blocks of the model roles the job actually uses, and the SHA-256 of every prompt file it
-can read: the strategy's and metrics' prompt folders, and any file a ``*prompt_path`` (or
-G-Eval's ``steps``, or a metric's ``path``: a rater's outputs for ``metrics=given``)
-parameter names, wherever it lives. A changed prompt (or file of values) is a changed
+can read: the strategy's and metrics' prompt folders, and any file a ``*prompt_path``
+parameter names, wherever it lives, or a parameter the plugin lists in ``FILE_PARAMS``
+(G-Eval's ``steps``, ``metrics=given``'s ``path``: a rater's outputs) when its value names
+a file. A changed prompt (or file of values) is a changed
 experiment. A strategy or metric from outside this package adds its identity (distribution
 and version, and its source file's SHA-256: ``runner/plugins/identity.py``), so an edited
 plugin is a changed experiment too.
@@ -47,29 +48,36 @@ def prompt_files(config: RunConfig) -> dict[str, Path]:
 def _prompt_path_params(config: RunConfig) -> list[tuple[str, Any]]:
     """(config key, value) of every set parameter naming a file the job reads.
 
-    That is every ``*prompt_path``, G-Eval's ``steps`` when it is a file rather than
-    ``official``, and a metric's ``path``.
+    Every ``*prompt_path`` (a missing file is an error here), and each parameter a plugin
+    lists in ``FILE_PARAMS`` whose value names a file: so a changed file is a changed
+    experiment, as a changed prompt is. A value that names no file (G-Eval's ``official``,
+    a folder, a missing file) is left to the plugin, which names its own fix.
     """
-    found = [(f"strategy.{k}", v) for k, v in config.strategy_params.items()]
-    found += [
-        (f"metrics.{m}.{k}", v) for m, params in config.metrics.items() for k, v in params.items()
+    found = [
+        ("strategy", k, v, _file_params(config.strategy_module))
+        for k, v in config.strategy_params.items()
     ]
-    files = [(k, v) for k, v in found if v and (k.endswith("prompt_path") or _steps_file(k, v))]
-    return files + [(k, v) for k, v in found if v and _metric_path(k, v)]
+    found += [
+        ("metrics." + m, k, v, _file_params(config.metric_module(m)))
+        for m, params in config.metrics.items()
+        for k, v in params.items()
+    ]
+    prompts = [(f"{at}.{k}", v) for at, k, v, _ in found if v and k.endswith("prompt_path")]
+    named = [
+        (f"{at}.{k}", v)
+        for at, k, v, listed in found
+        if v and k in listed and not k.endswith("prompt_path") and _is_file(v)
+    ]
+    return prompts + named
 
 
-def _metric_path(key: str, value: Any) -> bool:
-    """A metric's ``path`` naming a file: values it reads (``metrics.given.path``).
-
-    So a changed file is a changed experiment, as a changed prompt is. A ``path`` that is no
-    file (a folder, a missing file) is left to the metric, which names its own fix.
-    """
-    is_file = Path(str(value)).expanduser().is_file()
-    return key.startswith("metrics.") and key.endswith(".path") and is_file
+def _file_params(module: Any) -> tuple[str, ...]:
+    """The parameters a plugin declares may name a file it reads (``FILE_PARAMS``)."""
+    return tuple(getattr(module, "FILE_PARAMS", ()))
 
 
-def _steps_file(key: str, value: Any) -> bool:
-    return key.endswith(".steps") and str(value) != "official"
+def _is_file(value: Any) -> bool:
+    return Path(str(value)).expanduser().is_file()
 
 
 def file_digest(path: Path) -> str:

@@ -15,6 +15,9 @@ that forgot one is refused with one line rather than read with a silent default 
 - metric: optionally ``HUMAN``, a ``runner.api.HumanFormat``: its human-judgment format
   (``runner.human_format``), through which the core reads and records people's
   annotations in its name;
+- strategy or metric: optionally ``FILE_PARAMS``, the parameters whose value may name a
+  file it reads (G-Eval's ``steps``): such a file's content is part of the fingerprint, as
+  a ``*prompt_path`` file's is;
 - strategy or metric: optionally ``VALUES``, value name -> ``runner.api.Value``: the facts
   about its values (title, range, direction, kind, series), recorded on the run;
 - strategy or metric: optionally ``BATCH_ROLES``, the roles whose requests may wait in
@@ -81,6 +84,7 @@ def check_contract(kind: str, module: Any) -> str | None:
         _check_roles(module.ROLES)
         or _check_batch_roles(module)
         or _check_names("PROMPT_DIRS", module.PROMPT_DIRS)
+        or _check_names("FILE_PARAMS", getattr(module, "FILE_PARAMS", ()))
         or (_check_ignores(module.IGNORES) if kind == "strategy" else None)
         or _check_signature(kind, function, module.ROLES)
     )

@@ -102,3 +102,43 @@ def test_f1_logs_and_hashes_the_prompts_of_the_metrics_it_builds() -> None:
     files = prompt_files(build_run_config(composed("metrics=f1")))
     assert "metrics/prompts/alignment/verdict.txt" in files
     assert "metrics/prompts/coverage/questions.txt" in files
+
+
+def test_a_researchers_plugin_names_the_parameters_whose_files_are_hashed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``FILE_PARAMS``: the fingerprint asks the plugin, as it asks G-Eval; a parameter it does
+    not list is a value, even when a file of that name exists."""
+    import sys
+
+    from runner.plugins.registry import load
+
+    (tmp_path / "glossed.py").write_text(
+        "from runner.api import StrategyResult\n"
+        "ROLES = ()\nIGNORES = {}\nPROMPT_DIRS = ()\nFILE_PARAMS = ('glossary',)\n"
+        "def summarize(chunks, *, glossary=None, note=None):\n"
+        "    return StrategyResult('', [], {})\n",
+        encoding="utf-8",
+    )
+    glossary, note = tmp_path / "glossary.txt", tmp_path / "note.txt"
+    glossary.write_text("ferry: a boat\n", encoding="utf-8")
+    note.write_text("first\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    load.cache_clear()
+    monkeypatch.delitem(sys.modules, "glossed", raising=False)
+    items = (
+        "strategy=none",
+        "strategy.name=glossed",
+        f"+strategy.glossary={glossary}",
+        f"+strategy.note={note}",
+        "metrics=none",
+    )
+    files = prompt_files(build_run_config(composed(*items)))
+    assert files["prompts/strategy.glossary/glossary.txt"] == glossary.resolve()
+    assert not any("note" in name for name in files)
+    before = fp(*items)
+    note.write_text("second\n", encoding="utf-8")
+    assert fp(*items) == before  # not listed: its path is the value, its content is not read
+    glossary.write_text("ferry: a ship\n", encoding="utf-8")
+    assert fp(*items) != before
+    load.cache_clear()
