@@ -31,6 +31,11 @@ better="higher" | "lower" | None, kind=..., series=...)}`` (``runner.value``): t
 the values it returns, which the report's titles and axes, the console, the viewer and the
 meta-evaluation's direction read from the run; an undeclared value is titled by its key.
 
+A strategy built on another asks for it by name with ``plugin("strategy", name)``
+(``runner.lookup``) and declares the parameter that names it in ``PLUGIN_PARAMS``
+(``{"draft": "strategy"}``): the job then checks the name before it starts, and the other
+plugin's identity and prompts are part of the fingerprint.
+
 A strategy or metric may also declare ``estimate``, the calls it makes per document or per
 summary as ``Phase``s, each role's answer lengths asked of a ``Guide`` (``runner.estimating``);
 ``estimate=true`` counts them, and notes a plugin without the hook as unknown.
@@ -70,6 +75,7 @@ from runner.human_format import (
     Relation,
     Span,
 )
+from runner.lookup import plugin
 from runner.metric import Metric, mean_values
 from runner.spreadsheet import header_and_rows as read_csv
 from runner.text import (
@@ -125,6 +131,7 @@ __all__ = [
     "Series",
     "Step",
     "picked",
+    "plugin",
     "AuthError",
     "Chunk",
     "CoherenceAnnotation",

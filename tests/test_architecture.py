@@ -31,6 +31,7 @@ PLUGIN_API = (
     "runner.human_format",
     "runner.spreadsheet",
     "runner.value",
+    "runner.lookup",
 )
 """The modules behind ``runner.api``: they import nothing else of ``runner``; plugins import
 ``runner.api`` itself."""

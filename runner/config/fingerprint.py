@@ -24,6 +24,7 @@ from runner.config.run_config import ALL_ROLES, RunConfig
 from runner.errors import ConfigError
 from runner.llm.spec import NOT_IN_FINGERPRINT
 from runner.plugins.identity import identities, prompt_folders
+from runner.plugins.registry import load
 
 
 def prompt_files(config: RunConfig) -> dict[str, Path]:
@@ -31,6 +32,12 @@ def prompt_files(config: RunConfig) -> dict[str, Path]:
     folders = prompt_folders(config.strategy_module)  # each declares its own folders
     for label in config.metrics:  # (f1, built from others, names theirs)
         folders.update(prompt_folders(config.metric_module(label)))
+    seen = {folder.resolve() for folder in folders.values()}
+    for plugin in config.named_plugins.values():  # SummIt's draft: once, if not already there
+        for label, folder in prompt_folders(load(plugin)).items():
+            if folder.resolve() not in seen:
+                folders[label] = folder
+                seen.add(folder.resolve())
     files = {
         f"{label}/{p.relative_to(folder).as_posix()}": p
         for label, folder in folders.items()

@@ -78,8 +78,15 @@ class RunConfig:
     overrides: tuple[str, ...] = ()
     """Hydra overrides of this job; they name the MLflow run."""
     plugins: dict[str, Plugin] = field(default_factory=dict)
-    """``strategy`` and ``metrics.<label>`` -> where that code comes from
+    """``data``, ``strategy``, ``metrics.<label>`` and the plugins their parameters name
+    (``strategy.draft``: ``PLUGIN_PARAMS``) -> where that code comes from
     (``runner/plugins/registry.py``); already imported and checked."""
+
+    @property
+    def named_plugins(self) -> dict[str, Plugin]:
+        """The plugins the job's plugins name by a parameter (``strategy.draft``)."""
+        own = {"data", "strategy", *(f"metrics.{label}" for label in self.metrics)}
+        return {key: p for key, p in self.plugins.items() if key not in own}
 
     @property
     def strategy_module(self) -> ModuleType:
@@ -198,6 +205,35 @@ def _check_run_temperature(temperature: Any, roles: dict[str, ModelSpec]) -> Non
         narrower["temperature"].check("temperature", temperature, f"{whose} ({model})")
 
 
+def _named_plugins(at: str, module: Any, params: dict[str, Any]) -> dict[str, Plugin]:
+    """The plugins a plugin's parameters name (its ``PLUGIN_PARAMS``), found and checked.
+
+    Keyed ``<at>.<param>`` (``strategy.draft``), beside the job's own plugins: their identity
+    and prompts enter the fingerprint as the job's own do. A name the registry does not know,
+    or a plugin needing a role the one naming it does not have, is a one-line error here,
+    before anything runs.
+    """
+    found: dict[str, Plugin] = {}
+    for param, kind in dict(getattr(module, "PLUGIN_PARAMS", {})).items():
+        value = params.get(param)
+        if value is None:
+            continue
+        key = f"{at}.{param}"
+        try:
+            plugin = find(kind, value)
+            named = load(plugin)
+        except ConfigError as err:
+            raise ConfigError(f"{key}={value}: {err}") from None
+        extra = [r for r in getattr(named, "ROLES", ()) if r not in module.ROLES]
+        if extra:
+            raise ConfigError(
+                f"{key}={value} needs the role {extra[0]!r}, which {at} does not give it "
+                f"(its roles: {', '.join(module.ROLES) or 'none'}); choose a {kind} without it"
+            )
+        found[key] = plugin
+    return found
+
+
 def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> RunConfig:
     """Validate the composed config (a plain dict) into a RunConfig."""
     strategy_raw = dict(raw.get("strategy") or {})
@@ -207,6 +243,7 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
     plugins = {"data": find("data", data.source), "strategy": find("strategy", name)}
     strategy = load(plugins["strategy"])
     _check_params("strategy", str(name), strategy.summarize, strategy_raw)
+    plugins.update(_named_plugins("strategy", strategy, strategy_raw))
     needs = {role: f"strategy={name}" for role in strategy.ROLES}
     metrics = {str(k): dict(v or {}) for k, v in (raw.get("metrics") or {}).items()}
     modules = {}
@@ -214,6 +251,7 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
         plugins[f"metrics.{metric}"] = find("metrics", _metric_target(metric, params))
         module = modules[metric] = load(plugins[f"metrics.{metric}"])
         _check_params(f"metrics.{metric}", metric, module.setup, params)
+        plugins.update(_named_plugins(f"metrics.{metric}", module, params))
         needs.update({role: f"metric {metric}" for role in module.ROLES if role not in needs})
     chunk = raw.get("chunk")
     if not isinstance(chunk, int) or isinstance(chunk, bool) or chunk <= 0:

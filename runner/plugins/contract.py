@@ -18,6 +18,9 @@ that forgot one is refused with one line rather than read with a silent default 
 - strategy or metric: optionally ``FILE_PARAMS``, the parameters whose value may name a
   file it reads (G-Eval's ``steps``): such a file's content is part of the fingerprint, as
   a ``*prompt_path`` file's is;
+- strategy or metric: optionally ``PLUGIN_PARAMS``, parameter -> plugin kind: a parameter
+  naming another plugin (SummIt's ``draft``), found and checked before the job starts and
+  part of the fingerprint (``runner.lookup.plugin`` gets it at run time);
 - strategy or metric: optionally ``VALUES``, value name -> ``runner.api.Value``: the facts
   about its values (title, range, direction, kind, series), recorded on the run;
 - strategy or metric: optionally ``BATCH_ROLES``, the roles whose requests may wait in
@@ -85,6 +88,7 @@ def check_contract(kind: str, module: Any) -> str | None:
         or _check_batch_roles(module)
         or _check_names("PROMPT_DIRS", module.PROMPT_DIRS)
         or _check_names("FILE_PARAMS", getattr(module, "FILE_PARAMS", ()))
+        or _check_plugin_params(getattr(module, "PLUGIN_PARAMS", {}))
         or (_check_ignores(module.IGNORES) if kind == "strategy" else None)
         or _check_signature(kind, function, module.ROLES)
     )
@@ -127,6 +131,19 @@ def _check_batch_roles(module: Any) -> str | None:
 def _check_names(what: str, names: Any) -> str | None:
     if isinstance(names, str) or not all(isinstance(n, str) for n in names):
         return f"{what} must be a tuple of names; got {names!r}"
+    return None
+
+
+def _check_plugin_params(params: Any) -> str | None:
+    """``PLUGIN_PARAMS`` (optional): parameter -> the kind of plugin its value names."""
+    kinds = ("strategy", "metrics", "data")
+    if not isinstance(params, dict) or not all(
+        isinstance(k, str) and v in kinds for k, v in params.items()
+    ):
+        return (
+            "PLUGIN_PARAMS must be a dict of parameter -> plugin kind (strategy, metrics or "
+            f"data), e.g. {{'draft': 'strategy'}}; got {params!r}"
+        )
     return None
 
 

@@ -111,8 +111,9 @@ def find(kind: str, name: object) -> Plugin:
         distribution, version = module_distribution(text)
         return Plugin(kind, text, text, distribution, version)
     names = sorted(entries)
+    here = sorted(f.stem for f in Path.cwd().glob("*.py") if f.stem.isidentifier())
     raise PluginError(
-        f"{kind}={text} is unknown; {nearest(text, names)}available: {', '.join(names)} "
+        f"{kind}={text} is unknown; {nearest(text, names + here)}available: {', '.join(names)} "
         f"(or an import path such as my_pkg.{text}, or {text}.py in this folder)"
     )
 

@@ -18,7 +18,8 @@ summary unchanged, or after ``patience`` rounds without a better score (0 = off)
 Choices where the paper is silent, each a parameter:
 - Long documents: a document whose Summarize and Evaluate prompts fit the roles' windows
   is summarized directly. A longer one gets its draft from a base strategy
-  (``draft=hier|incremental|baseline``), and both roles see the source through that
+  (``draft=hier|incremental|baseline``, or any strategy the registry finds: a researcher's
+  ``lead.py`` in the study folder, ``PLUGIN_PARAMS``), and both roles see the source through that
   strategy's level-0 chunk summaries (hier), or else the document cut to what fits; the
   cut is counted (``source_truncated_tokens``). ``draft_for=all`` drafts every document
   with the base strategy (short ones then keep their full text as the source): for a
@@ -35,7 +36,9 @@ Choices where the paper is silent, each a parameter:
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from runner.api import (
@@ -49,8 +52,8 @@ from runner.api import (
     count_tokens,
     decode,
     encode,
+    plugin,
 )
-from strategies import baseline, hier, incremental
 from strategies.budgets import effective_window, word_limit
 from strategies.generation import tally
 from strategies.prompting import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
@@ -74,7 +77,11 @@ VALUES = {
 }
 """The evaluator's score per iteration (its 1-5 scale, ``feedback.py``), logged as steps of
 ``strategy/score``: the report's curve per configuration."""
-DRAFTS = {"hier": hier, "incremental": incremental, "baseline": baseline}
+PLUGIN_PARAMS = {"draft": "strategy"}
+"""``draft`` names the base strategy: any the registry finds, checked before the job starts
+and part of the fingerprint (its identity and prompts)."""
+DRAFT_KEYWORDS = ("max_summary_len", "words_per_token")
+"""What SummIt passes its draft beside the chunks and the summarizer, when it takes them."""
 
 
 def summarize(
@@ -161,8 +168,9 @@ def _check(
     knowledge: bool,
     topic: str | None,
 ) -> None:
-    if draft not in DRAFTS:
-        raise ConfigError(f"strategy.draft={draft} is unknown; choose one of: {', '.join(DRAFTS)}")
+    if draft == "summit":
+        raise ConfigError("strategy.draft=summit would draft with itself; choose hier")
+    _draft(draft)
     if draft_for not in ("long", "all"):
         raise ConfigError(
             f"strategy.draft_for={draft_for} must be long (documents over the windows) or all"
@@ -209,7 +217,7 @@ def _source_and_draft(
         "max_summary_len": max_summary_len,
         "words_per_token": words_per_token,
     }
-    result = DRAFTS[draft].summarize(chunks, model, **kwargs)
+    result = _draft(draft).summarize(chunks, model, **_accepted(_draft(draft).summarize, kwargs))
     if fits:
         return text.strip(), result, 0, False
     level0 = [
@@ -290,3 +298,25 @@ def _extract(loop: Loop, llm: LLM, kind: str, topic: str, count: int, out: _Extr
 
 
 __all__ = ["summarize", "ROLES", "Feedback", "parse_feedback"]
+
+
+def _draft(name: str) -> ModuleType:
+    """The base strategy named ``name``, found as the job finds its own (``runner.api.plugin``)."""
+    try:
+        module = plugin("strategy", name)
+    except ConfigError as err:
+        raise ConfigError(f"strategy.draft={name}: {err}") from None
+    if any(role != "model" for role in module.ROLES):
+        raise ConfigError(
+            f"strategy.draft={name} needs the roles {module.ROLES}; a draft gets the "
+            "summarizer (model) only: choose hier, incremental or baseline"
+        )
+    return module
+
+
+def _accepted(function: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+    """The ``DRAFT_KEYWORDS`` the draft's ``summarize`` takes (a researcher's may take none)."""
+    parameters = inspect.signature(function).parameters
+    if any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
+        return kwargs
+    return {k: v for k, v in kwargs.items() if k in parameters}

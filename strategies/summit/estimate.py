@@ -8,19 +8,8 @@ counted at ``max_iterations``, the dear end of their range (SummIt stops early o
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from runner.api import Chunk, ConfigError, Guide, Phase, Prompt, plugin
 
-from runner.api import Chunk, Guide, Phase, Prompt
-from strategies.baseline.estimate import estimate as baseline
-from strategies.hier.estimate import estimate as hier
-from strategies.incremental.estimate import estimate as incremental
-
-DRAFTS: dict[str, Callable[..., list[Phase]]] = {
-    "hier": hier,
-    "incremental": incremental,
-    "baseline": baseline,
-}
-"""Each base strategy's hook, by its ``draft=`` name."""
 DIRECT_PROMPT_TOKENS = 300
 """The direct summary's prompt around the document (instructions and budget)."""
 FITS_ALLOWANCE = 1500
@@ -58,7 +47,12 @@ def estimate(
         ]
         source = float(sum(sizes))
     else:
-        shape = DRAFTS[str(draft)]
+        shape = getattr(plugin("strategy", str(draft)), "estimate", None)
+        if shape is None:
+            raise ConfigError(
+                f"strategy.draft={draft}: its calls are unknown, so SummIt's cannot be counted; "
+                "declare estimate(chunks, <roles>, *, window, prompt, <params>) in its module"
+            )
         phases = shape(
             chunks, model, window=window, prompt=prompt, max_summary_len=budget, **params
         )

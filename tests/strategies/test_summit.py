@@ -448,3 +448,82 @@ def test_in_context_examples(tmp_path: Path) -> None:
     evaluated = calls_of(evaluator)[0][0][-1].content
     assert "Example summary:\nSum A." in draft and "Why A." not in draft
     assert "Example evaluation:\nWhy A." in evaluated
+
+
+LEAD = '''
+"""The first WORDS words of the document: a researcher's draft, in the study folder."""
+from runner.api import Chunk, LLM, StrategyResult, TraceStep
+
+ROLES = ("model",)
+IGNORES = {{}}
+PROMPT_DIRS = ()
+WORDS = {words}
+
+
+def summarize(chunks: list[Chunk], model: LLM) -> StrategyResult:
+    text = " ".join("".join(c.text for c in chunks).split()[:WORDS])
+    return StrategyResult(text, (TraceStep("lead", None, {{"words": WORDS}}),), {{"calls": 0.0}})
+'''
+
+
+def test_a_researchers_loose_strategy_is_summits_draft(
+    stores: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``strategy.draft=lead``: found through the registry as the job's own strategy is, its
+    draft evaluated and refined; its file is part of the fingerprint; a typo is one line
+    before anything runs."""
+    import sys
+
+    from runner.config.fingerprint import fingerprint, prompt_files
+    from runner.errors import ConfigError
+    from runner.plugins.registry import load
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+    (tmp_path / "lead.py").write_text(LEAD.format(words=6).lstrip(), encoding="utf-8")
+    load.cache_clear()
+    monkeypatch.delitem(sys.modules, "lead", raising=False)
+    with FakeOpenAIServer(_responder) as server:
+        items = [
+            "strategy=summit",
+            "strategy.draft=lead",
+            "strategy.draft_for=all",
+            "model=openai_compatible",
+            f"model.api_base={server.url}",
+            "metrics=none",
+            "data.limit=1",
+            *[f"{k}={v}" for k, v in stores.items()],
+        ]
+        config = build_run_config(composed(*items), tuple(items))
+        result = run_experiment(config)
+        evaluated = [
+            str(r["messages"][-1]["content"])
+            for r in server.requests
+            if str(r["messages"][0]["content"]).startswith("You are a summary evaluator")
+        ]
+    (doc,) = result.summaries
+    first_words = " ".join(_sample_text(doc).split()[:6])
+    assert first_words in evaluated[0]  # the evaluator judged lead's draft first
+    assert result.summaries[doc] == "A revised summary about the storm."
+    tags = MlflowClient(stores["tracking.uri"]).get_run(result.run_id).data.tags
+    assert tags["plugin.strategy.draft"].startswith(f"lead (module file {tmp_path / 'lead.py'})")
+    before = fingerprint(config, prompt_files(config))
+    (tmp_path / "lead.py").write_text(LEAD.format(words=7).lstrip(), encoding="utf-8")
+    load.cache_clear()
+    monkeypatch.delitem(sys.modules, "lead", raising=False)
+    again = build_run_config(composed(*items), tuple(items))
+    assert fingerprint(again, prompt_files(again)) != before  # an edited draft: a new experiment
+    typo = [*items[:1], "strategy.draft=leed", *items[2:]]
+    with pytest.raises(ConfigError) as refused:
+        build_run_config(composed(*typo), tuple(typo))
+    assert str(refused.value).startswith("strategy.draft=leed: strategy=leed is unknown")
+    assert "did you mean lead?" in str(refused.value)
+    load.cache_clear()
+
+
+def _sample_text(doc_id: str) -> str:
+    """The bundled sample document ``doc_id``'s text (data=sample)."""
+    from runner.data.loaders import load_documents
+
+    (doc,) = [d for d in load_documents("sample") if d.doc_id == doc_id]
+    return doc.text
