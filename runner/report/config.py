@@ -16,17 +16,21 @@ import yaml
 from runner.errors import ConfigError
 
 
-def _conf_metric_keys() -> tuple[str, ...]:
-    """``metric_keys`` of ``conf/report.yaml``: the default columns, written in one place.
+def _conf() -> dict[str, Any]:
+    """``conf/report.yaml``: the default columns and figure, written in one place.
 
     Read here too so that a report built from plain values (tests, scripts) has the same
-    columns as ``python -m runner.report``.
+    columns and figures as ``python -m runner.report``.
     """
     text = (resources.files("runner.conf") / "report.yaml").read_text(encoding="utf-8")
-    return tuple(str(key) for key in yaml.safe_load(text)["metric_keys"])
+    found = yaml.safe_load(text)
+    assert isinstance(found, dict)
+    return found
 
 
-DEFAULT_METRICS = _conf_metric_keys()
+DEFAULT_METRICS = tuple(str(key) for key in _conf()["metric_keys"])
+DEFAULT_SCATTER = (str(_conf()["scatter"]["x"]), str(_conf()["scatter"]["y"]))
+"""The score-against-length figure's (x, y) metrics."""
 SETTINGS = (
     "tracking.uri",
     "tracking.experiment",
@@ -39,6 +43,7 @@ SETTINGS = (
     "confidence",
     "seed",
     "plots",
+    "scatter",
     "meta",
 )
 
@@ -73,9 +78,18 @@ class ReportConfig:
     """Seed of the bootstrap."""
     plots: bool = True
     """Draw the figures."""
+    scatter_x: str = DEFAULT_SCATTER[0]
+    """The score-against-length figure's x metric (the paper's length)."""
+    scatter_y: str = DEFAULT_SCATTER[1]
+    """Its y metric (the paper's BooookScore)."""
     meta: bool | None = None
     """Meta-evaluation tables (``runner.report.meta.make``): None = when the experiment has
     a human run, True = always (an error without one), False = never."""
+
+    @property
+    def scatter(self) -> tuple[str, str]:
+        """The score-against-length figure's (x, y) metrics."""
+        return self.scatter_x, self.scatter_y
 
     @property
     def adds_headline(self) -> bool:
@@ -127,6 +141,15 @@ def build_report_config(raw: dict[str, Any]) -> ReportConfig:
     if not metrics:
         raise ConfigError("metric_keys=[] names no metric; e.g. metric_keys=[booookscore/score]")
     sweep, out = raw.get("sweep"), raw.get("out")
+    scatter = raw.get("scatter")
+    if scatter is None:  # a config built in code, not composed from conf/report.yaml
+        scatter = dict(zip(("x", "y"), DEFAULT_SCATTER, strict=True))
+    axes = (scatter.get("x"), scatter.get("y")) if isinstance(scatter, dict) else (None, None)
+    if not all(isinstance(a, str) and a for a in axes) or set(scatter) - {"x", "y"}:
+        raise ConfigError(
+            f"scatter={scatter} must name two metrics, x and y; "
+            "e.g. scatter.x=stats/length_tokens scatter.y=booookscore/score"
+        )
     return ReportConfig(
         uri=str(tracking.get("uri") or default_tracking_uri()),
         experiment=str(tracking.get("experiment") or "summarization"),
@@ -139,5 +162,7 @@ def build_report_config(raw: dict[str, Any]) -> ReportConfig:
         confidence=float(confidence),
         seed=seed,
         plots=raw["plots"],
+        scatter_x=str(axes[0]),
+        scatter_y=str(axes[1]),
         meta=meta,
     )

@@ -129,11 +129,12 @@ def _figures(
     from runner.report import plots
 
     kinds = plots.error_kinds(selection.runs)
-    needed = [plots.SCORE, plots.LENGTH, *(name for _, names in kinds for name in names)]
+    x, y = config.scatter
+    needed = [y, x, *(name for _, names in kinds for name in names)]
     cells = _cells(config, selection, scores, grid, needed)
     series = histories(config.uri, selection.runs, plots.series_names(cells.facts))
     return [
-        plots.score_vs_length(cells, out / PLOT_FILES[0]),
+        plots.score_vs_length(cells, out / PLOT_FILES[0], x, y),
         plots.error_types(cells, kinds, out / PLOT_FILES[1]),
         plots.series_curves(selection.runs, grid, series, cells.facts, out / PLOT_FILES[2]),
     ]

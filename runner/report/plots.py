@@ -37,8 +37,6 @@ from runner.report.table import Key, Table, natural
 from runner.tracking.reader import RunRecord
 from runner.value import Value
 
-SCORE = "booookscore/score"
-LENGTH = "stats/length_tokens"
 Kinds = tuple[tuple[str, tuple[str, ...]], ...]
 """The error-type figure's bars: (display label, the metric names of its rate in the runs)."""
 NO_FLAG = "no sentence flagged"
@@ -73,13 +71,17 @@ def _save(figure: Figure | None, path: Path, missing: str) -> Plot:
     return Plot(path, f"wrote {path.name}")
 
 
-def score_vs_length(table: Table, path: Path) -> Plot:
-    """Figure 3 as ``path`` (see ``score_vs_length_figure``)."""
-    return _save(score_vs_length_figure(table), path, f"no run has both {SCORE} and {LENGTH}")
+def score_vs_length(table: Table, path: Path, x: str, y: str) -> Plot:
+    """Figure 3 as ``path`` (see ``score_vs_length_figure``): ``y`` against ``x``."""
+    return _save(score_vs_length_figure(table, x, y), path, f"no run has both {y} and {x}")
 
 
-def score_vs_length_figure(table: Table) -> Figure | None:
-    """Figure 3: one point per configuration at (mean length, mean BooookScore), with CIs."""
+def score_vs_length_figure(table: Table, x: str, y: str) -> Figure | None:
+    """Figure 3: one point per configuration at (mean ``x``, mean ``y``), with CIs.
+
+    ``x`` and ``y``: the report's ``scatter`` (the paper's length and BooookScore); their
+    titles and ``y``'s range are what the runs' plugins declare.
+    """
     figure = Figure(figsize=(6.4, 4.8))
     axes = figure.add_subplot()
     lows: list[float] = []
@@ -89,8 +91,7 @@ def score_vs_length_figure(table: Table) -> Figure | None:
         points = [
             (row, length, score)
             for row in table.rows
-            if (length := table.cell(row, column, LENGTH))
-            and (score := table.cell(row, column, SCORE))
+            if (length := table.cell(row, column, x)) and (score := table.cell(row, column, y))
         ]
         if not points:
             continue
@@ -109,15 +110,15 @@ def score_vs_length_figure(table: Table) -> Figure | None:
         )
         color = to_hex(drawn.lines[0].get_color())  # a label in its point's colour: its column
         named = zip(points, xs, ys, strict=True)
-        labels += [Label(", ".join(row) or "all", x, y, color) for (row, _, _), x, y in named]
+        labels += [Label(", ".join(row) or "all", at, up, color) for (row, _, _), at, up in named]
     if not lows:
         return None
-    title = table.title(SCORE)
-    axes.set_ylim(*score_limits(lows, highs, _range(table.facts, SCORE)))
+    title = table.title(y)
+    axes.set_ylim(*score_limits(lows, highs, _range(table.facts, y)))
     place_labels(axes, labels)
-    axes.set_xlabel("summary length (tokens, mean over documents)")
-    axes.set_ylabel(f"{title} (mean over documents)")
-    axes.set_title(f"{title} vs summary length", pad=12)  # labels of points at 100 sit above
+    axes.set_xlabel(f"{table.title(x)}, mean over documents")
+    axes.set_ylabel(f"{title}, mean over documents")
+    axes.set_title(f"{title} vs {table.title(x)}", pad=12)  # labels of points at 100 sit above
     if table.layout.columns:
         axes.legend(title="/".join(table.layout.columns), fontsize=8)
     axes.grid(alpha=0.3)

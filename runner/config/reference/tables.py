@@ -76,7 +76,12 @@ TOP_LEVEL: dict[str, tuple[str, str]] = {
 REQUIRED = "(required)"
 """The default shown for a field the code gives none: the option file must set it."""
 
-REPORT_FIELDS = {"tracking.uri": "uri", "tracking.experiment": "experiment"}
+REPORT_FIELDS = {
+    "tracking.uri": "uri",
+    "tracking.experiment": "experiment",
+    "scatter.x": "scatter_x",
+    "scatter.y": "scatter_y",
+}
 """A ``conf/report.yaml`` key -> its ``ReportConfig`` field, where the names differ."""
 REPORT_NAMES = {"metric_keys": "metrics"}
 

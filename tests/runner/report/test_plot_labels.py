@@ -14,9 +14,12 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.text import Annotation, Text
 
+from runner.report.config import DEFAULT_SCATTER
 from runner.report.layout import Layout
-from runner.report.plots import LENGTH, SCORE, score_vs_length, score_vs_length_figure
+from runner.report.plots import score_vs_length, score_vs_length_figure
 from runner.report.table import Estimate, Key, Table
+
+LENGTH, SCORE = DEFAULT_SCATTER  # conf/report.yaml's scatter: x, y
 
 POINTS = {  # (strategy, model): (mean length, mean BooookScore)
     ("hier", "claude"): (500.0, 80.0),
@@ -46,7 +49,7 @@ def _table() -> Table:
 
 
 def test_labels_of_coinciding_points_do_not_overlap(tmp_path: Path) -> None:
-    figure = score_vs_length_figure(_table())
+    figure = score_vs_length_figure(_table(), LENGTH, SCORE)
     assert figure is not None
     renderer = FigureCanvasAgg(figure).get_renderer()  # type: ignore[no-untyped-call]
     figure.draw(renderer)
@@ -64,11 +67,13 @@ def test_labels_of_coinciding_points_do_not_overlap(tmp_path: Path) -> None:
     for note, (_, box) in zip(notes, boxes, strict=True):  # each stays near its point
         x, y = axes.transData.transform(note.xy)
         assert abs(box.y0 - y) < 4 * height and 0 <= box.x0 - x < 4 * height, note.get_text()
-    assert score_vs_length(_table(), tmp_path / "svl.png").path == tmp_path / "svl.png"
+    assert (
+        score_vs_length(_table(), tmp_path / "svl.png", LENGTH, SCORE).path == tmp_path / "svl.png"
+    )
 
 
 def test_a_lone_point_keeps_its_label_beside_it() -> None:
-    figure = score_vs_length_figure(_table())
+    figure = score_vs_length_figure(_table(), LENGTH, SCORE)
     assert figure is not None
     (axes,) = figure.axes
     (lone,) = [t for t in axes.texts if isinstance(t, Annotation) and t.xy == (900.0, 60.0)]

@@ -452,6 +452,8 @@ GOOD = {
         ({"metric_keys": []}, "metric_keys=\\[\\] names no metric"),
         ({"rows": [1]}, "rows=\\[1\\] must be a list of names"),
         ({"plots": "maybe"}, "plots=maybe must be true or false"),
+        ({"scatter": {"x": "stats/length_tokens"}}, "must name two metrics, x and y"),
+        ({"scatter": {"x": "a", "y": "b", "z": "c"}}, "must name two metrics, x and y"),
         ({"extra": 1}, "extra is not a report setting"),
     ],
 )

@@ -290,7 +290,7 @@ def test_score_axis_stays_within_0_to_100(tmp_path: Path, saved: list[Figure]) -
         "summit-1": {f"d{i}": {SCORE: v, LENGTH: 500.0 + i} for i, v in enumerate(spread)},
     }
     cells = table(scores)
-    report_plots.score_vs_length(cells, tmp_path / "score_vs_length.png")
+    report_plots.score_vs_length(cells, tmp_path / "score_vs_length.png", LENGTH, SCORE)
     (figure,) = saved
     (axes,) = figure.get_axes()
     low, high = axes.get_ylim()
