@@ -182,9 +182,11 @@ def test_the_end_of_a_run_says_where_the_summaries_and_viewer_are(tmp_path: Path
 
 def test_the_per_document_column_says_booookscore() -> None:
     from runner.llm.call_log import CallTotals
+    from runner.plugins import values as value_facts
     from runner.run.console import format_summary
     from runner.run.lifecycle import RunResult
 
+    declared = value_facts.recorded({}, {"metrics": "booookscore"})  # its VALUES, via registry
     result = RunResult(
         "r1",
         "defaults",
@@ -194,6 +196,7 @@ def test_the_per_document_column_says_booookscore() -> None:
         "sqlite:///x",
         per_document={"a": {"booookscore/score": 80.0}},
         headline=("booookscore/score",),
+        titles={k: v.title for k, v in declared.items() if v.title},  # as the job passes them
     )
     text = format_summary(result)
     header = next(line for line in text.splitlines() if line.strip().startswith("document"))

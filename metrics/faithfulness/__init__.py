@@ -21,6 +21,10 @@ The judge's answers go to the artifact ``claims.json`` (``{doc_id: [{"index", "c
 "supported", "answer", "passages"}]}``, method claims) or ``answers.json``
 (``{doc_id: {"faithful", "answer", "reasoning"?}}``, binary and cot), and to the document's
 trace as verdicts (``verdicts.py``).
+
+The package also holds ``metrics=given`` (``given.py``, a plugin of its own): a faithfulness
+rater's outputs made elsewhere (StorySumm's ``predicted_labels``, a JSONL or CSV of values),
+entered as a judged run so the meta-evaluation compares it with this metric's raters.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-import metrics.given as given
+import metrics.faithfulness.given as given
 from runner.errors import ConfigError, MetricError
 from runner.types import MetricResult
 from tests.metrics.conftest import REPO

@@ -164,13 +164,14 @@ def test_the_screen_counts_the_decided_documents_and_names_the_undecided(
     from runner.run.console import format_summary
 
     shown = format_summary(job["result"]).splitlines()
-    (faithful,) = [x for x in shown if x.startswith("  faithfulness/faithful ")]
+    (faithful,) = [x for x in shown if x.startswith("  Faithful (share) (faithfulness/faithful) ")]
     assert faithful.endswith("0.500   (mean of 2 of 3 documents; the others undecided)")
     assert (
         "  warning: faithfulness/faithful: 1 of 3 documents undecided (s3): the mean is over "
         "the other 2; see notes.json"
     ) in shown
-    (supported,) = [x for x in shown if x.startswith("  faithfulness/supported ")]
+    prefix = "  Claims supported (share) (faithfulness/supported) "
+    (supported,) = [x for x in shown if x.startswith(prefix)]
     assert supported.endswith("(mean of 3 documents)")  # every summary had a decided claim
 
 

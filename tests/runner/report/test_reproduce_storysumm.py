@@ -82,7 +82,9 @@ def cli(cwd: Path, *args: str) -> str:
 def given_args() -> list[str]:
     """``metrics=given``; by import path when this venv's metadata predates its entry point."""
     names = {e.name for e in entry_points(group="summarization_runner.metrics")}
-    return ["metrics=given"] + ([] if "given" in names else ["+metrics.given.name=metrics.given"])
+    return ["metrics=given"] + (
+        [] if "given" in names else ["+metrics.given.name=metrics.faithfulness.given"]
+    )
 
 
 @pytest.fixture(scope="module")
