@@ -1,9 +1,8 @@
 """One cell's (one job's) estimate: calls, tokens, cost and wall time of its roles.
 
-The documents are those the job would read; each is chunked with the real tokenizer
-(``runner.chunking``, cached per text and chunk size across a sweep's cells) and its
-strategy's and metrics' calls counted by each plugin's own ``estimate`` hook
-(``runner.estimating``; without one its calls are noted as unknown). Wall time: each document's
+The documents are those the job would read; their strategy's and metrics' calls are what
+each plugin's own ``estimate`` hook says (``runner.estimate.hooks``; without one its calls
+are noted as unknown). Wall time: each document's
 critical path at the roles' seconds per call, documents side by side up to the widest
 role's concurrency, never under what the endpoint's concurrency and provider limits
 (``model.rpm``, ``tpm``, ``input_tpm``, ``output_tpm``) let through.
@@ -21,31 +20,22 @@ Every figure that is not exact is taken through the cell's ``Scenario`` (``guide
 
 from __future__ import annotations
 
-import hashlib
-import inspect
-from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from types import ModuleType
-from typing import Any
 
-from runner.chunking import split_into_chunks
 from runner.config.batching import batch_roles
 from runner.config.run_config import RunConfig
-from runner.errors import RunnerError
 from runner.estimate.cached import probes
 from runner.estimate.guide import Guide, Scenario
 from runner.estimate.history import history
+from runner.estimate.hooks import metric_phases, strategy_phases, summary_tokens
 from runner.estimate.latency import default_latency
 from runner.estimate.rates import rate_seconds
 from runner.estimate.span import Driver, Figures, Span
-from runner.estimating import Guide as HookGuide
-from runner.estimating import Phase, Prompt
+from runner.estimating import Phase
 from runner.llm.batch.providers import batch_api
 from runner.llm.prices import Price, batch_price_of, price_of
 from runner.llm.spec import ModelSpec
-from runner.plugins.identity import prompt_folders
-from runner.types import Chunk, WorkItem
+from runner.types import WorkItem
 
 STARTUP_S = 10.0
 """Guess: a job's own seconds besides its calls, until the store has runs to measure it.
@@ -57,18 +47,6 @@ STARTUP_BOUNDS = (4.0, 20.0)
 PROCESS_S = 5.0
 """A job's seconds outside its MLflow run, added to a measured overhead: the interpreter,
 Hydra, the config and documents (what ``estimate=true`` itself takes) and MLflow's import."""
-UNKNOWN_STRATEGY = (
-    "strategy {name}: its calls are unknown (not counted); declare "
-    "estimate(chunks, <roles>, *, window, prompt, <params>) -> list[Phase] in its module "
-    "(runner.api) to count them"
-)
-"""The note for a strategy with model roles and no ``estimate`` hook."""
-UNKNOWN_METRIC = (
-    "metric {label}: its calls are unknown (not counted); declare "
-    "estimate(summary, expected, <roles>, *, prompt, <params>) -> list[Phase] in its module "
-    "(runner.api) to count them"
-)
-"""The note for a metric with model roles and no ``estimate`` hook."""
 BATCH_WAIT = (3600.0, 86400.0)
 """Seconds one batch round takes: typically (the point value and the cheap bound) and at most
 (the dear bound). Anthropic: most batches end within an hour, all within 24 h; OpenAI: within
@@ -195,18 +173,6 @@ class CellEstimate:
         return sum(r.cost_usd for r in self.roles)
 
 
-_CHUNKS: dict[tuple[str, int], list[Chunk]] = {}
-"""(text's digest, chunk size) -> its chunks: a sweep's cells chunk each document once."""
-
-
-def chunks_of(text: str, chunk: int) -> list[Chunk]:
-    """The document's chunks, as the job's ``split_into_chunks`` makes them."""
-    key = (hashlib.sha256(text.encode()).hexdigest(), chunk)
-    if key not in _CHUNKS:
-        _CHUNKS[key] = split_into_chunks(text, chunk)
-    return _CHUNKS[key]
-
-
 def guides(config: RunConfig, scenario: Scenario | None = None) -> dict[str, Guide]:
     """Each role's history, latency, concurrency and response-cache probe."""
     out = {}
@@ -218,103 +184,6 @@ def guides(config: RunConfig, scenario: Scenario | None = None) -> dict[str, Gui
         latency = found.latency or default_latency(spec)
         out[role] = Guide(found, latency, concurrency, role, shared, probe=found_probes[role])
     return out
-
-
-def _prompts(module: ModuleType) -> Prompt:
-    """A plugin's prompt file by its path within the folders it declares (``PROMPT_DIRS``)."""
-    folders = dict(zip(module.PROMPT_DIRS, prompt_folders(module).values(), strict=True))
-
-    def find(relative: str) -> Path | None:
-        head, _, rest = relative.partition("/")
-        folder = folders.get(head)
-        path = folder / rest if folder is not None and rest else None
-        return path if path is not None and path.is_file() else None
-
-    return find
-
-
-def _strategy(
-    config: RunConfig, item: WorkItem, window: int, guide: dict[str, Guide]
-) -> tuple[list[Phase], str]:
-    """The strategy's phases for one document (its ``estimate`` hook); a note without one."""
-    if item.summary is not None or item.source is None:
-        return [], ""
-    module = config.strategy_module
-    hook = getattr(module, "estimate", None)
-    if hook is None:  # a strategy with no model role calls none: nothing to count
-        return [], UNKNOWN_STRATEGY.format(name=config.strategy) if module.ROLES else ""
-    chunks = chunks_of(item.source.text, config.chunk)
-    roles: dict[str, HookGuide] = {role: guide[role] for role in module.ROLES}
-    prompt = _prompts(module)
-    params = config.strategy_params
-    return _called(
-        f"strategy {config.strategy}",
-        module,
-        hook,
-        chunks,
-        **roles,
-        window=window,
-        prompt=prompt,
-        **params,
-    ), ""
-
-
-def _summary_tokens(phases: list[Phase]) -> float:
-    """Expected tokens of the final summary: the answer of the strategy's last call."""
-    last = [p for p in phases if p.role == "model" and p.calls]
-    return last[-1].completion_tokens / last[-1].calls if last else 0.0
-
-
-def _metrics(
-    config: RunConfig, item: WorkItem, summary: float, guide: dict[str, Guide]
-) -> tuple[list[Phase], list[str]]:
-    """The metrics' calls for one document (their ``estimate`` hooks); notes for the others."""
-    phases, notes = [], []
-    for label, params in config.metrics.items():
-        module = config.metric_module(label)
-        hook = getattr(module, "estimate", None)
-        if hook is not None:
-            roles: dict[str, HookGuide] = {role: guide[role] for role in module.ROLES}
-            prompt = _prompts(module)
-            asks = inspect.signature(hook).parameters
-            if "extras" in asks:  # what the data says about the summary (given claims)
-                params = {**params, "extras": dict(item.extras)}
-            if "document" in asks:  # the source, for a metric whose prompts carry it
-                params = {**params, "document": item.source}
-            phases += _called(
-                f"metric {label}",
-                module,
-                hook,
-                item.summary,
-                summary,
-                **roles,
-                prompt=prompt,
-                **params,
-            )
-        elif module.ROLES:
-            notes.append(UNKNOWN_METRIC.format(label=label))
-    return phases, notes
-
-
-def _called(
-    who: str, module: ModuleType, hook: Callable[..., Any], *args: Any, **kwargs: Any
-) -> list[Phase]:
-    """A plugin's ``estimate`` hook called, its answer checked: a list of ``Phase``s."""
-    try:
-        phases = hook(*args, **kwargs)
-    except RunnerError:
-        raise
-    except Exception as err:
-        raise RunnerError(
-            f"{who}: its estimate hook raised {type(err).__name__}: {err}; "
-            f"fix estimate in {getattr(module, '__file__', module.__name__)}"
-        ) from err
-    if not isinstance(phases, list) or not all(isinstance(p, Phase) for p in phases):
-        raise RunnerError(
-            f"{who}: its estimate hook returned {type(phases).__name__}, not a list of "
-            f"runner.api.Phase; fix estimate in {getattr(module, '__file__', module.__name__)}"
-        )
-    return phases
 
 
 def estimate_cell(
@@ -335,8 +204,8 @@ def estimate_cell(
     longest, notes = 0.0, set()
     unknown: set[str] = set()
     for item in items:
-        phases, note = _strategy(config, item, window, guide)
-        scored, more = _metrics(config, item, _summary_tokens(phases), guide)
+        phases, note = strategy_phases(config, item, window, guide)
+        scored, more = metric_phases(config, item, summary_tokens(phases), guide)
         notes.update([note, *more])
         unknown.update(n.split(":", 1)[0] for n in (note, *more) if n)  # "strategy x: ..."
         path = 0.0

@@ -1,0 +1,147 @@
+"""What a cell's plugins say it calls: their ``estimate`` hooks, per document.
+
+Each document is chunked with the real tokenizer (``runner.chunking``, cached per text and
+chunk size across a sweep's cells); the strategy's hook gets the chunks and each of its roles
+as a ``runner.estimating.Guide``, each metric's hook the expected summary length. A plugin
+with model roles and no hook is a note naming the hook to declare, never a zero; a hook
+that raises or returns something else than ``Phase``s is one line naming its file. The
+figures (cost, wall time) made of these phases are ``runner.estimate.cell``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import inspect
+from collections.abc import Callable
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from runner.chunking import split_into_chunks
+from runner.config.run_config import RunConfig
+from runner.errors import RunnerError
+from runner.estimate.guide import Guide
+from runner.estimating import Guide as HookGuide
+from runner.estimating import Phase, Prompt
+from runner.plugins.identity import prompt_folders
+from runner.types import Chunk, WorkItem
+
+UNKNOWN_STRATEGY = (
+    "strategy {name}: its calls are unknown (not counted); declare "
+    "estimate(chunks, <roles>, *, window, prompt, <params>) -> list[Phase] in its module "
+    "(runner.api) to count them"
+)
+"""The note for a strategy with model roles and no ``estimate`` hook."""
+UNKNOWN_METRIC = (
+    "metric {label}: its calls are unknown (not counted); declare "
+    "estimate(summary, expected, <roles>, *, prompt, <params>) -> list[Phase] in its module "
+    "(runner.api) to count them"
+)
+"""The note for a metric with model roles and no ``estimate`` hook."""
+_CHUNKS: dict[tuple[str, int], list[Chunk]] = {}
+"""(text's digest, chunk size) -> its chunks: a sweep's cells chunk each document once."""
+
+
+def chunks_of(text: str, chunk: int) -> list[Chunk]:
+    """The document's chunks, as the job's ``split_into_chunks`` makes them."""
+    key = (hashlib.sha256(text.encode()).hexdigest(), chunk)
+    if key not in _CHUNKS:
+        _CHUNKS[key] = split_into_chunks(text, chunk)
+    return _CHUNKS[key]
+
+
+def _prompts(module: ModuleType) -> Prompt:
+    """A plugin's prompt file by its path within the folders it declares (``PROMPT_DIRS``)."""
+    folders = dict(zip(module.PROMPT_DIRS, prompt_folders(module).values(), strict=True))
+
+    def find(relative: str) -> Path | None:
+        head, _, rest = relative.partition("/")
+        folder = folders.get(head)
+        path = folder / rest if folder is not None and rest else None
+        return path if path is not None and path.is_file() else None
+
+    return find
+
+
+def strategy_phases(
+    config: RunConfig, item: WorkItem, window: int, guide: dict[str, Guide]
+) -> tuple[list[Phase], str]:
+    """The strategy's phases for one document (its ``estimate`` hook); a note without one."""
+    if item.summary is not None or item.source is None:
+        return [], ""
+    module = config.strategy_module
+    hook = getattr(module, "estimate", None)
+    if hook is None:  # a strategy with no model role calls none: nothing to count
+        return [], UNKNOWN_STRATEGY.format(name=config.strategy) if module.ROLES else ""
+    chunks = chunks_of(item.source.text, config.chunk)
+    roles: dict[str, HookGuide] = {role: guide[role] for role in module.ROLES}
+    prompt = _prompts(module)
+    params = config.strategy_params
+    return _called(
+        f"strategy {config.strategy}",
+        module,
+        hook,
+        chunks,
+        **roles,
+        window=window,
+        prompt=prompt,
+        **params,
+    ), ""
+
+
+def summary_tokens(phases: list[Phase]) -> float:
+    """Expected tokens of the final summary: the answer of the strategy's last call."""
+    last = [p for p in phases if p.role == "model" and p.calls]
+    return last[-1].completion_tokens / last[-1].calls if last else 0.0
+
+
+def metric_phases(
+    config: RunConfig, item: WorkItem, summary: float, guide: dict[str, Guide]
+) -> tuple[list[Phase], list[str]]:
+    """The metrics' calls for one document (their ``estimate`` hooks); notes for the others."""
+    phases, notes = [], []
+    for label, params in config.metrics.items():
+        module = config.metric_module(label)
+        hook = getattr(module, "estimate", None)
+        if hook is not None:
+            roles: dict[str, HookGuide] = {role: guide[role] for role in module.ROLES}
+            prompt = _prompts(module)
+            asks = inspect.signature(hook).parameters
+            if "extras" in asks:  # what the data says about the summary (given claims)
+                params = {**params, "extras": dict(item.extras)}
+            if "document" in asks:  # the source, for a metric whose prompts carry it
+                params = {**params, "document": item.source}
+            phases += _called(
+                f"metric {label}",
+                module,
+                hook,
+                item.summary,
+                summary,
+                **roles,
+                prompt=prompt,
+                **params,
+            )
+        elif module.ROLES:
+            notes.append(UNKNOWN_METRIC.format(label=label))
+    return phases, notes
+
+
+def _called(
+    who: str, module: ModuleType, hook: Callable[..., Any], *args: Any, **kwargs: Any
+) -> list[Phase]:
+    """A plugin's ``estimate`` hook called, its answer checked: a list of ``Phase``s."""
+    try:
+        phases = hook(*args, **kwargs)
+    except RunnerError:
+        raise
+    except Exception as err:
+        raise RunnerError(
+            f"{who}: its estimate hook raised {type(err).__name__}: {err}; "
+            f"fix estimate in {getattr(module, '__file__', module.__name__)}"
+        ) from err
+    if not isinstance(phases, list) or not all(isinstance(p, Phase) for p in phases):
+        raise RunnerError(
+            f"{who}: its estimate hook returned {type(phases).__name__}, not a list of "
+            f"runner.api.Phase; fix estimate in {getattr(module, '__file__', module.__name__)}"
+        )
+    return phases
