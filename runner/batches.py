@@ -27,9 +27,7 @@ from pathlib import Path
 
 from runner.config.folders import SpellingError, store_given
 from runner.errors import RunnerError
-from runner.llm.batch.ledger import BatchEntry, Ledger
-from runner.llm.batch.protocol import BatchProvider
-from runner.llm.batch.providers import provider_for
+from runner.llm.batch import BatchEntry, BatchProvider, Ledger, provider_for
 from runner.llm.spec import ModelSpec
 
 DESCRIPTION = "Provider batches in flight (the ledger beside the response cache); cancel them."

@@ -322,3 +322,30 @@ def test_the_checker_passes_allowed_imports_and_named_exceptions() -> None:
     graph = {"runner.view.page": {"runner.run.usage"}}
     assert len(violations(graph, exceptions={})) == 2  # the job's package and report/view's rule
     assert violations(graph, exceptions={("runner.view", "runner.run"): "why"}) == []
+
+
+FACADES = ("runner.llm.batch",)
+"""Packages the rest of the project reaches through their ``__init__`` alone."""
+
+
+def reaches_inside(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """``importer -> module`` for each import of a facade's module from outside the facade."""
+    return [
+        f"{importer} -> {target}"
+        for importer, targets in graph.items()
+        for target in targets
+        for facade in FACADES
+        if target.startswith(facade + ".") and not importer.startswith(facade)
+    ]
+
+
+def test_a_facade_package_is_reached_through_its_init() -> None:
+    """``runner.llm.batch``: its modules are its own business (7 outside importers once
+    reached into 5 of them)."""
+    assert reaches_inside(source_graph()) == []
+    made_up = {
+        "runner.estimate.cell": {"runner.llm.batch.providers"},
+        "runner.llm.batch.collector": {"runner.llm.batch.ledger"},
+        "runner.run.prepare": {"runner.llm.batch"},
+    }
+    assert reaches_inside(made_up) == ["runner.estimate.cell -> runner.llm.batch.providers"]

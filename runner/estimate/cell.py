@@ -32,7 +32,7 @@ from runner.estimate.latency import default_latency
 from runner.estimate.rates import rate_seconds
 from runner.estimate.span import Driver, Figures, Span
 from runner.estimating import Phase
-from runner.llm.batch.providers import batch_api
+from runner.llm.batch import batch_api
 from runner.llm.prices import Price, batch_price_of, price_of
 from runner.llm.spec import ModelSpec
 from runner.types import WorkItem

@@ -22,8 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.errors import Cancelled, ConfigError, LLMError, RateLimitedError
-from runner.llm.batch.collector import BATCH_FANOUT, BatchCollector
-from runner.llm.batch.endpoints import Batches
+from runner.llm.batch import BATCH_FANOUT, BatchCollector, Batches
 from runner.llm.cache import ResponseCache, cache_key
 from runner.llm.call_log import DOCUMENT, CallLog
 from runner.llm.completions import from_response, from_stored, to_stored

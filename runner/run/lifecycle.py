@@ -29,7 +29,7 @@ from runner.config.fingerprint import fingerprint
 from runner.config.overrides import is_experiment_override, is_setting, parse_all
 from runner.config.run_config import RunConfig
 from runner.errors import BudgetExceeded, Terminated
-from runner.llm.batch.collector import BatchCollector
+from runner.llm.batch import BatchCollector
 from runner.llm.budget import Budget
 from runner.llm.call_log import CallLog, CallTotals
 from runner.llm.gateway import Gateway

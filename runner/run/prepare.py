@@ -19,7 +19,7 @@ from typing import Any
 from runner.config.chunk_window import check_chunk
 from runner.config.fingerprint import fingerprint
 from runner.config.run_config import RunConfig
-from runner.llm.batch.endpoints import Batches
+from runner.llm.batch import Batches
 from runner.llm.cache import ResponseCache
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway

@@ -10,4 +10,26 @@ batch instead of paying again. ``protocol.py`` is what a provider's adapter impl
 
 Part of ``runner.llm``, the one door to model providers: only this package imports the
 providers' SDKs.
+
+What the rest of the runner uses is imported from this package, never from its modules: the
+gateway's collector and endpoints, the ledger and its entries, a provider's adapter and which
+providers have a batch API (``tests/test_architecture.py`` holds it).
 """
+
+from runner.llm.batch.collector import BATCH_FANOUT, BatchCollector
+from runner.llm.batch.endpoints import Batches
+from runner.llm.batch.ledger import BatchEntry, Ledger
+from runner.llm.batch.protocol import BatchProvider
+from runner.llm.batch.providers import batch_api, provider_for, unsupported
+
+__all__ = [
+    "BATCH_FANOUT",
+    "BatchCollector",
+    "BatchEntry",
+    "BatchProvider",
+    "Batches",
+    "Ledger",
+    "batch_api",
+    "provider_for",
+    "unsupported",
+]
