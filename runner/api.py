@@ -22,7 +22,9 @@ and the meta-evaluation read, record and compare through it. A metric whose huma
 come as files of their own (StorySumm's, FABLES' releases) declares ``HUMAN_FILES``, a tuple of
 ``HumanFile`` readers giving ``ClaimsJudgment`` values (summary label, claims' labels), which
 ``python -m runner.annotate import FILE`` finds by the file's shape.
-``runner/plugins/contract.py`` checks each when it is loaded; the docs' guides "Write a
+The required part of each is a typing Protocol (``StrategyModule``, ``MetricModule``,
+``DataModule``; ``runner.contracts``): mypy checks a plugin module assigned to one, and
+``runner/plugins/contract.py`` checks the same members when it is loaded; the docs' guides "Write a
 strategy" and "Write a metric" (``docs/guides/``) walk through an example package
 (``examples/plugin/``).
 
@@ -54,6 +56,7 @@ from __future__ import annotations
 from importlib import metadata
 
 from runner.chunking import split_into_chunks
+from runner.contracts import DataModule, MetricModule, StrategyModule
 from runner.errors import (
     AuthError,
     ConfigError,
@@ -134,6 +137,9 @@ __all__ = [
     "plugin",
     "AuthError",
     "Chunk",
+    "DataModule",
+    "MetricModule",
+    "StrategyModule",
     "CoherenceAnnotation",
     "Completion",
     "ConfigError",

@@ -32,6 +32,7 @@ PLUGIN_API = (
     "runner.spreadsheet",
     "runner.value",
     "runner.lookup",
+    "runner.contracts",
 )
 """The modules behind ``runner.api``: they import nothing else of ``runner``; plugins import
 ``runner.api`` itself."""

@@ -44,17 +44,16 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
+from runner.contracts import CONTRACTS, members
 from runner.human_format import HumanFormat
 from runner.value import check_values
 
 MODEL_ROLES = ("embedder", "evaluator", "judge", "model")
 """The model roles a plugin may ask for: each is a config group (``conf/<role>/``)."""
-_ENTRY = {"strategy": "summarize", "metrics": "setup", "data": "load"}
-_DECLARED = {
-    "strategy": ("ROLES", "IGNORES", "PROMPT_DIRS"),
-    "metrics": ("ROLES", "PROMPT_DIRS"),
-    "data": ("KEYS",),
-}
+_ENTRY = {kind: members(kind)[1] for kind in CONTRACTS}
+"""Each kind's entry function, as its Protocol (``runner.contracts``) declares it."""
+_DECLARED = {kind: members(kind)[0] for kind in CONTRACTS}
+"""Each kind's required constants, as its Protocol declares them."""
 
 
 def check_contract(kind: str, module: Any) -> str | None:

@@ -297,7 +297,20 @@ def _extract(loop: Loop, llm: LLM, kind: str, topic: str, count: int, out: _Extr
     return text
 
 
-__all__ = ["summarize", "ROLES", "Feedback", "parse_feedback"]
+__all__ = [
+    "summarize",
+    "ROLES",
+    "IGNORES",
+    "PROMPT_DIRS",
+    "VALUES",
+    "PLUGIN_PARAMS",
+    "estimate",
+    "trace_view",
+    "Feedback",
+    "parse_feedback",
+]
+"""What the module declares as a plugin (the Protocol ``runner.api.StrategyModule`` reads it),
+and the feedback parser its tests use."""
 
 
 def _draft(name: str) -> ModuleType:
