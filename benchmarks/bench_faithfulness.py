@@ -37,14 +37,14 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # After the sys.path insert above, so that these import from this checkout.
 import metrics.faithfulness as faithfulness  # noqa: E402
 from metrics.faithfulness import prompts as faithfulness_prompts  # noqa: E402
+from runner.api.text import split_sentences  # noqa: E402
+from runner.api.types import Document, Message  # noqa: E402
 from runner.data.loaders import load_documents  # noqa: E402
 from runner.llm.call_log import CallLog  # noqa: E402
 from runner.llm.gateway import Gateway  # noqa: E402
 from runner.llm.local import perf  # noqa: E402
 from runner.llm.retry import RetryPolicy  # noqa: E402
 from runner.llm.spec import ModelSpec  # noqa: E402
-from runner.text import split_sentences  # noqa: E402
-from runner.types import Document, Message  # noqa: E402
 from tests.helpers.fake_server import FakeOpenAIServer  # noqa: E402
 
 LATENCY_S = 0.5

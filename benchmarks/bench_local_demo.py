@@ -139,7 +139,7 @@ def main() -> int:
     options = parser.parse_args()
     if options.quick:
         return check_setup([*RUNS["baseline"][0], *QUICK_EXTRA, *options.extra])
-    from runner.text import count_tokens
+    from runner.api.text import count_tokens
 
     sources = {p.stem: p.read_text(encoding="utf-8") for p in sorted(SAMPLES.glob("*.txt"))}
     missed: list[str] = []

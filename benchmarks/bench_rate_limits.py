@@ -312,7 +312,7 @@ def main() -> None:
         data.mkdir()
         text = BOOK.read_text(encoding="utf-8")
         if args.quick:
-            from runner.text import decode, encode
+            from runner.api.text import decode, encode
 
             text = decode(encode(text)[:QUICK_TOKENS])
         (data / "book.txt").write_text(text, encoding="utf-8")

@@ -50,7 +50,7 @@ QUICK_TOKENS = 8000
 @functools.lru_cache(maxsize=64)
 def prose(limit: int) -> str:
     """Terminated sentences up to about ``limit`` tokens; cached, so the server stays cheap."""
-    from runner.text import count_tokens
+    from runner.api.text import count_tokens
 
     out: list[str] = []
     while count_tokens(" ".join(out)) < limit - 15:
@@ -127,11 +127,11 @@ def main() -> int:
         print(f"skipped: {BOOK.resolve()} is absent (fresh clone without ../shared/data)")
         return 0
 
-    from runner.chunking import split_into_chunks
+    from runner.api.chunking import split_into_chunks
+    from runner.api.text import split_sentences
     from runner.llm.call_log import CallLog
     from runner.llm.gateway import Gateway, ModelSpec
     from runner.llm.retry import RetryPolicy
-    from runner.text import split_sentences
     from strategies import hier, incremental
 
     text = BOOK.read_text(encoding="utf-8")

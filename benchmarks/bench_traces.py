@@ -30,15 +30,15 @@ sys.path.insert(0, str(REPO))
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 # After the sys.path insert above, so that runner imports from this checkout.
-from runner.tracking.traces import log_traces  # noqa: E402
-from runner.tracking.writer import Tracker, artifact_root  # noqa: E402
-from runner.types import (  # noqa: E402
+from runner.api.types import (  # noqa: E402
     Document,
     DocumentOutcome,
     StrategyResult,
     TraceStep,
     WorkItem,
 )
+from runner.tracking.traces import log_traces  # noqa: E402
+from runner.tracking.writer import Tracker, artifact_root  # noqa: E402
 
 CHUNKS = 80
 MERGES = ((1, 15), (2, 3), (3, 1))  # (level, merges): 80 -> 15 -> 3 -> 1

@@ -9,7 +9,7 @@ here: judge every claim against the SOURCE ITSELF.
 2. Each distinct claim is judged yes / no / idk (``verdict.txt``): the instructions and the
    source first (one prefix shared by all claims, marked for caching), the claim last.
    A source too long for one call (``judge.context_window`` minus the prompt, ``max_tokens``
-   and ``room_tokens``) is cut with ``runner.chunking`` into chunks of at most
+   and ``room_tokens``) is cut with ``runner.api.chunking`` into chunks of at most
    ``chunk_tokens`` and each claim sees the chunks Okapi BM25 ranks best for it that fit
    (``metrics.article_qa.bm25``); their indices, best first, are the claim's ``evidence_chunks``
    (null when the whole source was shown).

@@ -6,7 +6,7 @@ and an importance, and scores the summary's answer 0-5 against the reference:
 
 1. Questions come from the source (``prompts/coverage/questions.txt``, the article's
    prompt asking for JSON). A source too long for one call (``judge.context_window``
-   minus the prompt, ``max_tokens`` and ``room_tokens``) is cut with ``runner.chunking``
+   minus the prompt, ``max_tokens`` and ``room_tokens``) is cut with ``runner.api.chunking``
    and the ``n_questions`` are allocated across its chunks in proportion to their token
    counts (largest remainder: each chunk gets ``floor(n * len / total)``, the questions
    left go to the largest remainders, the earlier chunk first on ties); each chunk's

@@ -28,9 +28,9 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
+from runner.api.errors import RunnerError, Terminated
 from runner.config.folders import RUN_FOLDERS, refuse_unwritable, store_override
 from runner.config.hydra_errors import RETIRED_OPTIONS, one_line, reported
-from runner.errors import RunnerError, Terminated
 from runner.streams import survive_closed_pipes
 from runner.sweep.launcher import launcher_key_hint
 from runner.sweep.outcome import JobOutcome

@@ -25,8 +25,8 @@ import sys
 import time
 from pathlib import Path
 
+from runner.api.errors import RunnerError
 from runner.config.folders import SpellingError, store_given
-from runner.errors import RunnerError
 from runner.llm.batch import BatchEntry, BatchProvider, Ledger, provider_for
 from runner.llm.spec import ModelSpec
 

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from runner.errors import ConfigError
+from runner.api.errors import ConfigError
 
 METADATA_KEY = "range"
 

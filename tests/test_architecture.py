@@ -18,24 +18,9 @@ REPO = Path(__file__).resolve().parent.parent
 SCANNED = ("runner", "strategies", "metrics", "hydra_plugins")
 """Top-level packages read from the source (``hydra_plugins``: the resuming sweeper)."""
 
-PLUGIN_API = (
-    "runner.api",
-    "runner.types",
-    "runner.errors",
-    "runner.text",
-    "runner.chunking",
-    "runner.metric",
-    "runner.trace_view",
-    "runner.threads",
-    "runner.estimating",
-    "runner.human_format",
-    "runner.spreadsheet",
-    "runner.value",
-    "runner.lookup",
-    "runner.contracts",
-)
-"""The modules behind ``runner.api``: they import nothing else of ``runner``; plugins import
-``runner.api`` itself."""
+PLUGIN_API = ("runner.api",)
+"""The plugin API, one package (``runner/api/``): its modules import nothing else of
+``runner``; plugins import ``runner.api`` itself."""
 ENTRY_POINTS = ("runner.__main__",)
 """``python -m runner``: the one job entry point."""
 
@@ -86,7 +71,7 @@ def imports_of(name: str) -> set[str]:
 def package_of(module: str) -> str:
     """The unit the rules speak of: ``runner.<x>`` for anything in runner (a subpackage such
     as ``runner.llm`` for ``runner.llm.local.model``, or a top-level module such as
-    ``runner.types``), the top-level name for anything else (``metrics``, ``litellm``).
+    ``runner.api.types``), the top-level name for anything else (``metrics``, ``litellm``).
     """
     parts = module.split(".")
     return ".".join(parts[:2]) if parts[0] == "runner" else parts[0]
@@ -277,9 +262,9 @@ def test_lazy_type_checking_and_relative_imports_count() -> None:
 
 def test_the_checker_catches_each_kind_of_violation() -> None:
     bad = {
-        "strategies.hier": {"runner.llm.gateway", "runner.types"},
+        "strategies.hier": {"runner.llm.gateway", "runner.api.types"},
         "metrics.judging": {"litellm"},
-        "runner.types": {"runner.config.run_config"},
+        "runner.api.types": {"runner.config.run_config"},
         "runner.tracking.writer": {"runner.report.format", "mlflow"},
         "runner.llm.gateway": {"runner.sweep.callback", "litellm"},
         "runner.sweep.callback": {"runner.run.preflight", "runner.view.page"},
@@ -290,6 +275,7 @@ def test_the_checker_catches_each_kind_of_violation() -> None:
     found = violations(bad, exceptions={})
     assert [line.split(" (")[0] for line in found] == [
         "metrics -> litellm",
+        "runner.api -> runner.config",
         "runner.data -> runner.run",
         "runner.data -> runner.run",
         "runner.llm -> runner.sweep",
@@ -299,12 +285,10 @@ def test_the_checker_catches_each_kind_of_violation() -> None:
         "runner.sweep -> runner.run",
         "runner.sweep -> runner.view",
         "runner.tracking -> runner.report",
-        "runner.types -> runner.config",
         "runner.view -> mlflow",
         "strategies -> runner.llm",
-        "strategies -> runner.types",
     ]
-    assert "runner.report.plots -> runner.run.usage" in found[4]
+    assert "runner.report.plots -> runner.run.usage" in found[5]
 
 
 def test_the_checker_passes_allowed_imports_and_named_exceptions() -> None:
@@ -313,8 +297,8 @@ def test_the_checker_passes_allowed_imports_and_named_exceptions() -> None:
         "hydra_plugins.runner_sweeper": {"runner.run.preflight", "runner.sweep.parent"},
         "runner.sweep.parent": {"runner.tracking.writer", "runner.config.run_config"},
         "runner.run.lifecycle": {"runner.llm.gateway", "runner.tracking.writer", "runner.view"},
-        "runner.llm.providers": {"litellm", "runner.types"},
-        "runner.tracking.writer": {"mlflow.tracking", "runner.types"},
+        "runner.llm.providers": {"litellm", "runner.api.types"},
+        "runner.tracking.writer": {"mlflow.tracking", "runner.api.types"},
         "strategies.hier": {"runner.api", "strategies.budgets"},
         "metrics.stats": {"runner.api", "numpy"},
         "runner.report.make": {"runner.tracking.reader", "metrics.booookscore"},
@@ -350,3 +334,24 @@ def test_a_facade_package_is_reached_through_its_init() -> None:
         "runner.run.prepare": {"runner.llm.batch"},
     }
     assert reaches_inside(made_up) == ["runner.estimate.cell -> runner.llm.batch.providers"]
+
+
+def api_reaches(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """``importer -> module`` for a strategy or metric importing a module of ``runner.api``:
+    a plugin imports ``runner.api`` itself, whose names are the promise."""
+    return [
+        f"{importer} -> {target}"
+        for importer, targets in graph.items()
+        if importer.split(".")[0] in ("strategies", "metrics")
+        for target in targets
+        if target.startswith("runner.api.")
+    ]
+
+
+def test_the_built_ins_import_the_plugin_api_itself() -> None:
+    assert api_reaches(source_graph()) == []
+    made_up = {
+        "strategies.hier": {"runner.api.types", "runner.api"},
+        "runner.run.x": {"runner.api.types"},
+    }
+    assert api_reaches(made_up) == ["strategies.hier -> runner.api.types"]

@@ -20,10 +20,10 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from runner.api.errors import ConfigError
 from runner.config import folders
 from runner.config.run_config import build_run_config
 from runner.data.sources import read_items
-from runner.errors import ConfigError
 from runner.run import preflight
 
 REPO = Path(__file__).resolve().parents[1]

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-from runner.errors import InvalidAnswerError, TransientLLMError
+from runner.api.errors import InvalidAnswerError, TransientLLMError
 from runner.llm.cache import ResponseCache
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway

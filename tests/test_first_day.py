@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-from runner.errors import ProviderUnreachableError
+from runner.api.errors import ProviderUnreachableError
 from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
 from tests.helpers.in_process import run_in_process
 from tests.runner.config.test_config import composed

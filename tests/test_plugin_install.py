@@ -32,7 +32,7 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-from runner.text import count_tokens
+from runner.api.text import count_tokens
 from tests import test_packaging as packaging
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.test_faults import responder

@@ -59,8 +59,8 @@ def check_cell(
     from hydra.errors import HydraException
     from omegaconf.errors import OmegaConfBaseException
 
+    from runner.api.errors import RunnerError
     from runner.config.hydra_errors import one_line
-    from runner.errors import RunnerError
 
     try:
         task = cell_config(context, sweep_config, cell, index)

@@ -9,7 +9,7 @@ non-negative idf::
     score(D, Q) = sum over distinct t in Q of
                   idf(t) * tf(t, D) * (k1 + 1) / (tf(t, D) + k1 * (1 - b + b * |D| / avgdl))
 
-with k1 = 1.5, b = 0.75, tokens = ``runner.text.words`` (lowercased letters/digits, no
+with k1 = 1.5, b = 0.75, tokens = ``runner.api.text.words`` (lowercased letters/digits, no
 stemming, no stop list: idf already makes "the" worth almost nothing). Ties rank the
 earlier chunk first, so the ranking is fully deterministic.
 """
@@ -68,7 +68,7 @@ def pick_chunks(chunks: Sequence[Chunk], order: Sequence[int], budget: int) -> l
     filled with the most relevant chunks that fit; the best chunk is always taken (the
     chunks are cut to fit the budget, see ``alignment``). The excerpt's size is bounded
     from the chunks' exact counts plus, per join, a separator and one token of BPE slack
-    (``runner.chunking``'s ``_JOIN_SLACK``), so no text is re-tokenized per claim.
+    (``runner.api.chunking``'s ``_JOIN_SLACK``), so no text is re-tokenized per claim.
     """
     chosen: list[int] = []
     used = 0

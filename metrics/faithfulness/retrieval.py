@@ -1,7 +1,7 @@
 """What the judge is shown of the source for one claim: all of it, or passages for the claim.
 
 A story fits the judge's window and is given whole (logged as ``"whole"``). A book does not:
-its text is cut into chunks (``runner.chunking``, at most ``chunk_tokens`` each) and every
+its text is cut into chunks (``runner.api.chunking``, at most ``chunk_tokens`` each) and every
 claim is judged against the chunks Okapi BM25 ranks best for it that fit the room left
 (``metrics.article_qa.bm25``, the article metrics' index); the chosen chunks' indices, best
 first, are logged with the claim. BM25 is the only retriever: the runner has no optional

@@ -12,8 +12,8 @@ import sys
 
 from runner.annotate.configs import KINDS
 from runner.annotate.sources import SourceError
+from runner.api.errors import RunnerError
 from runner.config.folders import SpellingError, store_given
-from runner.errors import RunnerError
 
 DESCRIPTION = "Summaries out to Label Studio as blind tasks; people's judgments back in."
 STORE_HELP = (

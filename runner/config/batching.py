@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from runner.errors import ConfigError
+from runner.api.errors import ConfigError
 from runner.llm.batch import unsupported
 from runner.llm.spec import ModelSpec
 

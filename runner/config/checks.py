@@ -13,7 +13,7 @@ import math
 import typing
 from typing import Any
 
-from runner.errors import ConfigError
+from runner.api.errors import ConfigError
 from runner.ranges import range_of
 
 SECRET_KEYS = ("api_key", "key", "token", "secret", "password")

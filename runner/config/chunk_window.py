@@ -7,8 +7,8 @@ and the same one line each time.
 
 from __future__ import annotations
 
+from runner.api.errors import ConfigError
 from runner.config.run_config import RunConfig
-from runner.errors import ConfigError
 
 
 def check_chunk(chunk: int, window: int, name: str) -> None:

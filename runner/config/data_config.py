@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from runner.api.errors import ConfigError
 from runner.data.hf import HFSpec, require_datasets
 from runner.data.sources import HF_KEYS, SOURCE_KEYS
-from runner.errors import ConfigError
 from runner.plugins.registry import find, load
 
 

@@ -19,9 +19,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+from runner.api.errors import ConfigError
 from runner.config.overrides import NON_EXPERIMENT_KEYS
 from runner.config.run_config import ALL_ROLES, RunConfig
-from runner.errors import ConfigError
 from runner.llm.spec import NOT_IN_FINGERPRINT
 from runner.plugins.identity import identities, prompt_folders
 from runner.plugins.registry import load

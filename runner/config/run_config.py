@@ -16,11 +16,11 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from runner.api.errors import ConfigError
 from runner.config.batching import check_batch
 from runner.config.checks import check_fields, number, refuse_secret
 from runner.config.data_config import DataConfig, data_config
 from runner.data.sources import SOURCE_KEYS
-from runner.errors import ConfigError
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec, narrower_ranges
 from runner.plugins.contract import MODEL_ROLES

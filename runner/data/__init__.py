@@ -4,6 +4,7 @@
 optional references, the BooookScore pickle, summaries made elsewhere (``data=summaries``);
 ``hf``: Hugging Face datasets.
 
-May import the plugin API only (``runner.types``, ``runner.errors``); never the packages that
-run or read jobs (``runner.run``, ``runner.sweep``, ``runner.report``, ``runner.view``).
+May import the plugin API only (``runner.api.types``, ``runner.api.errors``); never the
+packages that run or read jobs (``runner.run``, ``runner.sweep``, ``runner.report``,
+``runner.view``).
 """

@@ -25,8 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from runner.errors import ConfigError, DataError
-from runner.types import Document
+from runner.api.errors import ConfigError, DataError
+from runner.api.types import Document
 
 INSTALL = "data=hf needs the datasets package: pip install -e '.[hf]'"
 FILE_BUILDERS = {".jsonl": "json", ".json": "json", ".csv": "csv", ".parquet": "parquet"}

@@ -25,9 +25,9 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from runner.api.errors import ConfigError, DataError
+from runner.api.types import Document, WorkItem
 from runner.data.hf import HFSpec, load_hf
-from runner.errors import ConfigError, DataError
-from runner.types import Document, WorkItem
 
 SAMPLE_DIR = Path(__file__).resolve().parents[1] / "sample_data"
 

@@ -12,11 +12,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from runner.api.errors import DataError
+from runner.api.types import Document, WorkItem
 from runner.data.hf import HFSpec
 from runner.data.loaders import load_work
-from runner.errors import DataError
 from runner.plugins.registry import find, load
-from runner.types import Document, WorkItem
 
 HF_KEYS = ("name", "split", "config", "text_field", "reference_field", "id_field")
 """``data=hf``'s settings, in ``HFSpec``'s order."""

@@ -1,7 +1,7 @@
 """``estimate=true``: a job's or sweep's model calls, tokens, cost and wall time, before any call.
 
 Predicted from the chunking (the real tokenizer), the calls each strategy and metric says it
-makes (its own ``estimate`` hook, ``runner.estimating``), the roles' prices and the store's
+makes (its own ``estimate`` hook, ``runner.api.estimating``), the roles' prices and the store's
 history of each endpoint's latency and tokens per call. This package is the generic machinery
 and knows no strategy or metric by name.
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from runner.api.types import Message
 from runner.config.run_config import RunConfig
 from runner.llm.cache import ResponseCache, cache_key
 from runner.llm.request import build_request, cache_fields
-from runner.types import Message
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from runner.api.estimating import Phase
+from runner.api.types import WorkItem
 from runner.config.batching import batch_roles
 from runner.config.run_config import RunConfig
 from runner.estimate.cached import probes
@@ -31,11 +33,9 @@ from runner.estimate.hooks import metric_phases, strategy_phases, summary_tokens
 from runner.estimate.latency import default_latency
 from runner.estimate.rates import rate_seconds
 from runner.estimate.span import Driver, Figures, Span
-from runner.estimating import Phase
 from runner.llm.batch import batch_api
 from runner.llm.prices import Price, batch_price_of, price_of
 from runner.llm.spec import ModelSpec
-from runner.types import WorkItem
 
 STARTUP_S = 10.0
 """Guess: a job's own seconds besides its calls, until the store has runs to measure it.

@@ -12,16 +12,16 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from runner.api.errors import DataError
+from runner.api.types import WorkItem
 from runner.config.chunk_window import check_known_window
 from runner.config.fingerprint import fingerprint, prompt_files
 from runner.config.run_config import RunConfig
 from runner.data.sources import for_strategy, read_items
-from runner.errors import DataError
 from runner.estimate.cell import CellEstimate
 from runner.estimate.ranges import ranged
 from runner.estimate.report import table
 from runner.tracking.sqlite_peek import done_cell
-from runner.types import WorkItem
 
 _READ: dict[str, tuple[WorkItem, ...]] = {}
 """Data config (as JSON) -> its items."""

@@ -1,7 +1,7 @@
 """What the estimate cannot know exactly, per role: answer lengths, retries, seconds per call.
 
 A ``Guide`` is what a plugin's ``estimate`` hook is given for each role (the protocol
-``runner.estimating.Guide``).
+``runner.api.estimating.Guide``).
 
 Measured in this store when it has runs of the model (``runner/estimate/history.py``), else
 a documented guess. Every such figure is taken through a ``Scenario`` with its point value
@@ -16,10 +16,10 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
+from runner.api.types import Message
 from runner.estimate.cached import Probe
 from runner.estimate.history import History
 from runner.estimate.latency import Latency
-from runner.types import Message
 
 DEFAULT_FILL = 0.6
 """Guess: a summary uses 60% of its token budget. A prompt's word limit is 65% of the budget

@@ -1,8 +1,8 @@
 """What a cell's plugins say it calls: their ``estimate`` hooks, per document.
 
-Each document is chunked with the real tokenizer (``runner.chunking``, cached per text and
+Each document is chunked with the real tokenizer (``runner.api.chunking``, cached per text and
 chunk size across a sweep's cells); the strategy's hook gets the chunks and each of its roles
-as a ``runner.estimating.Guide``, each metric's hook the expected summary length. A plugin
+as a ``runner.api.estimating.Guide``, each metric's hook the expected summary length. A plugin
 with model roles and no hook is a note naming the hook to declare, never a zero; a hook
 that raises or returns something else than ``Phase``s is one line naming its file. The
 figures (cost, wall time) made of these phases are ``runner.estimate.cell``.
@@ -17,14 +17,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from runner.chunking import split_into_chunks
+from runner.api.chunking import split_into_chunks
+from runner.api.errors import RunnerError
+from runner.api.estimating import Guide as HookGuide
+from runner.api.estimating import Phase, Prompt
+from runner.api.types import Chunk, WorkItem
 from runner.config.run_config import RunConfig
-from runner.errors import RunnerError
 from runner.estimate.guide import Guide
-from runner.estimating import Guide as HookGuide
-from runner.estimating import Phase, Prompt
 from runner.plugins.identity import prompt_folders
-from runner.types import Chunk, WorkItem
 
 UNKNOWN_STRATEGY = (
     "strategy {name}: its calls are unknown (not counted); declare "

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from runner.api.types import WorkItem
 from runner.config.run_config import RunConfig
 from runner.estimate.cell import CellEstimate, estimate_cell
 from runner.estimate.guide import Scenario, Side
 from runner.estimate.span import Driver, Figures, Span
-from runner.types import WorkItem
 
 
 def ranged(config: RunConfig, items: list[WorkItem], name: str) -> CellEstimate:

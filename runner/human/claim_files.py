@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
+from runner.api.human_format import HumanFile
 from runner.human.judgments import ClaimsJudgment, HumanDataError, check_claim_labels
-from runner.human_format import HumanFile
 from runner.plugins.errors import PluginError
 from runner.plugins.registry import available, load
 

@@ -5,13 +5,13 @@ faithfulness releases:
 
 - ``CoherenceAnnotation``: one annotator's span annotation of one summary (spans with
   questions and labels, and relations between two spans), in the format of the metric that
-  owns it (``runner.human_format``: the plugin API, since a metric reads them);
+  owns it (``runner.api.human_format``: the plugin API, since a metric reads them);
 - ``Preference``: one pairwise comparison (Table 4: detail, structure, logic, overall
   preference; contradiction and omission flags);
 - ``Verdict``: a validator's verdict on one annotation (Appendix J);
 - ``Rating``: a per-document score or label from any other tool (Likert ratings...);
 - ``ClaimsJudgment``: one person's faithfulness judgment of one summary (its label, and each
-  claim's or sentence's label against the source; ``runner.human_format``, read by a metric's
+  claim's or sentence's label against the source; ``runner.api.human_format``, read by a metric's
   ``HUMAN_FILES``).
 
 Every judgment names its document and the system(s) judged: an MLflow run id, or the name
@@ -27,7 +27,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.human_format import (
+from runner.api.human_format import (
     CLAIM_LABELS,
     ClaimLabel,
     ClaimsJudgment,

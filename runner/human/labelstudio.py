@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner.api.human_format import ClaimLabel, ClaimsJudgment
 from runner.human.attribute import (
     Candidates,
     bad,
@@ -51,7 +52,6 @@ from runner.human.ls_controls import (
     claim_control,
 )
 from runner.human.owner import built_in_owner, owner
-from runner.human_format import ClaimLabel, ClaimsJudgment
 
 KINDS = ("preference", "coherence", "validation", "claims")
 """Task kinds, named as in the key file's ``kind``."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from functools import cache
 
-from runner.human_format import CoherenceAnnotation, HumanDataError, HumanFormat
+from runner.api.human_format import CoherenceAnnotation, HumanDataError, HumanFormat
 from runner.plugins.errors import PluginError
 from runner.plugins.registry import available, find, load
 

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from runner.api.text import split_sentences
 from runner.human.identity import IDENTITY_TAG, content_identity, recorded_run
 from runner.human.judgments import (
     ClaimsJudgment,
@@ -55,7 +56,6 @@ from runner.human.record_claims import (
     claims_judged,
     log_claims,
 )
-from runner.text import split_sentences
 from runner.tracking.assessments import HUMAN, Feedback, judged_run, log_feedback
 from runner.tracking.reader import RunRecord
 from runner.tracking.writer import Tracker

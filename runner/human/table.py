@@ -2,7 +2,7 @@
 
 For judgments from any tool other than Label Studio (a spreadsheet of Likert ratings, a
 form's export): one row per (document, system, criterion, annotator) with its ``value``.
-CSV (with a header; as a spreadsheet saves it, ``runner.spreadsheet``) or JSON lines (one
+CSV (with a header; as a spreadsheet saves it, ``runner.api.spreadsheet``) or JSON lines (one
 object per line), by the file's suffix. ``system``
 is an MLflow run id or a named system. A criterion with any numeric value is numeric: every
 value of it must then be a number (a stray "n/a" would otherwise turn a mean into a crash
@@ -18,9 +18,9 @@ from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
+from runner.api.spreadsheet import header_and_rows, read_text
 from runner.human.attribute import bad
 from runner.human.judgments import HumanDataError, Rating
-from runner.spreadsheet import header_and_rows, read_text
 
 COLUMNS = ("document", "system", "criterion", "value", "annotator")
 """The columns every row needs (others are ignored)."""
@@ -93,7 +93,10 @@ def _checked(path: Path, line: int, row: dict[str, Any]) -> _Row:
 
 
 def _csv_rows(path: Path) -> Iterator[_Row]:
-    """Rows of a CSV file with a header line, as a spreadsheet saves it (``runner.spreadsheet``)."""
+    """Rows of a CSV file with a header line, as a spreadsheet saves it.
+
+    Read by ``runner.api.spreadsheet``, the one CSV reader.
+    """
     try:
         header, rows = header_and_rows(read_text(path))
     except (OSError, UnicodeDecodeError, csv.Error) as e:

@@ -16,7 +16,7 @@ import os
 import threading
 from pathlib import Path
 
-from runner.errors import BudgetExceeded
+from runner.api.errors import BudgetExceeded
 
 
 class Budget:

@@ -16,15 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner.api.types import Completion
 from runner.llm.budget import Budget
-from runner.types import Completion
 
 DOCUMENT: ContextVar[str | None] = ContextVar("runner_document", default=None)
 """The document whose work makes the current call; None outside any (e.g. a metric's setup).
 
 A context variable, not a gateway attribute: one gateway serves every document at once.
 Threads do not inherit it, so code that fans a document's calls out to a pool uses
-``runner.threads`` (``ThreadPool``, ``thread_map``), which runs each task in a copy of the
+``runner.api.threads`` (``ThreadPool``, ``thread_map``), which runs each task in a copy of the
 submitter's context.
 """
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from runner.api.types import Completion
 from runner.llm.providers import load_litellm, new_call_id
 from runner.llm.spec import ModelSpec
-from runner.types import Completion
 
 
 def from_response(response: Any, spec: ModelSpec, latency: float) -> Completion:

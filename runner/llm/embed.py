@@ -13,11 +13,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from runner.errors import Cancelled, RateLimitedError
+from runner.api.errors import Cancelled, RateLimitedError
+from runner.api.types import Completion
 from runner.llm.cache import cache_key
 from runner.llm.provider_errors import translate
 from runner.llm.providers import load_litellm, new_call_id
-from runner.types import Completion
 
 Gateway = Any
 """``runner.llm.gateway.Gateway`` (not imported: it imports this module)."""

@@ -12,7 +12,7 @@ import json
 import urllib.error
 import urllib.request
 
-from runner.errors import AuthError, ModelUnreachableError
+from runner.api.errors import AuthError, ModelUnreachableError
 from runner.llm.spec import ModelSpec
 
 

@@ -21,7 +21,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runner.errors import Cancelled, ConfigError, LLMError, RateLimitedError
+from runner.api.errors import Cancelled, ConfigError, LLMError, RateLimitedError
+from runner.api.text import count_tokens
+from runner.api.types import Completion, Message
 from runner.llm.batch import BATCH_FANOUT, BatchCollector, Batches
 from runner.llm.cache import ResponseCache, cache_key
 from runner.llm.call_log import DOCUMENT, CallLog
@@ -33,8 +35,6 @@ from runner.llm.provider_errors import check_answer, translate
 from runner.llm.providers import load_litellm as _litellm
 from runner.llm.request import Request, build_request, cache_fields
 from runner.llm.spec import LOCAL_PREFIX, ModelSpec
-from runner.text import count_tokens
-from runner.types import Completion, Message
 
 
 class Gateway:
@@ -254,7 +254,7 @@ class Gateway:
             raise Cancelled(f"{self.role}={self.name}: the job was stopped during retries")
         try:
             response = _litellm().completion(**kwargs)
-        except Exception as err:  # translated once, here, into runner.errors
+        except Exception as err:  # translated once, here, into runner.api.errors
             spec = self.spec
             error = translate(err, self.role, spec.name, spec.api_base, spec.model)
             if self.rate is not None and isinstance(error, RateLimitedError):

@@ -1,4 +1,4 @@
-"""Translate litellm's exceptions into ``runner.errors``, once, at the gateway.
+"""Translate litellm's exceptions into ``runner.api.errors``, once, at the gateway.
 
 The messages name the model alias and the fix, because they end the run as one line.
 Classification goes by HTTP status first (litellm and the OpenAI SDK both attach it),
@@ -13,7 +13,7 @@ import time
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-from runner.errors import (
+from runner.api.errors import (
     AuthError,
     ContextWindowError,
     InvalidAnswerError,
@@ -145,7 +145,7 @@ def _own_error(err: BaseException) -> LLMError | None:
 def translate(
     err: Exception, role: str, alias: str, api_base: str | None, model: str = ""
 ) -> LLMError:
-    """The ``runner.errors`` equivalent of a litellm (or llama.cpp) exception.
+    """The ``runner.api.errors`` equivalent of a litellm (or llama.cpp) exception.
 
     ``api_base`` set: a server the user runs (advice: start it, fix the address). Unset: the
     provider's own host, where a failure to connect at all is the network's or the proxy's.

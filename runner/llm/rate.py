@@ -32,8 +32,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Protocol
 
+from runner.api.text import count_tokens
 from runner.llm.buckets import Allowance, Buckets
-from runner.text import count_tokens
 
 PAUSE_WITHOUT_RETRY_AFTER_S = 1.0
 """The shared pause after a 429 that names no Retry-After."""

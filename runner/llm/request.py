@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from runner.api.types import Message
 from runner.llm.spec import ModelSpec
-from runner.types import Message
 
 
 @dataclass(frozen=True)

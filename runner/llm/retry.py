@@ -1,7 +1,7 @@
 """When and how long to wait before retrying a failed model call.
 
 Kept apart from the gateway so the policy can be tested without a network: the gateway
-translates provider errors into ``runner.errors`` types, and this module decides on those.
+translates provider errors into ``runner.api.errors`` types, and this module decides on those.
 Exponential backoff with full jitter (AWS architecture blog's recommendation), capped, and
 a server's ``Retry-After`` wins when it asks for longer. A total deadline bounds the time
 spent retrying one call, so a provider that keeps failing ends the document with its cause
@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from runner.errors import LLMError, RateLimitedError
+from runner.api.errors import LLMError, RateLimitedError
 from runner.ranges import Range, valid
 
 T = TypeVar("T")

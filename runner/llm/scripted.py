@@ -18,8 +18,8 @@ from typing import Any
 from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ModelResponse
 
-from runner.text import count_tokens
-from runner.types import Message
+from runner.api.text import count_tokens
+from runner.api.types import Message
 
 Script = Callable[[list[Message], dict[str, Any]], str]
 """(messages, options) -> answer.

@@ -7,20 +7,20 @@ that forgot one is refused with one line rather than read with a silent default 
 - strategy: ``ROLES``, ``IGNORES`` (run-level keys it does not read, with why),
   ``PROMPT_DIRS`` (its folders under ``prompts/`` beside the module) and
   ``summarize(chunks, <roles>, *, <params>)``; optionally ``trace_view(steps)``, how the
-  viewer draws its trace (``runner/trace_view.py``; without one the steps are listed);
+  viewer draws its trace (``runner/api/trace_view.py``; without one the steps are listed);
 - metric: ``ROLES``, ``PROMPT_DIRS`` and ``setup(<roles>, *, <params>)``; optionally
   ``CATEGORIES``, ``((display label, value key), ...)``: the kinds of error its values count,
   recorded on the run for the viewer's legend and the report's error-type figure (its
   ``Metric``'s ``read_back`` and ``verdicts`` are checked when the job calls them);
 - metric: optionally ``HUMAN``, a ``runner.api.HumanFormat``: its human-judgment format
-  (``runner.human_format``), through which the core reads and records people's
+  (``runner.api.human_format``), through which the core reads and records people's
   annotations in its name;
 - strategy or metric: optionally ``FILE_PARAMS``, the parameters whose value may name a
   file it reads (G-Eval's ``steps``): such a file's content is part of the fingerprint, as
   a ``*prompt_path`` file's is;
 - strategy or metric: optionally ``PLUGIN_PARAMS``, parameter -> plugin kind: a parameter
   naming another plugin (SummIt's ``draft``), found and checked before the job starts and
-  part of the fingerprint (``runner.lookup.plugin`` gets it at run time);
+  part of the fingerprint (``runner.api.lookup.plugin`` gets it at run time);
 - strategy or metric: optionally ``VALUES``, value name -> ``runner.api.Value``: the facts
   about its values (title, range, direction, kind, series), recorded on the run;
 - strategy or metric: optionally ``BATCH_ROLES``, the roles whose requests may wait in
@@ -28,7 +28,7 @@ that forgot one is refused with one line rather than read with a silent default 
   default is none, a metric's every role);
 - strategy or metric: optionally ``estimate``, its calls per document
   (``estimate(chunks, <roles>, *, window, prompt, <params>)``) or per summary
-  (``estimate(summary, expected, <roles>, *, prompt, <params>)``) as ``runner.estimating``
+  (``estimate(summary, expected, <roles>, *, prompt, <params>)``) as ``runner.api.estimating``
   ``Phase``s, each role a ``Guide``; without it ``estimate=true`` notes its calls as unknown;
 - data loader: ``KEYS`` (the ``data.*`` keys it reads) and ``load(*, <keys>)`` returning
   a list of ``runner.api.Document``.
@@ -44,14 +44,14 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-from runner.contracts import CONTRACTS, members
-from runner.human_format import HumanFormat
-from runner.value import check_values
+from runner.api.contracts import CONTRACTS, members
+from runner.api.human_format import HumanFormat
+from runner.api.value import check_values
 
 MODEL_ROLES = ("embedder", "evaluator", "judge", "model")
 """The model roles a plugin may ask for: each is a config group (``conf/<role>/``)."""
 _ENTRY = {kind: members(kind)[1] for kind in CONTRACTS}
-"""Each kind's entry function, as its Protocol (``runner.contracts``) declares it."""
+"""Each kind's entry function, as its Protocol (``runner.api.contracts``) declares it."""
 _DECLARED = {kind: members(kind)[0] for kind in CONTRACTS}
 """Each kind's required constants, as its Protocol declares them."""
 

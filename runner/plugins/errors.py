@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 
-from runner.errors import ConfigError
+from runner.api.errors import ConfigError
 
 
 class PluginError(ConfigError):

@@ -1,4 +1,4 @@
-"""The facts about a run's values (``runner.value.Value``), as recorded on it and read back.
+"""The facts about a run's values (``runner.api.value.Value``), as recorded on it and read back.
 
 The job records each metric's declared values in the tag ``metric.<label>.values`` and the
 strategy's in ``strategy.values`` (JSON: value name -> facts), under the label the run gave
@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from types import ModuleType
 from typing import Any
 
-from runner.value import Value
+from runner.api.value import Value
 
 Facts = dict[str, Value]
 """Metric name as the run logs it (``<label>/<value>``) -> its facts."""

@@ -6,6 +6,6 @@ selects those to average, ``layout`` their rows and columns, ``table`` the estim
 
 May import ``runner.tracking`` (reads runs, logs the report to the sweep's parent),
 ``runner.config`` (error lines, the store's default, which params are not the experiment),
-``runner.llm.spec`` (settings as data), ``runner.errors``, Hydra, and BooookScore's error
+``runner.llm.spec`` (settings as data), ``runner.api.errors``, Hydra, and BooookScore's error
 labels from ``metrics``; never ``strategies``, litellm or ``runner.run``.
 """

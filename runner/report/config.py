@@ -13,7 +13,7 @@ from typing import Any
 
 import yaml
 
-from runner.errors import ConfigError
+from runner.api.errors import ConfigError
 
 
 def _conf() -> dict[str, Any]:

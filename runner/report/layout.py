@@ -13,8 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from runner.api.errors import ConfigError
 from runner.config.overrides import is_setting
-from runner.errors import ConfigError
 
 if TYPE_CHECKING:
     from runner.tracking.reader import RunRecord

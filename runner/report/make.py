@@ -33,8 +33,8 @@ from typing import TYPE_CHECKING, Any
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from runner.api.errors import DataError, RunnerError
 from runner.config import hydra_errors as cli_errors
-from runner.errors import DataError, RunnerError
 from runner.report.config import SETTINGS, ReportConfig, build_report_config
 from runner.report.read import (
     histories,

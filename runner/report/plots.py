@@ -31,11 +31,11 @@ from matplotlib.text import Annotation, Text
 from matplotlib.ticker import MaxNLocator
 from matplotlib.transforms import Bbox
 
+from runner.api.value import Value
 from runner.plugins import categories
 from runner.report.layout import Layout, param
 from runner.report.table import Key, Table, natural
 from runner.tracking.reader import RunRecord
-from runner.value import Value
 
 Kinds = tuple[tuple[str, tuple[str, ...]], ...]
 """The error-type figure's bars: (display label, the metric names of its rate in the runs)."""

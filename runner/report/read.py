@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from runner.errors import ConfigError, DataError
+from runner.api.errors import ConfigError, DataError
 from runner.report.config import ReportConfig
 
 if TYPE_CHECKING:

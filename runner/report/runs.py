@@ -26,7 +26,7 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 
-from runner.errors import ConfigError, DataError
+from runner.api.errors import ConfigError, DataError
 from runner.report.layout import MISSING, Layout, layout, param, varying_keys
 from runner.report.versions import newest_versions
 from runner.tracking.reader import RunRecord

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from runner.api.value import Value, title
 from runner.plugins import values as value_facts
 from runner.report.layout import MISSING, Layout, param
 from runner.tracking.reader import RunRecord
-from runner.value import Value, title
 
 Scores = Mapping[str, Mapping[str, Mapping[str, float]]]
 """run id -> document id -> value name -> value: each run's ``scores.json``."""

@@ -18,13 +18,13 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.chunking import split_into_chunks
-from runner.errors import AuthError, BatchError, BudgetExceeded, Cancelled, PluginContractBreach
+from runner.api.chunking import split_into_chunks
+from runner.api.errors import AuthError, BatchError, BudgetExceeded, Cancelled, PluginContractBreach
+from runner.api.types import DocumentOutcome, StrategyResult, TraceStep, WorkItem
 from runner.llm.call_log import for_document
 from runner.run import plugin_calls
 from runner.run.prepare import Job
 from runner.run.progress import Progress
-from runner.types import DocumentOutcome, StrategyResult, TraceStep, WorkItem
 
 STOPS_THE_JOB = (BudgetExceeded, AuthError, BatchError, Cancelled, PluginContractBreach)
 """Failures that would repeat for every document: never recorded per document."""

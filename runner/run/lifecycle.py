@@ -25,10 +25,10 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from runner.api.errors import BudgetExceeded, Terminated
 from runner.config.fingerprint import fingerprint
 from runner.config.overrides import is_experiment_override, is_setting, parse_all
 from runner.config.run_config import RunConfig
-from runner.errors import BudgetExceeded, Terminated
 from runner.llm.batch import BatchCollector
 from runner.llm.budget import Budget
 from runner.llm.call_log import CallLog, CallTotals
@@ -80,7 +80,7 @@ class RunResult:
     headline: tuple[str, ...] = ()
     """The values to show first."""
     titles: dict[str, str] = field(default_factory=dict)
-    """The declared title of each value that has one (``runner.value.Value.title``)."""
+    """The declared title of each value that has one (``runner.api.value.Value.title``)."""
     warnings: tuple[str, ...] = ()
     """Why the numbers may not mean what they seem."""
     failures: dict[str, str] = field(default_factory=dict)

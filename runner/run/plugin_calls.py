@@ -1,6 +1,6 @@
 """The job's calls into the strategy and the metrics, with what they return checked.
 
-The plugin API (``runner/types.py``, ``runner/metric.py``) says what each call returns:
+The plugin API (``runner/api/types.py``, ``runner/api/metric.py``) says what each call returns:
 ``summarize`` a ``StrategyResult`` (a ``str`` summary, numbers as counters), ``setup`` a
 ``Metric``, ``score`` a ``MetricResult`` of numbers, ``reduce`` a dict of numbers holding
 every ``headline`` value. A value that breaks it is refused here, where the plugin can be
@@ -18,9 +18,9 @@ from numbers import Real
 from types import ModuleType
 from typing import Any
 
-from runner.metric import Metric
+from runner.api.metric import Metric
+from runner.api.types import Chunk, Document, MetricResult, StrategyResult, TraceStep, Verdict
 from runner.run.plugin_errors import BEFORE_THE_RUN, IN_THE_RUN, call, plugin
-from runner.types import Chunk, Document, MetricResult, StrategyResult, TraceStep, Verdict
 
 STRATEGY_FIX = "return runner.api.StrategyResult(summary=<str>, ...) with numbers as counters"
 SCORE_FIX = "return runner.api.MetricResult(values={<name>: <number>}) (NaN when undecidable)"

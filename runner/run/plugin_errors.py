@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from runner.errors import PluginContractBreach, PluginFailure, RunnerError
+from runner.api.errors import PluginContractBreach, PluginFailure, RunnerError
 from runner.plugins.errors import first_line
 
 T = TypeVar("T")

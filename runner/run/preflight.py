@@ -20,17 +20,17 @@ from pathlib import Path
 from typing import Any, NoReturn
 from urllib.parse import urlparse
 
-from runner.chunking import split_into_chunks
+from runner.api.chunking import split_into_chunks
+from runner.api.errors import ConfigError, DataError
+from runner.api.text import count_tokens
+from runner.api.types import WorkItem
 from runner.config.chunk_window import check_known_window
 from runner.config.fingerprint import prompt_files
 from runner.config.folders import suggested_store
 from runner.config.run_config import RunConfig
 from runner.data.sources import for_strategy, read_items
-from runner.errors import ConfigError, DataError
 from runner.llm.endpoints import check_reachable, require_key
 from runner.llm.spec import ModelSpec
-from runner.text import count_tokens
-from runner.types import WorkItem
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from runner.api.metric import Metric
+from runner.api.types import WorkItem
 from runner.config.chunk_window import check_chunk
 from runner.config.fingerprint import fingerprint
 from runner.config.run_config import RunConfig
@@ -25,10 +27,8 @@ from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway
 from runner.llm.limits import EndpointLimits
 from runner.llm.local import perf as local_perf
-from runner.metric import Metric
 from runner.run import plugin_calls
 from runner.run.preflight import Checked
-from runner.types import WorkItem
 
 BATCH_DOCUMENTS = 1024
 """Documents a job with a batched role works on at once; beyond, each 1,024 make a batch."""

@@ -14,6 +14,8 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
+from runner.api.trace_view import VIEWS_FILE, draw
+from runner.api.types import DocumentOutcome
 from runner.llm.call_log import CallTotals
 from runner.llm.local import perf as local_perf
 from runner.plugins import categories
@@ -22,12 +24,10 @@ from runner.run import plugin_calls
 from runner.run.prepare import Job
 from runner.run.record_setup import log_setup as log_setup  # re-exported: the lifecycle
 from runner.run.usage import USAGE_FILE, kept_keys, split, usage_table
-from runner.trace_view import VIEWS_FILE, draw
 from runner.tracking.assessments import LLM_JUDGE, Feedback, log_verdicts
 from runner.tracking.tags import FAILED_DOCUMENTS_TAG, HEADLINE_TAG, UNDECIDED_TAG
 from runner.tracking.traces import log_traces
 from runner.tracking.writer import Tracker
-from runner.types import DocumentOutcome
 
 _LOG = logging.getLogger(__name__)
 
@@ -46,7 +46,7 @@ class Logged:
     warnings: tuple[str, ...]
     """Why the numbers may not mean what they seem (also the run's ``runner.warnings`` tag)."""
     titles: dict[str, str]
-    """The declared title of each value that has one (``runner.value``), by metric name."""
+    """The declared title of each value that has one (``runner.api.value``), by metric name."""
 
 
 def run_warnings(job: Job, outcomes: list[DocumentOutcome]) -> list[str]:
@@ -125,7 +125,7 @@ def log_outcomes(
         tracker.log_json(trace, f"traces/{o.doc_id}.json")
         views[o.doc_id] = draw(view, trace)
     if view is not None:
-        tracker.log_json(views, VIEWS_FILE)  # what the viewer draws (runner/trace_view.py)
+        tracker.log_json(views, VIEWS_FILE)  # what the viewer draws (runner/api/trace_view.py)
     calls_file = next((g.call_log.path for g in job.roles.values()), None)  # one CallLog per job
     log_traces(tracker.client, tracker.run_id, job.items, outcomes, failures, calls_file)
     feedback = metric_feedback(job, outcomes)  # the metrics' verdicts on those traces

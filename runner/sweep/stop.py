@@ -32,7 +32,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any, NoReturn
 
-from runner.errors import Terminated
+from runner.api.errors import Terminated
 from runner.sweep.parent import SweepParent
 from runner.sweep.processes import descendants, end, ignores
 

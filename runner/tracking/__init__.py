@@ -7,6 +7,6 @@ owns a run, and whether it is gone), ``runs_view`` (metric names, the runs table
 the experiment tags the UI reads), ``usage`` (a run's usage.json read back) and ``trace_tree``
 (a job's calls as span trees).
 
-May import MLflow and the plugin API (``runner.types``, ``runner.text``); never ``runner.run``,
-``runner.sweep``, ``runner.report``, ``runner.view`` or ``runner.ui``.
+May import MLflow and the plugin API (``runner.api.types``, ``runner.api.text``); never
+``runner.run``, ``runner.sweep``, ``runner.report``, ``runner.view`` or ``runner.ui``.
 """

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from runner.text import count_tokens
-from runner.types import DocumentOutcome, TraceStep, WorkItem
+from runner.api.text import count_tokens
+from runner.api.types import DocumentOutcome, TraceStep, WorkItem
 
 SETUP_TRACE = "(job setup)"
 """Name of the trace of the calls made outside any document."""

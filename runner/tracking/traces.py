@@ -33,6 +33,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from runner.api.types import DocumentOutcome, WorkItem
 from runner.tracking.trace_tree import (
     SETUP_TRACE,
     Node,
@@ -41,7 +42,6 @@ from runner.tracking.trace_tree import (
     read_calls,
 )
 from runner.tracking.writer import store_trace, tracing_client
-from runner.types import DocumentOutcome, WorkItem
 
 __all__ = ["ERROR_TAG", "SETUP_TRACE", "Node", "document_roots", "document_tree", "log_traces"]
 

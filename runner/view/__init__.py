@@ -7,6 +7,6 @@ and ``chart``). Starting the command imports neither MLflow nor ``metrics``: bot
 until a run is read.
 
 May import ``runner.tracking`` (the read side, usage.json and the store's default included),
-``runner.text``, ``runner.config`` and BooookScore's error labels from ``metrics``; never
+``runner.api.text``, ``runner.config`` and BooookScore's error labels from ``metrics``; never
 ``strategies``, litellm or ``runner.run``.
 """

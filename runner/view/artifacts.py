@@ -15,7 +15,7 @@ from typing import Any, Protocol
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
-from runner.trace_view import VIEWS_FILE
+from runner.api.trace_view import VIEWS_FILE
 from runner.tracking.store import quiet_downloads as quiet_downloads  # re-exported: page.py
 
 ARTIFACT = "viewer.html"
@@ -59,7 +59,7 @@ class RunFiles:
     notes: dict[str, list[str]] = field(default_factory=dict)
     traces: dict[str, Any] = field(default_factory=dict)
     views: dict[str, Any] = field(default_factory=dict)
-    """doc_id -> how its strategy draws its trace (``runner.trace_view.draw``); empty for a
+    """doc_id -> how its strategy draws its trace (``runner.api.trace_view.draw``); empty for a
     run stored before views were recorded (its steps are listed plainly)."""
 
 

@@ -2,7 +2,7 @@
 
 ``runner.view.page`` reads a run's artifacts and renders; this module turns them into the
 view's values and knows nothing of MLflow or HTML. Summaries are split with the same
-Punkt splitter the BooookScore metric used (``runner.text``), so a sentence finds its
+Punkt splitter the BooookScore metric used (``runner.api.text``), so a sentence finds its
 annotation by exact text, as ``annotations.json`` keys it. How each summary was built
 (the trace) is ``runner.view.trace``.
 """
@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from runner.text import sentence_spans
+from runner.api.text import sentence_spans
 
 PALETTE = (
     "#ffb870",

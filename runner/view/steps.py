@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from runner.text import word_opcodes
+from runner.api.text import word_opcodes
 from runner.view.data import Step
 
 _SHORT = 80  # a string field longer than this is shown as text, not inline as a fact

@@ -1,7 +1,7 @@
 """How each summary was built, for the viewer: the stored trace view turned into sections.
 
 How a strategy's trace is drawn belongs to the strategy: its ``trace_view`` describes the
-trace with the shapes of ``runner.trace_view`` (a tree of nodes, a chart, rounds, listed
+trace with the shapes of ``runner.api.trace_view`` (a tree of nodes, a chart, rounds, listed
 steps), the job stores that description beside the traces (``trace_views.json``), and this
 module only renders it, so ``python -m runner.view`` imports no strategy and a plugin's
 strategy is drawn without a change here. Every step no section covers is listed generically
@@ -174,7 +174,7 @@ def _failed(steps: dict[int, Step], reason: str) -> Section:
 def trace_sections(trace: Any, summary: str = "", view: Any = None) -> list[Section]:
     """The trace as sections: the strategy's stored ``view`` of it, then the other steps.
 
-    ``view`` is the document's entry of ``trace_views.json`` (``runner.trace_view.draw``);
+    ``view`` is the document's entry of ``trace_views.json`` (``runner.api.trace_view.draw``);
     None lists every step generically. A view that failed, or cannot be drawn (malformed
     data), lists every step generically under the reason, never an error.
     """

@@ -2,7 +2,7 @@
 
 Level-0 chunk summaries are the leaves, each merge a node over the children it packed, a
 compression by the oversize guard a step inside the child it shortened. Steps are read with
-``.get``: the trace is a record of what happened. The shapes are ``runner.trace_view``'s.
+``.get``: the trace is a record of what happened. The shapes are ``runner.api.trace_view``'s.
 """
 
 from __future__ import annotations

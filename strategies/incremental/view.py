@@ -3,7 +3,7 @@
 Each update g_i and its compression, listed with their lengths, and a chart of the summary's
 length in words over the chunks (after the update, as kept, and the word target). Steps are
 read with ``.get``: the trace is a record of what happened. The shapes are
-``runner.trace_view``'s.
+``runner.api.trace_view``'s.
 """
 
 from __future__ import annotations

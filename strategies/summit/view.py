@@ -3,7 +3,7 @@
 The drafting strategy's own view first (hier's tree, incremental's updates), then one round
 per iteration: the evaluator's score, justification and operations, the change from the
 previous summary, and the score curve. Steps are read with ``.get``: the trace is a record
-of what happened. The shapes are ``runner.trace_view``'s.
+of what happened. The shapes are ``runner.api.trace_view``'s.
 """
 
 from __future__ import annotations

@@ -231,8 +231,8 @@ def _composed(*overrides: str) -> dict[str, Any]:
 def test_the_allowed_values_listed_are_those_the_runner_accepts(
     reference: Reference, key: str
 ) -> None:
+    from runner.api.errors import ConfigError
     from runner.config.run_config import build_run_config
-    from runner.errors import ConfigError
 
     entry = reference.lookup("config.yaml", key)
     assert entry is not None and entry.allowed

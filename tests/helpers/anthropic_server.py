@@ -9,7 +9,7 @@ Answers come from a ``responder(params) -> str | AnthropicReply`` that sees the 
 Messages parameters (the body litellm posts online, or a batch request's ``params``): the
 same request gets the same answer and the same usage either way, so an online run and a
 batch run differ only in price. Usage: ``input_tokens`` counts the request's text (system
-and messages, joined by newlines; ``runner.text.count_tokens``); the part up to the last
+and messages, joined by newlines; ``runner.api.text.count_tokens``); the part up to the last
 ``cache_control`` block is reported as a cache read (``prompt_cache="read"``, the default)
 or a cache write (``"write"``) instead, as Anthropic reports a prompt-cache hit or miss.
 An answer is cut at the first stop sequence (``stop_reason="stop_sequence"``) or at
@@ -37,7 +37,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Literal
 from urllib.parse import parse_qs, urlsplit
 
-from runner.text import count_tokens, decode, encode
+from runner.api.text import count_tokens, decode, encode
 
 OUTCOMES = ("errored", "invalid_request", "overloaded", "expired", "canceled")
 """What ``fail`` may script for a batch request: 'errored' is an ``api_error``,

@@ -22,7 +22,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
-from runner.text import count_tokens
+from runner.api.text import count_tokens
 from tests.helpers.anthropic_server import FakeAnthropicServer, text_of
 from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
 

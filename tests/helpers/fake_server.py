@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from runner.text import count_tokens
+from runner.api.text import count_tokens
 from tests.helpers.fake_batches import Batches, BatchFail, BatchHTTP
 
 

@@ -8,13 +8,13 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from runner.api.types import Message
 from runner.llm import scripted as fake_llm
 from runner.llm.cache import ResponseCache
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import SCRIPTED_PREFIX, ModelSpec
-from runner.types import Message
 
 
 def scripted_llm(

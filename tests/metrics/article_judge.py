@@ -20,8 +20,8 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from runner.text import split_sentences, words
-from runner.types import Message
+from runner.api.text import split_sentences, words
+from runner.api.types import Message
 
 SOURCE = (
     "Marta Vance founded the Harbor Lantern bakery in 1998. "

@@ -13,10 +13,10 @@ import yaml
 
 from metrics import alignment
 from metrics.article_qa.bm25 import BM25, JOIN_COST, SEPARATOR, pick_chunks
-from runner.chunking import split_into_chunks
-from runner.errors import ConfigError
-from runner.text import count_tokens
-from runner.types import Chunk, Document, Message
+from runner.api.chunking import split_into_chunks
+from runner.api.errors import ConfigError
+from runner.api.text import count_tokens
+from runner.api.types import Chunk, Document, Message
 from tests.helpers.scripted_llm import calls_of, scripted_llm
 from tests.metrics.article_judge import SENTENCES, SOURCE, reasonable, verdict
 from tests.metrics.conftest import REPO
@@ -225,7 +225,7 @@ def test_a_judge_that_only_invents_claims_gives_nan_not_a_score() -> None:
     import json as _json
 
     from metrics import alignment as _alignment
-    from runner.types import Document as _Document
+    from runner.api.types import Document as _Document
     from tests.helpers.scripted_llm import calls_of, scripted_llm
 
     example = {

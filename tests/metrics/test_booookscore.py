@@ -14,9 +14,9 @@ from metrics import booookscore
 from metrics.booookscore import score
 from metrics.booookscore.parse import LABELS
 from metrics.booookscore.prompt import SENTENCE_PROMPT, parse_template
-from runner.errors import AuthError, ConfigError, ContextWindowError
+from runner.api.errors import AuthError, ConfigError, ContextWindowError
+from runner.api.types import Message
 from runner.llm.gateway import Gateway
-from runner.types import Message
 from tests.helpers.plugins import built_ins
 from tests.helpers.scripted_llm import calls_of, scripted_llm
 
@@ -309,7 +309,7 @@ def test_batched_mode_gives_up_after_max_attempts() -> None:
 
 def test_a_judge_that_never_or_always_flags_is_warned_about() -> None:
     from metrics.booookscore import constant_judge
-    from runner.types import MetricResult
+    from runner.api.types import MetricResult
 
     def docs(*pairs: tuple[float, float]) -> dict[str, MetricResult]:
         return {

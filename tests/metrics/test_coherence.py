@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 
 from metrics import coherence
-from runner.errors import ConfigError
+from runner.api.errors import ConfigError
+from runner.api.text import split_sentences
 from runner.llm.cache import ResponseCache
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
-from runner.text import split_sentences
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.llm.test_local_embedder import require_weights
 

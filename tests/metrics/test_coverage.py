@@ -13,10 +13,10 @@ import yaml
 
 from metrics import coverage
 from metrics.coverage import allocate
-from runner.chunking import split_into_chunks
-from runner.errors import ConfigError
+from runner.api.chunking import split_into_chunks
+from runner.api.errors import ConfigError
+from runner.api.types import Document, Message
 from runner.llm.cache import ResponseCache
-from runner.types import Document, Message
 from tests.helpers.scripted_llm import calls_of, scripted_llm
 from tests.metrics.article_judge import SENTENCES, SOURCE, reasonable
 from tests.metrics.conftest import REPO

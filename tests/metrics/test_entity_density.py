@@ -11,7 +11,7 @@ import yaml
 
 from metrics import entity_density
 from metrics.entity_density import VALUES, density_score, install_hint, setup
-from runner.errors import ConfigError
+from runner.api.errors import ConfigError
 from tests.conftest import missing
 from tests.metrics.conftest import REPO
 

@@ -11,9 +11,9 @@ import yaml
 
 from metrics import alignment, coverage, f1
 from metrics.f1 import f_beta
-from runner.errors import ConfigError
+from runner.api.errors import ConfigError
+from runner.api.types import Document
 from runner.llm.cache import ResponseCache
-from runner.types import Document
 from tests.helpers.scripted_llm import scripted_llm
 from tests.metrics.article_judge import SENTENCES, SOURCE, reasonable
 from tests.metrics.conftest import REPO

@@ -13,13 +13,13 @@ import yaml
 from metrics import geval
 from metrics.geval import parse_score, setup
 from metrics.geval.prompt import PROMPT_DIR
-from runner.errors import ConfigError
+from runner.api.errors import ConfigError
+from runner.api.types import Document, Message
 from runner.llm.cache import ResponseCache
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
-from runner.types import Document, Message
 from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
 from tests.helpers.scripted_llm import calls_of, scripted_llm
 
@@ -230,7 +230,7 @@ def test_yaml_defaults_are_the_setup_defaults(name: str) -> None:
 
 def test_the_weighted_token_is_the_parsed_score_not_an_echoed_range() -> None:
     from metrics.geval import weighted_score
-    from runner.types import Completion
+    from runner.api.types import Completion
 
     tokens = ["(", "1", "-", "5", "):", " 4"]
     last = {" 4": math.log(0.5), " 5": math.log(0.25), "5": math.log(0.25)}

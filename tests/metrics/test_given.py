@@ -23,8 +23,8 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 import metrics.faithfulness.given as given
-from runner.errors import ConfigError, MetricError
-from runner.types import MetricResult
+from runner.api.errors import ConfigError, MetricError
+from runner.api.types import MetricResult
 from tests.metrics.conftest import REPO
 from tests.runner.test_app import all_runs, artifact, run
 
@@ -138,7 +138,7 @@ def test_a_document_the_file_lacks_is_nan_with_a_note() -> None:
 
 
 def test_the_document_id_comes_from_the_source_when_no_id_is_passed() -> None:
-    from runner.types import Document
+    from runner.api.types import Document
 
     metric = given.setup(path=str(COT))
     assert metric.score(Document("story-b", "text"), "s").values == {"faithful": 0.0}

@@ -11,9 +11,9 @@ import pytest
 
 from metrics import repetitiveness
 from metrics.repetitiveness import check_verdict, setup
-from runner.errors import ConfigError
-from runner.text import split_sentences
-from runner.types import Message
+from runner.api.errors import ConfigError
+from runner.api.text import split_sentences
+from runner.api.types import Message
 from tests.helpers.scripted_llm import calls_of, scripted_llm
 
 REPETITIVE = (

@@ -11,8 +11,8 @@ import pytest
 import yaml
 
 from metrics import rouge
-from runner.errors import ConfigError
-from runner.types import Document, MetricResult
+from runner.api.errors import ConfigError
+from runner.api.types import Document, MetricResult
 from tests.metrics.conftest import REPO
 
 

@@ -7,8 +7,8 @@ import math
 import pytest
 
 from metrics.stats import score, trigrams
-from runner.text import count_tokens, words
-from runner.types import Document
+from runner.api.text import count_tokens, words
+from runner.api.types import Document
 from tests.helpers.plugins import built_ins
 
 METRICS = built_ins("metrics")

@@ -12,8 +12,8 @@ import pytest
 
 from metrics import vagueness
 from metrics.vagueness import batch_check, setup
-from runner.errors import ConfigError
-from runner.types import Message
+from runner.api.errors import ConfigError
+from runner.api.types import Message
 from tests.helpers.scripted_llm import calls_of, scripted_llm
 
 SUMMARY = (

@@ -12,11 +12,11 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
+from runner.api.errors import AuthError, ConfigError, DataError, ModelUnreachableError
+from runner.api.text import count_tokens
 from runner.config.run_config import build_run_config
 from runner.data.loaders import load_documents
-from runner.errors import AuthError, ConfigError, DataError, ModelUnreachableError
 from runner.run.lifecycle import RunResult, run_experiment
-from runner.text import count_tokens
 from runner.tracking.usage import read_usage
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.config.test_config import composed

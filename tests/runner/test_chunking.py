@@ -8,10 +8,10 @@ import re
 import pytest
 
 from runner import chunking
-from runner.chunking import split_into_chunks
+from runner.api.chunking import split_into_chunks
+from runner.api.errors import ConfigError
+from runner.api.text import count_tokens, decode, encode, sentence_spans
 from runner.data.loaders import load_documents
-from runner.errors import ConfigError
-from runner.text import count_tokens, decode, encode, sentence_spans
 from tests.conftest import SHARED_DATA
 
 BOOK = SHARED_DATA / "reminiscences-of-pioneer-days-in-st-paul.txt"

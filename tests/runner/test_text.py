@@ -12,14 +12,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from runner.data.loaders import load_documents
-from runner.text import (
+from runner.api.text import (
     count_tokens,
     cut_to_sentence_end,
     ends_with_sentence_end,
     sentence_spans,
     split_sentences,
 )
+from runner.data.loaders import load_documents
 from tests.runner.test_chunking import shared_book_text
 
 TRICKY = [
@@ -112,8 +112,8 @@ def test_count_tokens_is_cl100k_offline() -> None:
 
 _PROBE = """
 import json, os, sys
-import runner.text
-n = runner.text.count_tokens("hello world")
+import runner.api.text
+n = runner.api.text.count_tokens("hello world")
 print(json.dumps([n, os.environ.get("TIKTOKEN_CACHE_DIR"), "litellm" in sys.modules]))
 """
 
@@ -148,7 +148,7 @@ def test_a_user_tiktoken_cache_dir_is_kept(tmp_path: Path) -> None:
 
 _FRESH_PROBE = """
 import json, sys
-from runner.text import split_sentences, sentence_spans
+from runner.api.text import split_sentences, sentence_spans
 texts = json.loads(sys.argv[1])
 ours = [[split_sentences(t), sentence_spans(t)] for t in texts]
 alone = "nltk" not in sys.modules and "scipy" not in sys.modules
@@ -183,7 +183,7 @@ def test_punkt_loads_without_the_rest_of_nltk_and_splits_as_nltk() -> None:
 
 def test_threads_that_split_at_once_build_one_tokenizer(monkeypatch: Any) -> None:
     """A job's document threads all split their first sentences at the same moment."""
-    import runner.text as text
+    import runner.api.text as text
 
     built: list[int] = []
     real = text._build_punkt

@@ -9,11 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from runner.api.text import count_tokens, ends_with_sentence_end
+from runner.api.types import Chunk, Message, StrategyResult
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway, ModelSpec
 from runner.llm.retry import RetryPolicy
-from runner.text import count_tokens, ends_with_sentence_end
-from runner.types import Chunk, Message, StrategyResult
 from tests.conftest import missing_shared
 from tests.helpers.scripted_llm import scripted_llm
 

@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 import yaml
 
-from runner.chunking import split_into_chunks
+from runner.api.chunking import split_into_chunks
+from runner.api.errors import ConfigError
+from runner.api.text import count_tokens, ends_with_sentence_end
 from runner.data.loaders import load_documents
-from runner.errors import ConfigError
-from runner.text import count_tokens, ends_with_sentence_end
 from runner.tracking.usage import read_usage
 from strategies import hier, incremental
 from strategies.budgets import level_budgets, word_limit

@@ -7,11 +7,11 @@ from typing import Any
 
 import pytest
 
-from runner.chunking import split_into_chunks
+from runner.api.chunking import split_into_chunks
+from runner.api.errors import ConfigError
+from runner.api.text import count_tokens
+from runner.api.types import Chunk
 from runner.data.loaders import load_documents
-from runner.errors import ConfigError
-from runner.text import count_tokens
-from runner.types import Chunk
 from strategies import incremental
 from strategies.budgets import count_words
 from tests.helpers.fake_server import FakeOpenAIServer

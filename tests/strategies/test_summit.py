@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
+from runner.api.text import count_tokens
+from runner.api.types import Chunk, Message
 from runner.config.run_config import build_run_config
 from runner.run.lifecycle import run_experiment
-from runner.text import count_tokens
 from runner.tracking.usage import read_usage
-from runner.types import Chunk, Message
 from strategies import summit
 from strategies.summit.feedback import Operation, parse_feedback
 from tests.helpers.fake_server import FakeOpenAIServer
@@ -219,7 +219,7 @@ def test_the_trace_records_each_iteration_with_its_diff() -> None:
 
 
 def test_bad_settings_are_config_errors() -> None:
-    from runner.errors import ConfigError
+    from runner.api.errors import ConfigError
 
     for params, key in [
         ({"draft": "x"}, "draft"),
@@ -474,8 +474,8 @@ def test_a_researchers_loose_strategy_is_summits_draft(
     before anything runs."""
     import sys
 
+    from runner.api.errors import ConfigError
     from runner.config.fingerprint import fingerprint, prompt_files
-    from runner.errors import ConfigError
     from runner.plugins.registry import load
 
     monkeypatch.chdir(tmp_path)

@@ -33,6 +33,6 @@ def estimate(chunks: list[Chunk], *, window: int, prompt: Prompt, k: int = 3) ->
 
     A strategy with a model role returns one ``Phase`` per group of alike calls (its role,
     purpose, calls, prompt and completion tokens, calls on the critical path), asking each
-    role's ``Guide`` how long its answers are (``runner.estimating``).
+    role's ``Guide`` how long its answers are (``runner.api.estimating``).
     """
     return []

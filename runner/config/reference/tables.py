@@ -27,6 +27,7 @@ from dataclasses import MISSING, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from runner.api.errors import ConfigError
 from runner.config.data_config import DataConfig
 from runner.config.reference.sources import (
     SKIPPED,
@@ -41,7 +42,6 @@ from runner.config.reference.sources import (
 )
 from runner.config.run_config import ON_ERROR_MODES, PROGRESS_MODES
 from runner.data.sources import SOURCE_KEYS
-from runner.errors import ConfigError
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
 from runner.plugins.registry import available, load

@@ -12,7 +12,7 @@ would have recorded.
 
 The SDK talks to the server litellm would (``api_base`` normalized as litellm normalizes it),
 with ``max_retries=0``: the collector retries, and the ledger makes a retry safe. SDK
-exceptions become ``runner.errors`` classes, one line naming what failed and what to do; the
+exceptions become ``runner.api.errors`` classes, one line naming what failed and what to do; the
 API key never appears in them.
 """
 
@@ -27,7 +27,7 @@ from typing import Any, Final, TypeVar
 
 import anthropic
 
-from runner.errors import (
+from runner.api.errors import (
     AuthError,
     InvalidAnswerError,
     LLMError,
@@ -183,7 +183,7 @@ class AnthropicBatches:
             decoder.close()
 
     def _call(self, doing: str, call: Callable[[], T]) -> T:
-        """``call()``, what it raised turned into the ``runner.errors`` class it means."""
+        """``call()``, what it raised turned into the ``runner.api.errors`` class it means."""
         try:
             return call()
         except Exception as err:  # SDK, HTTP and transport errors: translated once, here

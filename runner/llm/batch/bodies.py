@@ -16,7 +16,7 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
-from runner.errors import LLMError
+from runner.api.errors import LLMError
 from runner.llm.batch.http_errors import one_line
 from runner.llm.providers import load_litellm
 from runner.llm.request import Request

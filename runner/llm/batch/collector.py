@@ -27,7 +27,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from runner.errors import BatchError, Cancelled, LLMError, RunnerError
+from runner.api.errors import BatchError, Cancelled, LLMError, RunnerError
+from runner.api.types import Completion
 from runner.llm.batch.ledger import BatchEntry, Ledger
 from runner.llm.batch.pool import MAX_WAIT_S, SweepPool
 from runner.llm.batch.protocol import (
@@ -43,7 +44,6 @@ from runner.llm.prices import BATCH_DISCOUNT, Price, batch_price_of
 from runner.llm.providers import new_call_id
 from runner.llm.request import Request
 from runner.llm.spec import ModelSpec
-from runner.types import Completion
 
 MAX_BATCHES_PER_REQUEST = 3
 """Batches one request may travel in before its caller gets the provider's error."""

@@ -10,7 +10,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable
 
-from runner.errors import ConfigError
+from runner.api.errors import ConfigError
 from runner.llm.batch.collector import BatchCollector, StatusHook
 from runner.llm.batch.ledger import Ledger
 from runner.llm.batch.pool import SweepPool

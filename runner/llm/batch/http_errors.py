@@ -1,4 +1,4 @@
-"""What a batch API's HTTP status means, as the ``runner.errors`` class and its one line.
+"""What a batch API's HTTP status means, as the ``runner.api.errors`` class and its one line.
 
 Both adapters (``anthropic.py``, ``openai.py``) meet the same statuses: a rejected key, a rate
 limit, a server error, and anything else the request got wrong. Each adds its own cases first
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from runner.errors import AuthError, LLMError, RateLimitedError, TransientLLMError
+from runner.api.errors import AuthError, LLMError, RateLimitedError, TransientLLMError
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ file (status 200) and the error file (other statuses, expired and cancelled line
 in neither is reported as not answered, for the collector to send again.
 
 ``max_retries=0``: the collector retries (and the ledger makes a retry safe), as the gateway
-does for online calls. SDK exceptions become ``runner.errors`` classes with one line naming
+does for online calls. SDK exceptions become ``runner.api.errors`` classes with one line naming
 what failed and what to do; the API key never appears in them.
 """
 
@@ -22,7 +22,7 @@ from typing import Any, Final, TypeVar
 
 import openai
 
-from runner.errors import (
+from runner.api.errors import (
     AuthError,
     LLMError,
 )
@@ -196,7 +196,7 @@ class OpenAIBatches:
             self._client.files.delete(file_id)
 
     def _call(self, doing: str, call: Callable[[], T]) -> T:
-        """``call()``, its SDK exception raised as the ``runner.errors`` class it means."""
+        """``call()``, its SDK exception raised as the ``runner.api.errors`` class it means."""
         try:
             return call()
         except openai.OpenAIError as err:

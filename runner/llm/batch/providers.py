@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 
-from runner.errors import ConfigError
+from runner.api.errors import ConfigError
 from runner.llm.batch.protocol import BatchProvider
 from runner.llm.spec import ModelSpec
 

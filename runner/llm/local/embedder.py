@@ -24,7 +24,7 @@ from typing import Any
 
 import numpy as np
 
-from runner.errors import ConfigError
+from runner.api.errors import ConfigError
 
 MODEL = "local-embed/all-minilm-l6-v2"
 """The one model string this embedder answers to."""

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, cast
 from litellm.llms.custom_llm import CustomLLM
 from litellm.types.utils import ModelResponse
 
-from runner.errors import ConfigError
+from runner.api.errors import ConfigError
 from runner.llm.local import perf as local_perf
 from runner.llm.local.stops import (
     Trigram,

@@ -12,7 +12,7 @@ import importlib.util
 import os
 from pathlib import Path
 
-from runner.errors import ConfigError
+from runner.api.errors import ConfigError
 
 DEFAULT_GGUF_NAME = "qwen2.5-coder-0.5b-instruct-q4.gguf"
 DEFAULT_GGUF_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"

@@ -51,7 +51,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from runner.human_format import CLAIM_LABELS, ClaimsJudgment
+from runner.api.human_format import CLAIM_LABELS, ClaimsJudgment
 from runner.report.meta import stats as st
 from runner.report.meta.read import artifact_json, artifact_text
 from runner.report.meta.tables import Boot, Cell, MetaTable

@@ -17,10 +17,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.errors import DataError
+from runner.api.errors import DataError
+from runner.api.human_format import ClaimsJudgment
 from runner.human.judgments import CoherenceAnnotation
 from runner.human.owner import owner_of
-from runner.human_format import ClaimsJudgment
 from runner.plugins import values as value_facts
 from runner.report.config import ReportConfig
 from runner.report.meta import format as meta_format

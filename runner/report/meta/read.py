@@ -9,7 +9,7 @@ BooookScore judge answers (``annotations.json``: ``{doc_id: {sentence: {"questio
 artifact; contract 3) are read through ``runner.tracking.reader``'s client.
 
 A person's span may cover several sentences: it flags every Punkt sentence
-(``runner.text.sentence_spans``) it overlaps, with its labels (a relation's labels go to
+(``runner.api.text.sentence_spans``) it overlaps, with its labels (a relation's labels go to
 both of its spans). A span not found in the summary is never guessed into a sentence: it
 is counted in a note. An annotator's judgment of one item held by several human runs (the
 same export recorded twice) is counted once, with a note (``counted_once``).
@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from runner.api.text import sentence_spans
 from runner.human.identity import judgment_key
 from runner.human.judgments import (
     CoherenceAnnotation,
@@ -36,7 +37,6 @@ from runner.human.judgments import (
 )
 from runner.report.read import read_scores
 from runner.report.table import Scores
-from runner.text import sentence_spans
 from runner.tracking.reader import RunRecord, client
 from runner.tracking.tags import HUMAN_KIND, RUN_KIND_TAG
 

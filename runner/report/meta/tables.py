@@ -23,11 +23,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from runner.api.text import split_sentences
 from runner.human.judgments import CoherenceAnnotation, Rating
 from runner.human.owner import owner_of
 from runner.report.meta import stats as st
 from runner.report.meta.read import MetaInputs, human_flags, judge_flag
-from runner.text import split_sentences
 from runner.tracking.reader import RunRecord
 
 Cell = str | int | float | st.Stat | None

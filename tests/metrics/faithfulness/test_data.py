@@ -15,9 +15,9 @@ from mlflow.tracking import MlflowClient
 from metrics.faithfulness import data
 from metrics.faithfulness.data import fables, storysumm
 from runner.api import DataError, Document
+from runner.api.errors import ConfigError
 from runner.config.data_config import data_config
 from runner.data.sources import read_items
-from runner.errors import ConfigError
 from tests.helpers.cli import runner_cli
 from tests.metrics.faithfulness.test_releases import FABLES, STORYSUMM, repaired
 from tests.runner.test_app import all_runs, run

@@ -20,12 +20,12 @@ import pytest
 from runner.annotate import claims as claims_module
 from runner.annotate.__main__ import main
 from runner.annotate.configs import labeling_config
+from runner.api.human_format import ClaimLabel, ClaimsJudgment
+from runner.api.types import Document, WorkItem
 from runner.human.judgments import HumanDataError
 from runner.human.labelstudio import read_labelstudio
 from runner.human.ls_controls import CONTROLS
-from runner.human_format import ClaimLabel, ClaimsJudgment
 from runner.tracking.reader import find_runs
-from runner.types import Document, WorkItem
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.plugins import register
 from tests.runner.annotate.claims_runs import CLAIMS, SOURCES, SUMMARIES, data_files, log_run

@@ -19,9 +19,9 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from runner.annotate.__main__ import main
+from runner.api.human_format import HumanFile
 from runner.human.claim_files import claim_formats
 from runner.human.judgments import ClaimLabel, ClaimsJudgment, from_record
-from runner.human_format import HumanFile
 from tests.conftest import SHARED_DATA, missing_shared
 from tests.helpers.plugins import register
 from tests.runner.annotate.claims_runs import logged_run

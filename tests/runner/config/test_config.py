@@ -11,8 +11,8 @@ import pytest
 from hydra import compose, initialize_config_dir
 from omegaconf import OmegaConf
 
+from runner.api.errors import ConfigError
 from runner.config.run_config import build_run_config
-from runner.errors import ConfigError
 from runner.llm.spec import ModelSpec
 from tests.helpers.plugins import built_ins
 

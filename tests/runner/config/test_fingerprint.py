@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from runner.api.errors import ConfigError
 from runner.config.fingerprint import fingerprint, prompt_files
 from runner.config.run_config import build_run_config
-from runner.errors import ConfigError
 from tests.runner.config.test_config import composed
 
 

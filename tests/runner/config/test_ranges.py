@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from runner.api.errors import ConfigError
 from runner.config.run_config import build_run_config, model_spec
-from runner.errors import ConfigError
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
 from runner.ranges import Range, range_of

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from runner.api.errors import ConfigError, DataError
+from runner.api.text import count_tokens
 from runner.data.loaders import load_documents, restricted_loads
-from runner.errors import ConfigError, DataError
-from runner.text import count_tokens
 
 
 def test_sample_corpus_loads_three_stories() -> None:

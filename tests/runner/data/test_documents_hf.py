@@ -11,10 +11,10 @@ from typing import Any
 
 import pytest
 
+from runner.api.errors import ConfigError, DataError
 from runner.config.run_config import build_run_config
 from runner.data.hf import HFSpec, field_value
 from runner.data.loaders import load_documents, load_work
-from runner.errors import ConfigError, DataError
 from tests.conftest import missing
 from tests.runner.config.test_config import composed
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from runner.api.errors import ConfigError, DataError
 from runner.config.run_config import build_run_config
 from runner.data.loaders import load_documents, load_work
-from runner.errors import ConfigError, DataError
 from tests.runner.config.test_config import composed
 
 

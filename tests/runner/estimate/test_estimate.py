@@ -15,12 +15,12 @@ from typing import Any
 
 import pytest
 
-from runner.chunking import split_into_chunks
+from runner.api.chunking import split_into_chunks
+from runner.api.text import split_sentences
 from runner.config.run_config import build_run_config
 from runner.estimate import command
 from runner.estimate.cell import CellEstimate
 from runner.estimate.history import history
-from runner.text import split_sentences
 from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
 from tests.runner.config.test_config import composed
 from tests.runner.test_app import cli, overrides, run

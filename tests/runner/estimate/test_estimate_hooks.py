@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from runner.chunking import split_into_chunks
+from runner.api.chunking import split_into_chunks
 from runner.config.run_config import build_run_config
 from runner.estimate import command
 from runner.estimate.history import history

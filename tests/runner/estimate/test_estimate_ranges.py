@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from runner.chunking import split_into_chunks
+from runner.api.chunking import split_into_chunks
 from runner.estimate.guide import Guide, Scenario
 from runner.estimate.history import History
 from runner.estimate.latency import Latency

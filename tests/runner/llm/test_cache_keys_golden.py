@@ -13,11 +13,11 @@ from typing import Any
 
 import pytest
 
+from runner.api.types import Message
 from runner.llm.cache import ResponseCache
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway
 from runner.llm.spec import ModelSpec
-from runner.types import Message
 
 API = ModelSpec(name="gpt", model="openai/gpt-4o-mini", context_window=128000, temperature=0.5)
 CLAUDE = ModelSpec(

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from runner.errors import AuthError, ConfigError, ModelUnreachableError
+from runner.api.errors import AuthError, ConfigError, ModelUnreachableError
+from runner.api.types import Message
 from runner.llm.cache import ResponseCache
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway, ModelSpec
 from runner.llm.limits import EndpointLimits
 from runner.llm.retry import RetryPolicy
 from runner.run import preflight
-from runner.types import Message
 from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
 
 

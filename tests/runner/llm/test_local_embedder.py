@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner.errors import ConfigError
+from runner.api.errors import ConfigError
 from runner.llm.cache import ResponseCache
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from runner.api.types import Message
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway, ModelSpec
 from runner.llm.local import model as local_model
-from runner.types import Message
 from tests.runner.test_app import run
 
 pytestmark = pytest.mark.local_model

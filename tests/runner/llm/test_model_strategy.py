@@ -14,11 +14,11 @@ import yaml
 from hydra import compose, initialize_config_module
 from omegaconf import OmegaConf
 
+from runner.api.types import Message
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec
-from runner.types import Message
 from tests.helpers.fake_server import FakeOpenAIServer
 
 CONF = Path(__file__).resolve().parents[3] / "conf"
@@ -57,7 +57,7 @@ def test_the_local_model_gets_its_file_on_top_of_the_strategy(strategy: str) -> 
 
 def test_the_local_chunked_strategies_split_each_sample_story_in_several_chunks() -> None:
     """At the paper's 2048 a ~2,090-token story's second chunk would be a stub of ~100 tokens."""
-    from runner.chunking import split_into_chunks
+    from runner.api.chunking import split_into_chunks
     from runner.data.loaders import load_documents
 
     for strategy in ("hier", "incremental"):

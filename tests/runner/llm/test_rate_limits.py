@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
+from runner.api.errors import ConfigError
 from runner.config.run_config import build_run_config
-from runner.errors import ConfigError
 from runner.llm.buckets import Allowance, Buckets
 from runner.llm.budget import Budget
 from runner.llm.call_log import CallLog

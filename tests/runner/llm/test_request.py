@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
+from runner.api.types import Message
 from runner.llm.local.stops import OwnAnswers
 from runner.llm.request import build_request, cache_fields
 from runner.llm.spec import ModelSpec
-from runner.types import Message
 
 
 @pytest.mark.parametrize(

@@ -4,7 +4,7 @@ import random
 
 import pytest
 
-from runner.errors import (
+from runner.api.errors import (
     AuthError,
     LLMError,
     ModelUnreachableError,

@@ -19,14 +19,14 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
+from runner.api.errors import ConfigError
+from runner.api.value import Value, check_values
 from runner.config.fingerprint import fingerprint, prompt_files
 from runner.config.run_config import build_run_config
-from runner.errors import ConfigError
 from runner.plugins import sources
 from runner.plugins import values as value_facts
 from runner.plugins.errors import PluginError
 from runner.plugins.registry import available, find, load
-from runner.value import Value, check_values
 from tests.runner.config.test_config import composed
 
 REPO = Path(__file__).resolve().parents[3]

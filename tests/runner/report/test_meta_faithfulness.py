@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
+from runner.api.human_format import ClaimLabel, ClaimsJudgment
 from runner.human.record import record_human_run
-from runner.human_format import ClaimLabel, ClaimsJudgment
 from runner.report.config import ReportConfig
 from runner.report.make import make_report
 from runner.report.meta import stats as st
@@ -350,7 +350,7 @@ def test_report_writes_the_faithfulness_sections(store_report: tuple[Any, Path])
 
 
 def test_coherence_only_meta_has_nothing_of_faithfulness() -> None:
-    from runner.human_format import CoherenceAnnotation
+    from runner.api.human_format import CoherenceAnnotation
     from runner.report.meta.format import markdown
     from runner.report.meta.make import build_tables
     from runner.report.meta.read import MetaInputs

@@ -19,7 +19,7 @@ import pytest
 from mlflow.entities import Metric, Param
 from mlflow.tracking import MlflowClient
 
-from runner.errors import ConfigError, DataError
+from runner.api.errors import ConfigError, DataError
 from runner.report.config import ReportConfig, build_report_config
 from runner.report.make import Report, make_report
 from runner.report.table import bootstrap_ci

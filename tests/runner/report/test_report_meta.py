@@ -21,7 +21,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from runner.errors import DataError
+from runner.api.errors import DataError
 from runner.human.authors import read_author_annotations, read_summaries, read_validation_sample
 from runner.human.judgments import (
     CRITERIA,

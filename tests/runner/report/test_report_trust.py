@@ -15,7 +15,7 @@ import pytest
 from matplotlib.figure import Figure
 
 from metrics.booookscore import CATEGORIES
-from runner.errors import DataError
+from runner.api.errors import DataError
 from runner.plugins import values as value_facts
 from runner.report import plots as report_plots
 from runner.report.config import ReportConfig

@@ -16,11 +16,11 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from runner.api import Document, Metric, MetricResult
+from runner.api.errors import DataError
+from runner.api.types import WorkItem
 from runner.config.run_config import build_run_config
 from runner.data.sources import for_strategy
-from runner.errors import DataError
 from runner.run.lifecycle import run_experiment
-from runner.types import WorkItem
 from tests.helpers.plugins import register
 from tests.runner.config.test_config import composed
 

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-from runner.errors import AuthError
+from runner.api.errors import AuthError
 from tests.helpers.cli import runner_cli
 from tests.helpers.fake_server import FakeOpenAIServer, FakeReply, max_overlap
 from tests.runner.test_app import all_runs, overrides, run

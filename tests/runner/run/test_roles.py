@@ -10,13 +10,13 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
+from runner.api.errors import ModelUnreachableError
+from runner.api.metric import Metric
+from runner.api.text import count_tokens
+from runner.api.types import LLM, Chunk, Document, MetricResult, StrategyResult, TraceStep
 from runner.config.run_config import build_run_config
-from runner.errors import ModelUnreachableError
-from runner.metric import Metric
 from runner.run.lifecycle import run_experiment
-from runner.text import count_tokens
 from runner.tracking.reader import finished_run, scores_frame
-from runner.types import LLM, Chunk, Document, MetricResult, StrategyResult, TraceStep
 from tests.helpers.fake_server import FakeOpenAIServer, echo_responder
 from tests.helpers.plugins import register
 from tests.runner.config.test_config import composed

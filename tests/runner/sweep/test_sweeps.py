@@ -17,8 +17,8 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
+from runner.api.errors import BudgetExceeded
 from runner.config.run_config import build_run_config
-from runner.errors import BudgetExceeded
 from runner.sweep.callback import job_run_name, swept_keys
 from tests.helpers.cli import runner_cli
 from tests.helpers.fake_server import FakeOpenAIServer, FakeReply

@@ -29,10 +29,10 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from metrics.judging import run_units
+from runner.api.types import Document, DocumentOutcome, StrategyResult, TraceStep, WorkItem
 from runner.llm.call_log import DOCUMENT, for_document
 from runner.tracking import traces as mlflow_traces
 from runner.tracking.traces import SETUP_TRACE, Node, document_roots, document_tree, log_traces
-from runner.types import Document, DocumentOutcome, StrategyResult, TraceStep, WorkItem
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.ports import free_port
 from tests.runner.test_app import overrides, run

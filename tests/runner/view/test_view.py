@@ -25,10 +25,10 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from metrics.booookscore.parse import LABELS
+from runner.api.text import split_sentences
+from runner.api.trace_view import draw
 from runner.config.run_config import build_run_config
 from runner.run.lifecycle import run_experiment
-from runner.text import split_sentences
-from runner.trace_view import draw
 from runner.tracking.reader import RunRecord
 from runner.view import page as view
 from strategies import hier as hier_strategy

@@ -1,7 +1,7 @@
 """A strategy from outside ``strategies/`` draws its trace in the viewer with no edit there.
 
 The strategy below is made in this test module: it summarizes each chunk, then joins the
-summaries, and its ``trace_view`` describes a tree with ``runner.trace_view``'s shapes. The
+summaries, and its ``trace_view`` describes a tree with ``runner.api.trace_view``'s shapes. The
 job records that view with the run and the page the runner logs draws the tree: how a trace
 is drawn belongs to the strategy, and ``runner/view`` knows none by name.
 """
@@ -16,10 +16,10 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
+from runner.api.trace_view import Listed, Node, Section, Step
+from runner.api.types import LLM, Chunk, StrategyResult, TraceStep
 from runner.config.run_config import build_run_config
 from runner.run.lifecycle import run_experiment
-from runner.trace_view import Listed, Node, Section, Step
-from runner.types import LLM, Chunk, StrategyResult, TraceStep
 from runner.view import page as view
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.plugins import register

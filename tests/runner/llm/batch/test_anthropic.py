@@ -14,21 +14,21 @@ from typing import Any
 import anthropic
 import pytest
 
-from runner.errors import (
+from runner.api.errors import (
     AuthError,
     LLMError,
     ModelUnreachableError,
     RateLimitedError,
     TransientLLMError,
 )
+from runner.api.text import count_tokens
+from runner.api.types import Completion, Message
 from runner.llm.batch.anthropic import AnthropicBatches, sdk_base_url
 from runner.llm.batch.protocol import BatchAnswer, BatchFailure, BatchRequest
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway, ModelSpec
 from runner.llm.request import Request, build_request
 from runner.llm.retry import RetryPolicy
-from runner.text import count_tokens
-from runner.types import Completion, Message
 from tests.helpers.anthropic_server import AnthropicReply, FakeAnthropicServer
 from tests.helpers.ports import free_port
 

@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
+from runner.api.errors import BatchError, ConfigError
 from runner.config.run_config import build_run_config
-from runner.errors import BatchError, ConfigError
 from runner.llm.batch.ledger import Ledger
 from runner.run.lifecycle import RunResult, run_experiment
 from tests.helpers.anthropic_server import FakeAnthropicServer, text_of

@@ -14,20 +14,20 @@ from typing import Any
 import openai
 import pytest
 
-from runner.errors import (
+from runner.api.errors import (
     AuthError,
     LLMError,
     ModelUnreachableError,
     RateLimitedError,
     TransientLLMError,
 )
+from runner.api.types import Completion, Message
 from runner.llm.batch.openai import OpenAIBatches
 from runner.llm.batch.protocol import BatchAnswer, BatchFailure, BatchRequest
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway, ModelSpec
 from runner.llm.request import Request, build_request
 from runner.llm.retry import RetryPolicy
-from runner.types import Completion, Message
 from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
 
 KEY = "sk-FAKE-not-a-real-key-0000"

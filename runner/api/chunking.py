@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import re
 
-from runner.errors import ConfigError
-from runner.text import count_tokens, decode, encode, sentence_spans
-from runner.types import Chunk
+from runner.api.errors import ConfigError
+from runner.api.text import count_tokens, decode, encode, sentence_spans
+from runner.api.types import Chunk
 
 _PARAGRAPH_BREAK = re.compile(r"\n[ \t]*\n\s*")
 

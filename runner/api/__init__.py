@@ -12,42 +12,42 @@ A strategy module declares ``ROLES``, ``IGNORES``, ``PROMPT_DIRS`` and
 ``ROLES``, ``PROMPT_DIRS`` and ``setup(<roles>, *, <params>) -> Metric`` (optionally
 ``CATEGORIES``, the kinds of error its values count, for the viewer's legend and the report's
 figure; its ``Metric`` may name ``read_back`` values and give ``verdicts(result)`` for the
-document's trace, see ``runner.metric``); a data loader
+document's trace, see ``runner.api.metric``); a data loader
 declares ``KEYS`` and ``load(*, <keys>) -> list[Document]`` (or ``list[WorkItem]``: summaries
 made elsewhere, with what the data says about them in ``extras``).
 A metric whose score people can give too declares ``HUMAN = HumanFormat(...)``
-(``runner.human_format``: ``CoherenceAnnotation``, ``Span``, ``Relation``,
+(``runner.api.human_format``: ``CoherenceAnnotation``, ``Span``, ``Relation``,
 ``HumanDataError``): its human-judgment format, which ``runner.human``, ``runner.annotate``
 and the meta-evaluation read, record and compare through it. A metric whose human judgments
 come as files of their own (StorySumm's, FABLES' releases) declares ``HUMAN_FILES``, a tuple of
 ``HumanFile`` readers giving ``ClaimsJudgment`` values (summary label, claims' labels), which
 ``python -m runner.annotate import FILE`` finds by the file's shape.
 The required part of each is a typing Protocol (``StrategyModule``, ``MetricModule``,
-``DataModule``; ``runner.contracts``): mypy checks a plugin module assigned to one, and
+``DataModule``; ``runner.api.contracts``): mypy checks a plugin module assigned to one, and
 ``runner/plugins/contract.py`` checks the same members when it is loaded; the docs' guides "Write a
 strategy" and "Write a metric" (``docs/guides/``) walk through an example package
 (``examples/plugin/``).
 
 A strategy or metric may declare ``VALUES = {name: Value(title=..., range=(low, high),
-better="higher" | "lower" | None, kind=..., series=...)}`` (``runner.value``): the facts about
+better="higher" | "lower" | None, kind=..., series=...)}`` (``runner.api.value``): the facts about
 the values it returns, which the report's titles and axes, the console, the viewer and the
 meta-evaluation's direction read from the run; an undeclared value is titled by its key.
 
 A strategy built on another asks for it by name with ``plugin("strategy", name)``
-(``runner.lookup``) and declares the parameter that names it in ``PLUGIN_PARAMS``
+(``runner.api.lookup``) and declares the parameter that names it in ``PLUGIN_PARAMS``
 (``{"draft": "strategy"}``): the job then checks the name before it starts, and the other
 plugin's identity and prompts are part of the fingerprint.
 
 A strategy or metric may also declare ``estimate``, the calls it makes per document or per
-summary as ``Phase``s, each role's answer lengths asked of a ``Guide`` (``runner.estimating``);
+summary as ``Phase``s, each role's answer lengths asked of a ``Guide`` (``runner.api.estimating``);
 ``estimate=true`` counts them, and notes a plugin without the hook as unknown.
 
 A plugin that calls its models from threads of its own runs them through ``ThreadPool`` or
-``thread_map(fn, items, max_workers)`` (``runner.threads``): each task keeps the document it
+``thread_map(fn, items, max_workers)`` (``runner.api.threads``): each task keeps the document it
 works for, so its calls are that document's in ``calls.jsonl`` and in its trace (a bare
 ``ThreadPoolExecutor`` starts each thread with no document).
 
-A plugin that reads a table people made reads it with ``read_csv`` (``runner.spreadsheet``),
+A plugin that reads a table people made reads it with ``read_csv`` (``runner.api.spreadsheet``),
 as every command does: a spreadsheet's byte-order mark, CRLF and ``;`` separator included.
 """
 
@@ -55,9 +55,9 @@ from __future__ import annotations
 
 from importlib import metadata
 
-from runner.chunking import split_into_chunks
-from runner.contracts import DataModule, MetricModule, StrategyModule
-from runner.errors import (
+from runner.api.chunking import split_into_chunks
+from runner.api.contracts import DataModule, MetricModule, StrategyModule
+from runner.api.errors import (
     AuthError,
     ConfigError,
     DataError,
@@ -66,8 +66,8 @@ from runner.errors import (
     MetricError,
     RunnerError,
 )
-from runner.estimating import Guide, Phase, Prompt, prompt_text, template_tokens
-from runner.human_format import (
+from runner.api.estimating import Guide, Phase, Prompt, prompt_text, template_tokens
+from runner.api.human_format import (
     CLAIM_LABELS,
     ClaimLabel,
     ClaimsJudgment,
@@ -78,10 +78,10 @@ from runner.human_format import (
     Relation,
     Span,
 )
-from runner.lookup import plugin
-from runner.metric import Metric, mean_values
-from runner.spreadsheet import header_and_rows as read_csv
-from runner.text import (
+from runner.api.lookup import plugin
+from runner.api.metric import Metric, mean_values
+from runner.api.spreadsheet import header_and_rows as read_csv
+from runner.api.text import (
     count_tokens,
     cut_to_sentence_end,
     decode,
@@ -91,9 +91,9 @@ from runner.text import (
     word_opcodes,
     words,
 )
-from runner.threads import ThreadPool, thread_map
-from runner.trace_view import Chart, Listed, Node, Round, Section, Series, Step, picked
-from runner.types import (
+from runner.api.threads import ThreadPool, thread_map
+from runner.api.trace_view import Chart, Listed, Node, Round, Section, Series, Step, picked
+from runner.api.types import (
     LLM,
     Chunk,
     Completion,
@@ -106,7 +106,7 @@ from runner.types import (
     Verdict,
     WorkItem,
 )
-from runner.value import Value
+from runner.api.value import Value
 
 
 def _version() -> str:

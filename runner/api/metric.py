@@ -11,7 +11,7 @@ their reducers; ours are the same idea in plain Python. A metric module has
 - the returned ``Metric``: ``score(document, summary)`` per document and
   ``reduce(per_document)`` to the system values (the mean by default);
 - optionally ``VALUES``: ``{value name: Value(title=..., range=..., better=...)}``, the facts
-  about the values it returns (``runner.value``), recorded on the run for every reader; a
+  about the values it returns (``runner.api.value``), recorded on the run for every reader; a
   ``Metric`` whose value names depend on its parameters gives them as ``values``;
 - optionally ``CATEGORIES``: ``((display label, value key), ...)``, the kinds of error its
   values count (``("entity omission", "type/entity_omission")``); the job records them on
@@ -27,8 +27,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from runner.types import Document, MetricResult, Verdict
-from runner.value import Value
+from runner.api.types import Document, MetricResult, Verdict
+from runner.api.value import Value
 
 
 class Metric:

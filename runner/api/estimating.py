@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from runner.text import count_tokens
-from runner.types import Message
+from runner.api.text import count_tokens
+from runner.api.types import Message
 
 Prompt = Callable[[str], Path | None]
 """A prompt file by its path within the plugin's prompt folders (``PROMPT_DIRS``), e.g.

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Protocol, runtime_checkable
 
-from runner.metric import Metric
-from runner.types import Document, StrategyResult, WorkItem
+from runner.api.metric import Metric
+from runner.api.types import Document, StrategyResult, WorkItem
 
 
 @runtime_checkable

@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner.errors import DataError
+from runner.api.errors import DataError
 
 
 class HumanDataError(DataError):
