@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from runner import chunking
+from runner.api import chunking
 from runner.api.chunking import split_into_chunks
 from runner.api.errors import ConfigError
 from runner.api.text import count_tokens, decode, encode, sentence_spans
