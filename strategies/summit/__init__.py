@@ -107,7 +107,7 @@ def summarize(
     safety_margin: float = 0.05,
 ) -> StrategyResult:
     """Draft, then evaluate and refine until a stopping rule fires; see the module docstring."""
-    _check(draft, draft_for, max_iterations, patience, final, max_reasks, knowledge, topic)
+    base = _check(draft, draft_for, max_iterations, patience, final, max_reasks, knowledge, topic)
     if not chunks:
         return StrategyResult("", (), {"calls": 0.0, "iterations": 0.0})
     examples = load_examples(in_context)
@@ -125,7 +125,7 @@ def summarize(
         model,
         evaluator,
         prompts,
-        draft,
+        base,
         draft_for,
         max_summary_len,
         words_per_token,
@@ -167,10 +167,11 @@ def _check(
     max_reasks: int,
     knowledge: bool,
     topic: str | None,
-) -> None:
+) -> ModuleType:
+    """The settings checked before any call; returns the draft strategy's module, looked up once."""
     if draft == "summit":
         raise ConfigError("strategy.draft=summit would draft with itself; choose hier")
-    _draft(draft)
+    base = _draft(draft)
     if draft_for not in ("long", "all"):
         raise ConfigError(
             f"strategy.draft_for={draft_for} must be long (documents over the windows) or all"
@@ -189,6 +190,7 @@ def _check(
             "strategy.knowledge and strategy.topic are separate settings of the paper; "
             "set one of them"
         )
+    return base
 
 
 def _source_and_draft(
@@ -197,7 +199,7 @@ def _source_and_draft(
     model: LLM,
     evaluator: LLM,
     prompts: Prompts,
-    draft: str,
+    draft: ModuleType,
     draft_for: str,
     max_summary_len: int,
     words_per_token: float,
@@ -217,7 +219,7 @@ def _source_and_draft(
         "max_summary_len": max_summary_len,
         "words_per_token": words_per_token,
     }
-    result = _draft(draft).summarize(chunks, model, **_accepted(_draft(draft).summarize, kwargs))
+    result = draft.summarize(chunks, model, **_accepted(draft.summarize, kwargs))
     if fits:
         return text.strip(), result, 0, False
     level0 = [

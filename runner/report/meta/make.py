@@ -21,7 +21,6 @@ from runner.api.errors import DataError
 from runner.api.human_format import ClaimsJudgment
 from runner.human.judgments import CoherenceAnnotation
 from runner.human.owner import owner_of
-from runner.plugins import values as value_facts
 from runner.report.config import ReportConfig
 from runner.report.meta import format as meta_format
 from runner.report.meta.faithfulness import TABLE_NAMES as FAITHFULNESS_TABLES
@@ -120,8 +119,7 @@ def bounded_axes(inputs: MetaInputs) -> set[str]:
 
 def ranges(inputs: MetaInputs) -> dict[str, tuple[float, float]]:
     """Each metric's declared range, as the judged runs recorded it (``Value.range``)."""
-    facts = value_facts.merged((r.tags, r.params, r.metrics) for r in inputs.judged.values())
-    return {key: value.range for key, value in facts.items() if value.range is not None}
+    return {key: value.range for key, value in inputs.values.items() if value.range is not None}
 
 
 def _clean(out: Path) -> None:

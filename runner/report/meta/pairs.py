@@ -18,7 +18,6 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from runner.human.judgments import CRITERIA, DRAW, VERDICTS, Preference, Verdict
-from runner.plugins import values as value_facts
 from runner.report.meta import stats as st
 from runner.report.meta.read import MetaInputs
 from runner.report.meta.tables import Boot, Cell, MetaTable, run_label
@@ -113,7 +112,7 @@ def directions(inputs: MetaInputs, metrics: Sequence[str]) -> dict[str, str | No
     'higher' or 'lower'; None for a value declared without a direction; 'higher
     (undeclared)' for a value no plugin declared (today's reading, named as such).
     """
-    facts = value_facts.merged((r.tags, r.params, r.metrics) for r in inputs.judged.values())
+    facts = inputs.values
     out: dict[str, str | None] = {}
     for metric in metrics:
         found = facts.get(metric)

@@ -22,10 +22,12 @@ import re
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 from runner.api.text import sentence_spans
+from runner.api.value import Value
 from runner.human.identity import judgment_key
 from runner.human.judgments import (
     CoherenceAnnotation,
@@ -35,6 +37,7 @@ from runner.human.judgments import (
     Span,
     from_record,
 )
+from runner.plugins import values as value_facts
 from runner.report.read import read_scores
 from runner.report.table import Scores
 from runner.tracking.reader import RunRecord, client
@@ -60,6 +63,14 @@ class MetaInputs:
     answers: dict[str, JudgeAnswers]
     """Run id -> its BooookScore judge answers (runs without them are absent)."""
     notes: tuple[str, ...]
+
+    @cached_property
+    def values(self) -> dict[str, Value]:
+        """The facts the judged runs' plugins recorded about their values (``Value``).
+
+        Merged once for every table and figure that reads a direction or a range.
+        """
+        return value_facts.merged((r.tags, r.params, r.metrics) for r in self.judged.values())
 
 
 @dataclass(frozen=True)
