@@ -6,8 +6,15 @@ creates every one of them in ``_create_store``; in a test process that function 
 (``tests/conftest.py``): the first store is built by the real function, and each later one is
 a byte copy of it, renamed into place as the real one renames its own, with the default
 experiment's artifact location set to what MLflow would have written for the new store. The
-result is the same file a real creation leaves. Child processes (``python -m runner`` in the
-CLI, crash and docs tests) are not wrapped: they build their stores for real.
+result is the same file a real creation leaves.
+
+Child processes (``python -m runner`` in the CLI, sweep, docs and benchmark tests) do the
+same: ``for_children`` puts ``tests/helpers/child_site`` first on their ``PYTHONPATH`` and the
+template's path in ``RUNNER_TEST_STORE_TEMPLATE``; its ``sitecustomize`` wraps the child's
+``_create_store`` once ``runner.tracking.writer`` is imported (``install_in_child``), with no
+other effect on the child. A test that times or kills a child during MLflow's migrations
+(``tests/test_crashes.py``) removes the variable (``without_template``), and a fresh venv
+(``tests/test_packaging.py``) gets no ``PYTHONPATH``: those build for real.
 """
 
 from __future__ import annotations
@@ -24,6 +31,9 @@ from runner.tracking import writer
 from runner.tracking.store import store_to_build
 
 CreateStore = Callable[[str, "Path | None"], None]
+CHILD_ENV = "RUNNER_TEST_STORE_TEMPLATE"
+"""The template's path, for child processes (``child_site/sitecustomize.py``)."""
+CHILD_SITE = Path(__file__).resolve().parent / "child_site"
 
 
 class StoreTemplate:
@@ -61,14 +71,46 @@ class StoreTemplate:
 
 
 def install(folder: Path) -> Callable[[], None]:
-    """Wrap ``writer._create_store`` for this process; returns the undo."""
+    """Wrap ``writer._create_store`` for this process and its children; returns the undo.
+
+    The template is built now (one real build per test process), so that a child never
+    builds it: children only copy it.
+    """
     real = writer._create_store
-    writer._create_store = StoreTemplate(folder, real).create
+    template = StoreTemplate(folder, real)
+    writer._create_store = template.create
+    built = template._built()
+    before = {name: os.environ.get(name) for name in (CHILD_ENV, "PYTHONPATH")}
+    os.environ.update(for_children(built, os.environ.get("PYTHONPATH")))
 
     def undo() -> None:
         writer._create_store = real
+        for name, value in before.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
     return undo
+
+
+def for_children(template: Path, pythonpath: str | None) -> dict[str, str]:
+    """The environment variables that make a child process copy ``template``."""
+    path = os.pathsep.join(filter(None, [str(CHILD_SITE), pythonpath]))
+    return {CHILD_ENV: str(template), "PYTHONPATH": path}
+
+
+def without_template(env: dict[str, str]) -> dict[str, str]:
+    """``env`` for a child that must build its stores for real."""
+    return {k: v for k, v in env.items() if k != CHILD_ENV}
+
+
+def install_in_child(template: Path) -> None:
+    """In a child process, once ``runner.tracking.writer`` is loaded: copy ``template``."""
+    if template.is_file():  # a template removed since (the test process ended): build
+        copies = StoreTemplate(template.parent, writer._create_store)
+        copies.template = template
+        writer._create_store = copies.create
 
 
 @contextlib.contextmanager
