@@ -182,11 +182,22 @@ def test_the_ui_takes_the_store_as_the_other_commands_name_it(given: list[str]) 
         "-m",
         "mlflow",
         "ui",
+        "--workers",
+        "1",
         "--backend-store-uri",
         "sqlite:////data/m/mlflow.db",
         "--port",
         "5001",
     ]
+
+
+@pytest.mark.parametrize("given", [["--workers", "4"], ["--workers=4"], ["-w", "4"]])
+def test_the_ui_starts_one_server_worker_unless_told_how_many(given: list[str]) -> None:
+    """MLflow's 4 workers each import its server: one answers a researcher's browser sooner
+    (the browser tests open the runs table, a run and a trace through that one worker)."""
+    store = ["--backend-store-uri", "sqlite:////data/m/mlflow.db"]
+    assert command(store)[4:] == ["--workers", "1", *store]
+    assert command([*store, *given])[4:] == [*store, *given]
 
 
 def test_the_ui_names_a_missing_store_given_as_tracking_uri(tmp_path: Path) -> None:
