@@ -61,6 +61,7 @@ from strategies.summit.estimate import estimate as estimate  # estimate=true cou
 from strategies.summit.feedback import OPERATIONS, Feedback, parse_feedback
 from strategies.summit.loop import Loop, run_loop
 from strategies.summit.prompts import Prompts, check_operations, load_examples
+from strategies.summit.view import DRAFTED
 from strategies.summit.view import trace_view as trace_view  # the viewer's drawing of the trace
 
 ROLES = ("model", "evaluator")
@@ -146,7 +147,10 @@ def summarize(
     first = draft_result.summary if draft_result else None
     outcome = run_loop(loop, first, max_iterations, patience, final)
     calls = [*setup_calls, *outcome.calls]
-    trace = [*(draft_result.trace if draft_result else ()), *setup_steps, *outcome.steps]
+    drafted = (
+        [*draft_result.trace, TraceStep(DRAFTED, "", {"strategy": draft})] if draft_result else []
+    )
+    trace = [*drafted, *setup_steps, *outcome.steps]
     counters = tally(calls)
     if draft_result:
         for key in ("calls", "prompt_tokens", "completion_tokens"):

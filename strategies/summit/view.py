@@ -1,9 +1,11 @@
 """How SummIt's trace is drawn in the summary viewer: evaluate and refine, round by round.
 
-The drafting strategy's own view first (hier's tree, incremental's updates), then one round
-per iteration: the evaluator's score, justification and operations, the change from the
-previous summary, and the score curve. Steps are read with ``.get``: the trace is a record
-of what happened. The shapes are ``runner.api.trace_view``'s.
+The drafting strategy's own view first (hier's tree, incremental's updates, a researcher's
+strategy's own ``trace_view``: the strategy the ``drafted`` step names, found through the
+registry as the draft itself was), then one round per iteration: the evaluator's score,
+justification and operations, the change from the previous summary, and the score curve.
+Steps are read with ``.get``: the trace is a record of what happened. The shapes are
+``runner.api.trace_view``'s.
 """
 
 from __future__ import annotations
@@ -11,10 +13,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from runner.api import Chart, Listed, Round, Section, Series, Step, picked
-from strategies.hier import view as hier_view
-from strategies.incremental import view as incremental_view
+from runner.api import Chart, ConfigError, Listed, Round, Section, Series, Step, picked, plugin
 
+DRAFTED = "drafted"
+"""The step that ends a draft strategy's steps and names it (``{"strategy": name}``)."""
 _MINE = ("draft", "iteration", "stop")
 
 
@@ -92,9 +94,22 @@ def summit_section(steps: list[Step]) -> list[Section]:
 
 
 def trace_view(steps: list[Step]) -> list[Section]:
-    """The draft's view (hier or incremental, when it drafted), then the loop's."""
-    return [
-        *hier_view.trace_view(steps),
-        *incremental_view.trace_view(steps),
-        *summit_section(steps),
-    ]
+    """The draft strategy's view of its own steps (when one drafted), then the loop's."""
+    return [*draft_sections(steps), *summit_section(steps)]
+
+
+def draft_sections(steps: list[Step]) -> list[Section]:
+    """The view the drafting strategy gives of the steps before ``drafted``.
+
+    [] when no strategy drafted or it has no ``trace_view`` (its steps are then listed as
+    they are).
+    """
+    at = next((i for i, s in enumerate(steps) if s.get("kind") == DRAFTED), None)
+    if at is None:
+        return []
+    try:
+        module = plugin("strategy", str(steps[at].get("strategy")))
+    except ConfigError:
+        return []
+    view = getattr(module, "trace_view", None)
+    return list(view(steps[:at])) if view is not None else []

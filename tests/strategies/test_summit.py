@@ -3,6 +3,7 @@ the whole app against a loopback server."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +13,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 from runner.api.text import count_tokens
+from runner.api.trace_view import VIEWS_FILE
 from runner.api.types import Chunk, Message
 from runner.config.run_config import build_run_config
 from runner.run.lifecycle import run_experiment
@@ -452,7 +454,7 @@ def test_in_context_examples(tmp_path: Path) -> None:
 
 LEAD = '''
 """The first WORDS words of the document: a researcher's draft, in the study folder."""
-from runner.api import Chunk, LLM, StrategyResult, TraceStep
+from runner.api import Chunk, LLM, Section, Step, StrategyResult, TraceStep
 
 ROLES = ("model",)
 IGNORES = {{}}
@@ -463,6 +465,11 @@ WORDS = {words}
 def summarize(chunks: list[Chunk], model: LLM) -> StrategyResult:
     text = " ".join("".join(c.text for c in chunks).split()[:WORDS])
     return StrategyResult(text, (TraceStep("lead", None, {{"words": WORDS}}),), {{"calls": 0.0}})
+
+
+def trace_view(steps: list[Step]) -> list[Section]:
+    mine = tuple(i for i, s in enumerate(steps) if s.get("kind") == "lead")
+    return [Section("lead", f"The first {{WORDS}} words", mine)] if mine else []
 '''
 
 
@@ -470,8 +477,8 @@ def test_a_researchers_loose_strategy_is_summits_draft(
     stores: dict[str, str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """``strategy.draft=lead``: found through the registry as the job's own strategy is, its
-    draft evaluated and refined; its file is part of the fingerprint; a typo is one line
-    before anything runs."""
+    draft evaluated and refined, its own ``trace_view`` drawing its steps in SummIt's view; its
+    file is part of the fingerprint; a typo is one line before anything runs."""
     import sys
 
     from runner.api.errors import ConfigError
@@ -507,6 +514,14 @@ def test_a_researchers_loose_strategy_is_summits_draft(
     assert result.summaries[doc] == "A revised summary about the storm."
     tags = MlflowClient(stores["tracking.uri"]).get_run(result.run_id).data.tags
     assert tags["plugin.strategy.draft"].startswith(f"lead (module file {tmp_path / 'lead.py'})")
+    client = MlflowClient(stores["tracking.uri"])
+    views = json.loads(Path(client.download_artifacts(result.run_id, VIEWS_FILE)).read_text())
+    sections = views[doc]["sections"]
+    assert [(x["name"], x["title"]) for x in sections][:2] == [
+        ("lead", "The first 6 words"),
+        ("summit", "SummIt: evaluate and refine"),
+    ]
+    assert sections[0]["covers"] == [0]  # lead's step, before the step naming the draft
     before = fingerprint(config, prompt_files(config))
     (tmp_path / "lead.py").write_text(LEAD.format(words=7).lstrip(), encoding="utf-8")
     load.cache_clear()
