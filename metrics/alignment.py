@@ -40,7 +40,7 @@ from metrics.article_qa import (
     source_budget,
 )
 from metrics.article_qa.bm25 import BM25, excerpt, pick_chunks
-from metrics.judging import Usage, as_list, key_of, run_units
+from metrics.article_qa.claims import CLAIMS_PROMPT, check_claims, grounded
 from runner.api import (
     LLM,
     Chunk,
@@ -49,15 +49,14 @@ from runner.api import (
     MetricResult,
     Value,
     split_into_chunks,
-    words,
 )
+from runner.api.judging import Usage, key_of, run_units
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("alignment",)
 VALUES = {"alignment": Value(title="Alignment", range=(0, 1), better="higher")}
 """Its folders under ``metrics/prompts/``: logged and hashed into the fingerprint."""
 ARTIFACT = "alignment.json"
-CLAIMS_PROMPT = PROMPT_ROOT / "alignment" / "claims.txt"
 VERDICT_PROMPT = PROMPT_ROOT / "alignment" / "verdict.txt"
 VERDICT_SLOTS = ("source", "claim")
 VERDICTS = {"yes": "yes", "no": "no", "idk": "idk", "i don't know": "idk", "unknown": "idk"}
@@ -174,37 +173,12 @@ class Alignment(Metric):
         return row
 
 
-def check_claims(data: Any) -> tuple[Any, str]:
-    """A list of claim strings (bare, or objects with a 'claim' key) under 'claims'."""
-    items = as_list(data, "claims")
-    if items is None:
-        return None, "expected a JSON object with the key 'claims' holding a list of strings"
-    claims = [
-        as_text(key_of(item, "claim", "text") if isinstance(item, dict) else item) for item in items
-    ]
-    return [c for c in claims if c], ""
-
-
 def check_verdict(data: Any) -> tuple[Any, str]:
     """(verdict, reason) with verdict one of yes / no / idk."""
     raw = as_text(key_of(data, "verdict")).lower().strip(" .!'\"")
     if raw not in VERDICTS:
         return None, "'verdict' must be 'yes', 'no' or 'idk'"
     return (VERDICTS[raw], as_text(key_of(data, "reason"))), ""
-
-
-def grounded(claim: str, summary: str) -> bool:
-    """True when most of the claim's content words (4+ letters) occur in the summary.
-
-    A claim extracted from the summary restates it, so its content words are there; a claim
-    that shares few of them was invented by the judge (small models copy the prompt's
-    example), and judging it against the source would score the judge, not the summary.
-    """
-    content = [w for w in words(claim) if len(w) >= 4]
-    if not content:
-        return True
-    present = set(words(summary))
-    return sum(w in present for w in content) >= len(content) / 2
 
 
 def aggregate(rows: list[dict[str, Any]], usage: Usage) -> dict[str, float]:

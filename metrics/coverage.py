@@ -44,8 +44,8 @@ from metrics.article_qa import (
     source_budget,
 )
 from metrics.article_qa.answers import check_answer, check_questions, check_score, is_idk
-from metrics.judging import Usage, run_units
 from runner.api import LLM, Chunk, Document, Metric, MetricResult, Value, split_into_chunks
+from runner.api.judging import Usage, run_units
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("coverage",)

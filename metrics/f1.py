@@ -8,14 +8,15 @@ a drop in faithfulness went unseen whenever coverage was lower (it usually is).
 beta > 1 weighs coverage more, beta < 1 alignment more (the article's "upweight precision
 if hallucination is to be avoided at all costs"). NaN when either is NaN; 0 when both are 0.
 
-Composition: ``setup`` builds its own alignment and coverage metrics from the same
-parameters those metrics take (one flat list: the shared ones, ``max_tokens`` etc., apply
-to both), so ``metrics=[f1]`` alone gives all three numbers. Composed beside ``alignment``
-and ``coverage`` with the same parameters, f1 repeats byte-identical judge requests, which
-the gateway's response cache serves without a model call (the runner scores a document's
-metrics one after another; tests/metrics/test_f1.py checks every f1 call is a cache hit).
-With different parameters, or with the cache off, the calls are paid twice. The values are
-f1's own run of both metrics, so they equal the composed ones exactly in the cached case.
+Composition: ``setup`` builds its own alignment and coverage metrics (the modules the registry
+gives for those names, ``runner.api.plugin``, as a researcher's metric would compose them) from
+the same parameters those metrics take (one flat list: the shared ones, ``max_tokens`` etc.,
+apply to both), so ``metrics=[f1]`` alone gives all three numbers. Composed beside
+``alignment`` and ``coverage`` with the same parameters, f1 repeats byte-identical judge
+requests, which the gateway's response cache serves without a model call (the runner scores a
+document's metrics one after another; tests/metrics/test_f1.py checks every f1 call is a cache
+hit). With different parameters, or with the cache off, the calls are paid twice. The values
+are f1's own run of both metrics, so they equal the composed ones exactly in the cached case.
 
 Values: ``f1`` (``f_beta`` when beta != 1), every alignment and coverage value, and the
 judge accounting of both summed. The system value is the mean of per-document F scores.
@@ -24,11 +25,11 @@ judge accounting of both summed. The system value is the mean of per-document F 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
-from metrics import alignment, coverage
 from metrics.article_qa import check_float
-from metrics.judging import Usage
-from runner.api import LLM, Document, Metric, MetricResult, Value
+from runner.api import LLM, Document, Metric, MetricResult, Value, plugin
+from runner.api.judging import Usage
 
 ROLES = ("judge",)
 KEY = "metrics.f1"
@@ -49,15 +50,16 @@ def f_beta(precision: float, recall: float, beta: float = 1.0) -> float:
 class F1(Metric):
     """Alignment and coverage of one summary, and their F-beta."""
 
-    def __init__(self, align: alignment.Alignment, cover: coverage.Coverage, beta: float):
-        """Bind both component metrics and beta; the name says which F it is."""
+    def __init__(
+        self, align: Metric, cover: Metric, beta: float, components: Mapping[str, Value]
+    ) -> None:
+        """Bind both component metrics, beta and their value facts; the name says which F."""
         self.align, self.cover, self.beta = align, cover, beta
         self.name = "f1" if beta == 1 else "f_beta"
         self.headline = (self.name,)
         title = "F1" if beta == 1 else f"F{beta:g}"
         self.values = {
-            **alignment.VALUES,
-            **coverage.VALUES,
+            **components,
             self.name: Value(title=f"{title} (alignment, coverage)", range=(0, 1), better="higher"),
         }
 
@@ -94,6 +96,7 @@ def setup(
 ) -> F1:
     """The metric for a job (parameters as in ``conf/metrics/f1.yaml``)."""
     check_float(f"{KEY}.beta", beta, 0.0, 100.0, low_open=True)
+    alignment, coverage = plugin("metrics", "alignment"), plugin("metrics", "coverage")
     align = alignment.build(
         judge,
         KEY,
@@ -117,4 +120,5 @@ def setup(
         max_tokens=max_tokens,
         temperature=temperature,
     )
-    return F1(align, cover, float(beta))
+    components = {**getattr(alignment, "VALUES", {}), **getattr(coverage, "VALUES", {})}
+    return F1(align, cover, float(beta), components)

@@ -24,9 +24,9 @@ import statistics
 from pathlib import Path
 from typing import Any
 
-from metrics.judging import Answer, Usage, ask_json, key_of, run_units
-from metrics.slots import SlotTemplate, load_slots
 from runner.api import LLM, ConfigError, Document, Metric, MetricResult, Value
+from runner.api.judging import Answer, Usage, ask_json, key_of, run_units
+from runner.api.slots import SlotTemplate, load_slots
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("repetitiveness",)

@@ -7,7 +7,7 @@ is the share of vague sentences, so **lower is better** (hence the name ``vague_
 
 As in the article, the numbered sentences go to the judge in one call with a structured
 answer (``{"sentences": [{"sentence_id", "is_vague", "reason"}]}``, read by
-``metrics.judging.ask_json``); ``batch_size`` > 0 sends that many per call instead, the
+``runner.api.judging.ask_json``); ``batch_size`` > 0 sends that many per call instead, the
 calls of one summary running concurrently. Sentences missing from an answer are asked again,
 alone, within ``max_attempts`` calls per batch; those still missing are counted as
 unparsed and left out of the share, never scored.
@@ -25,8 +25,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from metrics.judging import Check, Usage, as_list, ask_json, key_of, run_units
-from metrics.slots import SlotTemplate, load_slots
 from runner.api import (
     LLM,
     ConfigError,
@@ -37,6 +35,8 @@ from runner.api import (
     Value,
     split_sentences,
 )
+from runner.api.judging import Check, Usage, as_list, ask_json, key_of, run_units
+from runner.api.slots import SlotTemplate, load_slots
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("vagueness",)

@@ -263,7 +263,7 @@ def test_lazy_type_checking_and_relative_imports_count() -> None:
 def test_the_checker_catches_each_kind_of_violation() -> None:
     bad = {
         "strategies.hier": {"runner.llm.gateway", "runner.api.types"},
-        "metrics.judging": {"litellm"},
+        "metrics.geval": {"litellm"},
         "runner.api.types": {"runner.config.run_config"},
         "runner.tracking.writer": {"runner.report.format", "mlflow"},
         "runner.llm.gateway": {"runner.sweep.callback", "litellm"},
@@ -336,15 +336,21 @@ def test_a_facade_package_is_reached_through_its_init() -> None:
     assert reaches_inside(made_up) == ["runner.estimate.cell -> runner.llm.batch.providers"]
 
 
+PUBLIC_API_MODULES = ("runner.api.judging", "runner.api.slots")
+"""The toolkit modules of the plugin API, imported as modules (their names would crowd
+``runner.api``'s): versioned with it, each with its section on the Plugin API page."""
+
+
 def api_reaches(graph: Mapping[str, Iterable[str]]) -> list[str]:
-    """``importer -> module`` for a strategy or metric importing a module of ``runner.api``:
-    a plugin imports ``runner.api`` itself, whose names are the promise."""
+    """``importer -> module`` for a strategy or metric importing a module of ``runner.api``
+    other than its public toolkit: a plugin imports ``runner.api`` itself, whose names are
+    the promise."""
     return [
         f"{importer} -> {target}"
         for importer, targets in graph.items()
         if importer.split(".")[0] in ("strategies", "metrics")
         for target in targets
-        if target.startswith("runner.api.")
+        if target.startswith("runner.api.") and target not in PUBLIC_API_MODULES
     ]
 
 
@@ -352,6 +358,53 @@ def test_the_built_ins_import_the_plugin_api_itself() -> None:
     assert api_reaches(source_graph()) == []
     made_up = {
         "strategies.hier": {"runner.api.types", "runner.api"},
+        "metrics.geval": {"runner.api.slots", "runner.api.judging"},
         "runner.run.x": {"runner.api.types"},
     }
     assert api_reaches(made_up) == ["strategies.hier -> runner.api.types"]
+
+
+SHARED_TOOLKIT = (
+    "strategies.budgets",
+    "strategies.estimating",
+    "strategies.generation",
+    "strategies.postprocess",
+    "strategies.prompting",
+    "metrics.article_qa",
+)
+"""The built-ins' shared helpers not yet in ``runner.api`` (as ``runner.api.judging`` and
+``runner.api.slots`` are): not plugins, so any built-in may import them."""
+
+
+def plugin_of(module: str) -> str | None:
+    """The built-in plugin a module belongs to (``strategies.hier`` for
+    ``strategies.hier.view``); None for the shared toolkit and everything else."""
+    parts = module.split(".")
+    if parts[0] not in ("strategies", "metrics") or len(parts) < 2:
+        return None
+    root = ".".join(parts[:2])
+    return None if root in SHARED_TOOLKIT else root
+
+
+def cross_imports(graph: Mapping[str, Iterable[str]]) -> list[str]:
+    """``importer -> module`` for a built-in plugin importing another: each is as a
+    researcher's package, which can reach the others only through the registry."""
+    return [
+        f"{importer} -> {target}"
+        for importer, targets in graph.items()
+        for target in targets
+        if plugin_of(importer) and plugin_of(target) and plugin_of(importer) != plugin_of(target)
+    ]
+
+
+def test_no_built_in_plugin_imports_another() -> None:
+    assert cross_imports(source_graph()) == []
+    made_up = {
+        "strategies.summit.view": {"strategies.hier.view", "strategies.summit.loop"},
+        "metrics.faithfulness.claims": {"metrics.article_qa.claims", "runner.api.judging"},
+        "metrics.f1": {"metrics.alignment"},
+    }
+    assert cross_imports(made_up) == [
+        "strategies.summit.view -> strategies.hier.view",
+        "metrics.f1 -> metrics.alignment",
+    ]

@@ -1,10 +1,10 @@
 """Shared pieces of the article's alignment / coverage / F1 family (seed 003).
 
-The three metrics ask a judge for JSON through :func:`metrics.judging.ask_json` and share
+The three metrics ask a judge for JSON through :func:`runner.api.judging.ask_json` and share
 how they do it:
 
 - a prompt is a file with *named* slots (``{source}``, ``{claim}``, ...) checked once in
-  ``setup`` by ``metrics.slots`` (shared with G-Eval and the other article metrics): a
+  ``setup`` by ``runner.api.slots`` (shared with G-Eval and the other article metrics): a
   missing or unknown slot is a one-line ``ConfigError`` naming the file and the slot;
 - the filled prompt is cut into a shared prefix (instructions, then the source or the
   summary), sent as a user message marked ``cache=True``, and the varying part (the claim,
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from metrics.judging import Answer, Usage, ask_json
-from metrics.slots import SlotTemplate, load_slots
 from runner.api import LLM, ConfigError, Message
+from runner.api.judging import Answer, Usage, ask_json
+from runner.api.slots import SlotTemplate, load_slots
 
 PROMPT_ROOT = Path(__file__).parent.parent / "prompts"
 
@@ -35,7 +35,7 @@ class Prompt:
     """A checked prompt file and the slots of its cached prefix."""
 
     template: SlotTemplate
-    """The file's pieces (``metrics.slots``: the project's one named-slot parser)."""
+    """The file's pieces (``runner.api.slots``: the project's one named-slot parser)."""
     shared: tuple[str, ...]
     """Slots that end the shared prefix (empty: the prompt is one message)."""
 
@@ -56,7 +56,7 @@ class Prompt:
 def load_prompt(
     path: str | None, default: Path, key: str, slots: tuple[str, ...], shared: tuple[str, ...] = ()
 ) -> Prompt:
-    """Read and check a prompt file once per job (``metrics.slots.load_slots``).
+    """Read and check a prompt file once per job (``runner.api.slots.load_slots``).
 
     ``slots`` are the named slots it must have, and the only ones; ``shared`` those of the
     cached prefix, which must come before the others: a user file that put the claim

@@ -10,7 +10,7 @@ import math
 from typing import Any
 
 from metrics.article_qa import as_text
-from metrics.judging import as_list, key_of
+from runner.api.judging import as_list, key_of
 
 IDK = {"idk", "i don't know", "i do not know", "unknown"}
 """The "cannot be found in the summary" answer, in its usual spellings."""

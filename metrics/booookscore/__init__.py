@@ -40,9 +40,9 @@ from metrics.booookscore.human import HUMAN as HUMAN  # people's format (runner.
 from metrics.booookscore.judge import Ask, judge_all
 from metrics.booookscore.parse import LABELS, Verdict, type_key
 from metrics.booookscore.prompt import BATCH_PROMPT, SENTENCE_PROMPT, Template, load_template
-from metrics.judging import Usage
 from runner.api import LLM, ConfigError, Document, Metric, MetricResult, Value, split_sentences
 from runner.api import Verdict as TraceVerdict  # not parse.Verdict, the judge's answer
+from runner.api.judging import Usage
 
 ARTIFACT = "annotations.json"
 

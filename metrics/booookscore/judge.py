@@ -20,8 +20,8 @@ from dataclasses import dataclass
 
 from metrics.booookscore.parse import Verdict, parse_answer, parse_batch_answer, unparsed
 from metrics.booookscore.prompt import Template, numbered, reask_messages
-from metrics.judging import Usage, run_units
 from runner.api import LLM, AuthError, LLMError
+from runner.api.judging import Usage, run_units
 
 PURPOSE = "booookscore"
 STOP = ("\n[", "\n---")

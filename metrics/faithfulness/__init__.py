@@ -50,7 +50,6 @@ from metrics.faithfulness.label import Label, LabelJudge
 from metrics.faithfulness.prompts import Prompts, load
 from metrics.faithfulness.retrieval import check_retrieval, prepare
 from metrics.faithfulness.verdicts import ANSWERS, ARTIFACT, on_trace
-from metrics.judging import Usage
 from runner.api import (
     LLM,
     ConfigError,
@@ -61,6 +60,7 @@ from runner.api import (
     Value,
     Verdict,
 )
+from runner.api.judging import Usage
 
 PROMPT_ROOT = Path(__file__).parent / "prompts"
 """``metrics/faithfulness/prompts/``: the package keeps its prompts beside it."""

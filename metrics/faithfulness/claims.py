@@ -4,7 +4,7 @@ Each atomic claim of the summary is asked about on its own: "is the above statem
 False?" against the source (or the passages retrieved for it, ``retrieval.py``); ``True``
 is supported. The claims are the ones the data gives (``extras["claims"]``: StorySumm's and
 FABLES' released claims) or, when it gives none, those the judge extracts with the
-alignment metric's claim prompt and parser (``metrics/alignment.py``, up to
+alignment metric's claim prompt and parser (``metrics/article_qa/claims.py``, up to
 ``EXTRACT_ATTEMPTS`` asks); an extracted claim
 whose words are not in the summary (a small judge copying the prompt's example) is left out
 with a note.
@@ -30,13 +30,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from metrics.alignment import CLAIMS_PROMPT, check_claims, grounded
 from metrics.article_qa import Asker, Prompt, load_prompt
+from metrics.article_qa.claims import CLAIMS_PROMPT, check_claims, grounded
 from metrics.faithfulness.answers import true_false
 from metrics.faithfulness.prompts import Prompts
 from metrics.faithfulness.retrieval import Source
-from metrics.judging import Usage
 from runner.api import LLM, thread_map
+from runner.api.judging import Usage
 
 CLAIM_PURPOSE = "faithfulness.claim"
 EXTRACT_PURPOSE = "faithfulness.claims_extract"

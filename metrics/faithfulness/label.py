@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from metrics.faithfulness.answers import yes_no
 from metrics.faithfulness.prompts import Prompts
-from metrics.judging import Usage
 from runner.api import LLM, Completion, Message
+from runner.api.judging import Usage
 
 BINARY_PURPOSE = "faithfulness.binary"
 REASON_PURPOSE = "faithfulness.cot_reasoning"

@@ -26,8 +26,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from metrics.slots import SlotTemplate, load_slots
 from runner.api import Message
+from runner.api.slots import SlotTemplate, load_slots
 
 FOLDER = Path(__file__).parent / "prompts" / "faithfulness"
 KEY = "metrics.faithfulness.prompt_dir"

@@ -42,7 +42,6 @@ from metrics.geval.prompt import (
     pick_dimensions,
 )
 from metrics.geval.score import parse_score, weighted_score
-from metrics.judging import Usage, run_units
 from runner.api import (
     LLM,
     AuthError,
@@ -55,6 +54,7 @@ from runner.api import (
     MetricResult,
     Value,
 )
+from runner.api.judging import Usage, run_units
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("geval",)

@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from metrics.judging import run_units
-from metrics.slots import SlotTemplate, load_slots
 from runner.api import LLM, ConfigError, Message, MetricError
+from runner.api.judging import run_units
+from runner.api.slots import SlotTemplate, load_slots
 
 PROMPT_DIR = Path(__file__).parent.parent / "prompts" / "geval"
 OFFICIAL_STEPS = PROMPT_DIR / "official_steps.txt"

@@ -47,6 +47,12 @@ A plugin that calls its models from threads of its own runs them through ``Threa
 works for, so its calls are that document's in ``calls.jsonl`` and in its trace (a bare
 ``ThreadPoolExecutor`` starts each thread with no document).
 
+A metric that asks a judge for JSON uses the judging toolkit, two modules of this API
+imported as modules: ``runner.api.judging`` (``ask_json``: the answer read tolerantly but
+never guessed, re-asked in form a bounded number of times, an unreadable one counted, never
+scored; ``run_units``, ``Usage``) and ``runner.api.slots`` (``load_slots``: a prompt file's
+named slots checked once in ``setup``).
+
 A plugin that reads a table people made reads it with ``read_csv`` (``runner.api.spreadsheet``),
 as every command does: a spreadsheet's byte-order mark, CRLF and ``;`` separator included.
 """

@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
+from typing import Literal, get_args
 
-KINDS = ("strategy", "metrics", "data")
-"""What ``plugin`` finds: strategies, metrics, data loaders."""
+Kind = Literal["strategy", "metrics", "data"]
+"""What ``plugin`` finds: strategies, metrics, data loaders (the config groups' names), so
+mypy refuses ``plugin("metric", ...)``."""
+KINDS: tuple[str, ...] = get_args(Kind)
 
 
-def plugin(kind: str, name: str) -> ModuleType:
+def plugin(kind: Kind, name: str) -> ModuleType:
     """The module of the ``kind`` plugin named ``name``, its contract checked.
 
     An unknown name, or a plugin that breaks its contract, is a one-line ``ConfigError``

@@ -213,7 +213,7 @@ def test_yaml_matches_setup_defaults_and_artifact_is_json() -> None:
 
 def test_claims_the_judge_invents_are_left_out_and_counted() -> None:
     """A small judge copied its prompt's example; those claims are not the summary's."""
-    from metrics.alignment import grounded
+    from metrics.article_qa.claims import grounded
 
     summary = "Marta Vance founded the Harbor Lantern bakery in 1998."
     assert grounded("Marta Vance founded the Harbor Lantern bakery in 1998.", summary)

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from metrics.judging import Usage, as_list, ask_json, parse_json
+from runner.api.judging import Usage, as_list, ask_json, parse_json
 from runner.api.types import Message
 from tests.helpers.scripted_llm import calls_of, scripted_llm
 

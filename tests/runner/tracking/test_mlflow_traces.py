@@ -28,7 +28,7 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-from metrics.judging import run_units
+from runner.api.judging import run_units
 from runner.api.types import Document, DocumentOutcome, StrategyResult, TraceStep, WorkItem
 from runner.llm.call_log import DOCUMENT, for_document
 from runner.tracking import traces as mlflow_traces

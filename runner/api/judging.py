@@ -1,8 +1,8 @@
-"""Asking a judge for a structured (JSON) answer.
+"""Asking a judge for a structured (JSON) answer: ``runner.api.judging``.
 
-Tolerant parsing, bounded re-asks, counted failures.
-
-Every LLM-judged metric goes through :func:`ask_json`, so they all behave the same way:
+Tolerant parsing, bounded re-asks, counted failures. Part of the plugin API (versioned with
+``runner.api``): every LLM-judged built-in metric goes through :func:`ask_json`, and a
+researcher's metric can too, so they all behave the same way:
 
 - the answer is read tolerantly (code fences, prose around the JSON, trailing commas,
   Python-style single quotes and True/False), but never guessed: a ``check`` function
@@ -26,7 +26,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
 from typing import Any, TypeVar
 
-from runner.api import LLM, AuthError, Completion, LLMError, Message, thread_map
+from runner.api.errors import AuthError, LLMError
+from runner.api.threads import thread_map
+from runner.api.types import LLM, Completion, Message
 
 T = TypeVar("T")
 

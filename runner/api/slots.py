@@ -1,4 +1,6 @@
-"""Prompt files with named ``{slots}``, checked once in a metric's setup.
+"""Prompt files with named ``{slots}``, checked once in a metric's setup: ``runner.api.slots``.
+
+Part of the plugin API (versioned with ``runner.api``), as the built-in metrics use it.
 
 BooookScore's prompts have two positional slots; the G-Eval, vagueness and repetitiveness
 prompts have named ones (``{document}``, ``{summary}``, ``{criteria}``, ...), because a
@@ -22,7 +24,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from runner.api import ConfigError, Message
+from runner.api.errors import ConfigError
+from runner.api.types import Message
 
 
 @dataclass(frozen=True)
