@@ -19,7 +19,7 @@ Named = Callable[[str], Path | None]
 def prompt_set(prompt: Prompt, folder: str, chosen: str) -> Named:
     """A strategy's prompt by name: its chosen set's file, else the paper set's, else common's.
 
-    As ``strategies.generation.load_prompt_set`` picks them when the strategy runs.
+    As ``strategies.prompting.load_prompt_set`` picks them when the strategy runs.
     """
 
     def find(name: str) -> Path | None:

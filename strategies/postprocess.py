@@ -8,7 +8,7 @@ trace, so the effect of the clean-up can be measured rather than assumed.
 from __future__ import annotations
 
 from runner.api import LLM, Completion, ConfigError, TraceStep, count_tokens, split_sentences, words
-from strategies.budgets import fit_to_budget
+from runner.api.budgets import fit_to_budget
 from strategies.prompting import fill, load_prompt
 
 CHOICES = ("remove_artifacts", "none")

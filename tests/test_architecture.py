@@ -299,7 +299,7 @@ def test_the_checker_passes_allowed_imports_and_named_exceptions() -> None:
         "runner.run.lifecycle": {"runner.llm.gateway", "runner.tracking.writer", "runner.view"},
         "runner.llm.providers": {"litellm", "runner.api.types"},
         "runner.tracking.writer": {"mlflow.tracking", "runner.api.types"},
-        "strategies.hier": {"runner.api", "strategies.budgets"},
+        "strategies.hier": {"runner.api", "runner.api.budgets"},
         "metrics.stats": {"runner.api", "numpy"},
         "runner.report.make": {"runner.tracking.reader", "metrics.booookscore"},
     }
@@ -336,7 +336,12 @@ def test_a_facade_package_is_reached_through_its_init() -> None:
     assert reaches_inside(made_up) == ["runner.estimate.cell -> runner.llm.batch.providers"]
 
 
-PUBLIC_API_MODULES = ("runner.api.judging", "runner.api.slots")
+PUBLIC_API_MODULES = (
+    "runner.api.budgets",
+    "runner.api.generation",
+    "runner.api.judging",
+    "runner.api.slots",
+)
 """The toolkit modules of the plugin API, imported as modules (their names would crowd
 ``runner.api``'s): versioned with it, each with its section on the Plugin API page."""
 
@@ -365,15 +370,13 @@ def test_the_built_ins_import_the_plugin_api_itself() -> None:
 
 
 SHARED_TOOLKIT = (
-    "strategies.budgets",
     "strategies.estimating",
-    "strategies.generation",
     "strategies.postprocess",
     "strategies.prompting",
     "metrics.article_qa",
 )
-"""The built-ins' shared helpers not yet in ``runner.api`` (as ``runner.api.judging`` and
-``runner.api.slots`` are): not plugins, so any built-in may import them."""
+"""The built-ins' shared helpers not in ``runner.api`` (as its toolkit modules are): they
+read the built-ins' own prompt folders. Not plugins, so any built-in may import them."""
 
 
 def plugin_of(module: str) -> str | None:

@@ -18,8 +18,8 @@ from runner.api import (
     decode,
     encode,
 )
+from runner.api.generation import tally
 from strategies.baseline.estimate import estimate as estimate  # estimate=true counts its call
-from strategies.generation import tally
 from strategies.prompting import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
 from strategies.prompting import fill, load_prompt
 

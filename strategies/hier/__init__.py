@@ -21,9 +21,9 @@ from concurrent.futures import Future
 from contextlib import contextmanager
 
 from runner.api import LLM, Chunk, Completion, ConfigError, StrategyResult, ThreadPool, TraceStep
+from runner.api.budgets import effective_window, level_budgets, word_limit
+from runner.api.generation import Attempts, regenerate, tally
 from strategies import postprocess as post
-from strategies.budgets import effective_window, level_budgets, word_limit
-from strategies.generation import Attempts, load_prompt_set, regenerate, tally
 from strategies.hier.estimate import estimate as estimate  # estimate=true counts its calls
 from strategies.hier.merge import (
     LABEL_TOKENS,
@@ -36,7 +36,7 @@ from strategies.hier.merge import (
 )
 from strategies.hier.view import trace_view as trace_view  # the viewer's drawing of the trace
 from strategies.prompting import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
-from strategies.prompting import fill
+from strategies.prompting import fill, load_prompt_set
 
 PROMPT_NAMES = ("init", "merge", "merge_context", "compress")
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.api import LLM, Completion, ConfigError, TraceStep, cut_to_sentence_end, decode, encode
-from strategies.budgets import fit_to_budget, word_limit
-from strategies.generation import Attempts, compress, regenerate
+from runner.api.budgets import fit_to_budget, word_limit
+from runner.api.generation import Attempts, compress, regenerate
 from strategies.prompting import fill
 
 LABEL_TOKENS = 8

@@ -17,13 +17,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from runner.api import LLM, Chunk, Completion, ConfigError, StrategyResult, TraceStep
+from runner.api.budgets import count_words, effective_window, is_valid, word_limit
+from runner.api.generation import Attempts, compress, tally
 from strategies import postprocess as post
-from strategies.budgets import count_words, effective_window, is_valid, word_limit
-from strategies.generation import Attempts, compress, load_prompt_set, tally
 from strategies.incremental.estimate import estimate as estimate  # estimate=true's count
 from strategies.incremental.view import trace_view as trace_view  # the viewer's drawing
 from strategies.prompting import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
-from strategies.prompting import fill
+from strategies.prompting import fill, load_prompt_set
 
 PROMPT_NAMES = ("init", "intermediate", "compress")
 

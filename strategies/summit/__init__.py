@@ -54,8 +54,8 @@ from runner.api import (
     encode,
     plugin,
 )
-from strategies.budgets import effective_window, word_limit
-from strategies.generation import tally
+from runner.api.budgets import effective_window, word_limit
+from runner.api.generation import tally
 from strategies.prompting import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
 from strategies.summit.estimate import estimate as estimate  # estimate=true counts its calls
 from strategies.summit.feedback import OPERATIONS, Feedback, parse_feedback

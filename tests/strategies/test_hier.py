@@ -14,16 +14,15 @@ from typing import Any
 import pytest
 import yaml
 
+from runner.api.budgets import level_budgets, word_limit
 from runner.api.chunking import split_into_chunks
 from runner.api.errors import ConfigError
 from runner.api.text import count_tokens, ends_with_sentence_end
 from runner.data.loaders import load_documents
 from runner.tracking.usage import read_usage
 from strategies import hier, incremental
-from strategies.budgets import level_budgets, word_limit
-from strategies.generation import load_prompt_set
 from strategies.hier.merge import Inputs, Setup, merge_level
-from strategies.prompting import fill, load_prompt
+from strategies.prompting import fill, load_prompt, load_prompt_set
 from tests.conftest import missing_shared
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.plugins import built_ins

@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
+from runner.api.budgets import count_words
 from runner.api.chunking import split_into_chunks
 from runner.api.errors import ConfigError
 from runner.api.text import count_tokens
 from runner.api.types import Chunk
 from runner.data.loaders import load_documents
 from strategies import incremental
-from strategies.budgets import count_words
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.scripted_llm import calls_of
 from tests.strategies.conftest import (

@@ -1,4 +1,7 @@
-"""Token budgets shared by the hierarchical and incremental strategies.
+"""Token and word budgets of a summary: ``runner.api.budgets``.
+
+Part of the plugin API (versioned with ``runner.api``), as the hierarchical, incremental and
+SummIt strategies use it.
 
 Budgets are counted in cl100k_base tokens (the paper's measure), and a summary is valid
 only when it fits its budget *and* ends at a sentence end: a model stopped by
@@ -7,15 +10,15 @@ only when it fits its budget *and* ends at a sentence end: a model stopped by
 
 from __future__ import annotations
 
-from runner.api import (
-    LLM,
-    ConfigError,
+from runner.api.errors import ConfigError
+from runner.api.text import (
     count_tokens,
     cut_to_sentence_end,
     decode,
     encode,
     ends_with_sentence_end,
 )
+from runner.api.types import LLM
 
 
 def effective_window(llm: LLM, safety_margin: float) -> int:

@@ -1,5 +1,7 @@
 """Calls with a length contract: regenerate (hier) or compress (incremental) until valid.
 
+``runner.api.generation``: part of the plugin API (versioned with ``runner.api``).
+
 Both loops are bounded by ``max_attempts`` and end in a fallback that always fits the
 budget, so a model that ignores word limits (the paper's LLaMA-2, or a 0.5B local model)
 costs a few extra calls instead of an endless loop. Every call is kept, for the trace and
@@ -10,13 +12,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
-from runner.api import LLM, Completion, ConfigError, count_tokens
-from strategies.budgets import count_words, fit_to_budget, is_valid, lowered
-from strategies.prompting import PROMPT_ROOT, fill, load_prompt
-
-REFERENCE_SET = "paper"
+from runner.api.budgets import count_words, fit_to_budget, is_valid, lowered
+from runner.api.errors import ConfigError
+from runner.api.text import count_tokens
+from runner.api.types import LLM, Completion
 
 
 @dataclass(frozen=True)
@@ -38,26 +38,6 @@ class Attempts:
     def call_id(self) -> str:
         """Id of the call whose answer was kept (the last one)."""
         return self.calls[-1].call_id if self.calls else ""
-
-
-def load_prompt_set(strategy: str, prompts: str, names: Iterable[str]) -> dict[str, str]:
-    """Templates ``names`` of ``strategies/prompts/<strategy>/<prompts>/``.
-
-    A name the set lacks falls back to the paper set (e.g. the M.2.1 LLaMA-2 set has no
-    compression prompt); a set that does not exist is a config error, not a silent swap.
-    """
-    folder = PROMPT_ROOT / strategy / prompts
-    if not folder.is_dir():
-        available = sorted(p.name for p in (PROMPT_ROOT / strategy).iterdir() if p.is_dir())
-        raise ConfigError(
-            f"strategy.prompts={prompts} has no prompt set for {strategy}; "
-            f"available: {', '.join(available)}"
-        )
-    out = {}
-    for name in names:
-        chosen = prompts if (folder / f"{name}.txt").is_file() else REFERENCE_SET
-        out[name] = load_prompt(str(Path(strategy) / chosen), name)
-    return out
 
 
 def regenerate(
@@ -107,12 +87,15 @@ def compress(
 ) -> Attempts:
     """Condense ``text`` with the M.1 compression prompt at temperature 1 (footnote 15).
 
+    ``template`` has the prompt's four positional ``{}`` slots: the text, its word count, and
+    the target word count twice.
+
     Accepted when valid for ``budget`` and, if ``tolerance`` is given, within
     (1 ± tolerance) × ``target_words``. Otherwise, after ``max_attempts`` calls, the
     attempt closest to the target (valid ones first) is kept, cut to fit the budget.
     An input too long for the prompt to fit ``window`` is cut to fit first.
     """
-    overhead = llm.count_tokens(fill(template, "", 0, target_words, target_words))
+    overhead = llm.count_tokens(template.format("", 0, target_words, target_words))
     room = window - budget - overhead
     if room <= 0:
         raise ConfigError(
@@ -123,7 +106,7 @@ def compress(
     words = count_words(source)
     calls: list[Completion] = []
     for attempt in range(1, max(1, max_attempts) + 1):
-        prompt = fill(template, source, words, target_words, target_words)
+        prompt = template.format(source, words, target_words, target_words)  # slots in order
         completion = llm.complete(
             prompt, max_tokens=budget, temperature=1.0, sample=attempt, purpose=purpose
         )
