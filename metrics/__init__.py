@@ -15,3 +15,6 @@ from pathlib import Path
 
 PROMPT_ROOT = Path(__file__).parent / "prompts"
 """``metrics/prompts/<metric>/``: logged with every run that uses the metric."""
+CLAIMS_PROMPT = PROMPT_ROOT / "alignment" / "claims.txt"
+"""The article's claim-extraction prompt (slot ``{summary}``): the alignment metric's, which
+the faithfulness metric's claims rater uses too when the data gives no claims."""

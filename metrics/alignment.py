@@ -11,7 +11,7 @@ here: judge every claim against the SOURCE ITSELF.
    A source too long for one call (``judge.context_window`` minus the prompt, ``max_tokens``
    and ``room_tokens``) is cut with ``runner.api.chunking`` into chunks of at most
    ``chunk_tokens`` and each claim sees the chunks Okapi BM25 ranks best for it that fit
-   (``metrics.article_qa.bm25``); their indices, best first, are the claim's ``evidence_chunks``
+   (``runner.api.retrieval``); their indices, best first, are the claim's ``evidence_chunks``
    (null when the whole source was shown).
 3. ``alignment = yes / judged claims``; a "no" and an "idk" both count against it, as in
    DeepEval. Claims still unreadable after ``max_attempts`` are counted in
@@ -28,19 +28,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from metrics.article_qa import (
-    PROMPT_ROOT,
-    Asker,
-    Prompt,
-    as_text,
-    check_int,
-    judge_settings,
-    load_prompt,
-    nan_result_values,
-    source_budget,
-)
-from metrics.article_qa.bm25 import BM25, excerpt, pick_chunks
-from metrics.article_qa.claims import CLAIMS_PROMPT, check_claims, grounded
+from metrics import CLAIMS_PROMPT, PROMPT_ROOT
 from runner.api import (
     LLM,
     Chunk,
@@ -50,7 +38,19 @@ from runner.api import (
     Value,
     split_into_chunks,
 )
+from runner.api.asking import (
+    Asker,
+    Prompt,
+    as_text,
+    check_int,
+    judge_settings,
+    load_prompt,
+    nan_result_values,
+    source_budget,
+)
+from runner.api.claims import check_claims, grounded
 from runner.api.judging import Usage, key_of, run_units
+from runner.api.retrieval import BM25, excerpt, pick_chunks
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("alignment",)

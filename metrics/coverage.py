@@ -33,8 +33,9 @@ from dataclasses import dataclass
 from functools import partial
 from typing import Any
 
-from metrics.article_qa import (
-    PROMPT_ROOT,
+from metrics import PROMPT_ROOT
+from runner.api import LLM, Chunk, Document, Metric, MetricResult, Value, split_into_chunks
+from runner.api.asking import (
     Asker,
     Prompt,
     check_int,
@@ -43,9 +44,8 @@ from metrics.article_qa import (
     nan_result_values,
     source_budget,
 )
-from metrics.article_qa.answers import check_answer, check_questions, check_score, is_idk
-from runner.api import LLM, Chunk, Document, Metric, MetricResult, Value, split_into_chunks
 from runner.api.judging import Usage, run_units
+from runner.api.questions import check_answer, check_questions, check_score, is_idk
 
 ROLES = ("judge",)
 PROMPT_DIRS = ("coverage",)

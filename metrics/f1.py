@@ -27,8 +27,8 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 
-from metrics.article_qa import check_float
 from runner.api import LLM, Document, Metric, MetricResult, Value, plugin
+from runner.api.asking import check_float
 from runner.api.judging import Usage
 
 ROLES = ("judge",)

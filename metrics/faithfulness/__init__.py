@@ -34,7 +34,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from metrics.article_qa import Asker, check_float, check_int, source_budget
 from metrics.faithfulness.claims import (
     EXTRACT_ATTEMPTS,
     EXTRACT_TOKENS,
@@ -60,6 +59,7 @@ from runner.api import (
     Value,
     Verdict,
 )
+from runner.api.asking import Asker, check_float, check_int, source_budget
 from runner.api.judging import Usage
 
 PROMPT_ROOT = Path(__file__).parent / "prompts"

@@ -4,7 +4,7 @@ Each atomic claim of the summary is asked about on its own: "is the above statem
 False?" against the source (or the passages retrieved for it, ``retrieval.py``); ``True``
 is supported. The claims are the ones the data gives (``extras["claims"]``: StorySumm's and
 FABLES' released claims) or, when it gives none, those the judge extracts with the
-alignment metric's claim prompt and parser (``metrics/article_qa/claims.py``, up to
+alignment metric's claim prompt and parser (``runner/api/claims.py``, up to
 ``EXTRACT_ATTEMPTS`` asks); an extracted claim
 whose words are not in the summary (a small judge copying the prompt's example) is left out
 with a note.
@@ -30,12 +30,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from metrics.article_qa import Asker, Prompt, load_prompt
-from metrics.article_qa.claims import CLAIMS_PROMPT, check_claims, grounded
+from metrics import CLAIMS_PROMPT
 from metrics.faithfulness.answers import true_false
 from metrics.faithfulness.prompts import Prompts
 from metrics.faithfulness.retrieval import Source
 from runner.api import LLM, thread_map
+from runner.api.asking import Asker, Prompt, load_prompt
+from runner.api.claims import check_claims, grounded
 from runner.api.judging import Usage
 
 CLAIM_PURPOSE = "faithfulness.claim"

@@ -19,7 +19,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from metrics.article_qa.claims import CLAIMS_PROMPT
+from metrics import CLAIMS_PROMPT
 from metrics.faithfulness.claims import CLAIM_PURPOSE, EXTRACT_PURPOSE, EXTRACT_TOKENS
 from metrics.faithfulness.label import ANSWER_PURPOSE, BINARY_PURPOSE, REASON_PURPOSE
 from metrics.faithfulness.prompts import load

@@ -3,7 +3,7 @@
 A story fits the judge's window and is given whole (logged as ``"whole"``). A book does not:
 its text is cut into chunks (``runner.api.chunking``, at most ``chunk_tokens`` each) and every
 claim is judged against the chunks Okapi BM25 ranks best for it that fit the room left
-(``metrics.article_qa.bm25``, the article metrics' index); the chosen chunks' indices, best
+(``runner.api.retrieval``, the article metrics' index); the chosen chunks' indices, best
 first, are logged with the claim. BM25 is the only retriever: the runner has no optional
 model roles, and declaring the ``embedder`` role would make every faithfulness run load
 and fingerprint an embedder it does not use.
@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from metrics.article_qa.bm25 import BM25, excerpt, pick_chunks
 from runner.api import Chunk, ConfigError, split_into_chunks
+from runner.api.retrieval import BM25, excerpt, pick_chunks
 
 RETRIEVERS = ("bm25",)
 WHOLE = "whole"

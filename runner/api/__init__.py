@@ -51,7 +51,10 @@ A metric that asks a judge for JSON uses the judging toolkit, two modules of thi
 imported as modules: ``runner.api.judging`` (``ask_json``: the answer read tolerantly but
 never guessed, re-asked in form a bounded number of times, an unreadable one counted, never
 scored; ``run_units``, ``Usage``) and ``runner.api.slots`` (``load_slots``: a prompt file's
-named slots checked once in ``setup``). A strategy that keeps its summaries within a token
+named slots checked once in ``setup``), with ``runner.api.asking`` (a prompt file whose
+shared prefix is marked for provider caches, an asker that re-asks and counts),
+``runner.api.claims``, ``runner.api.questions`` and ``runner.api.retrieval`` (BM25 over a
+document's chunks). A strategy that keeps its summaries within a token
 budget uses ``runner.api.budgets`` and ``runner.api.generation`` (``regenerate``,
 ``compress``: calls repeated until the answer fits and ends at a sentence end, then a
 fallback that always fits), as the hierarchical and incremental strategies do.

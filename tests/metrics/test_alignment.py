@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from metrics import alignment
-from metrics.article_qa.bm25 import BM25, JOIN_COST, SEPARATOR, pick_chunks
 from runner.api.chunking import split_into_chunks
 from runner.api.errors import ConfigError
+from runner.api.retrieval import BM25, JOIN_COST, SEPARATOR, pick_chunks
 from runner.api.text import count_tokens
 from runner.api.types import Chunk, Document, Message
 from tests.helpers.scripted_llm import calls_of, scripted_llm
@@ -213,7 +213,7 @@ def test_yaml_matches_setup_defaults_and_artifact_is_json() -> None:
 
 def test_claims_the_judge_invents_are_left_out_and_counted() -> None:
     """A small judge copied its prompt's example; those claims are not the summary's."""
-    from metrics.article_qa.claims import grounded
+    from runner.api.claims import grounded
 
     summary = "Marta Vance founded the Harbor Lantern bakery in 1998."
     assert grounded("Marta Vance founded the Harbor Lantern bakery in 1998.", summary)

@@ -1,23 +1,21 @@
-"""Atomic claims of a summary: the claim prompt, its answer's check, the grounding test.
+"""Atomic claims of a summary: the check of a judge's claim list, the grounding test.
 
-The article's claim-extraction prompt, the check of the judge's JSON answer, and the test
-that a claim restates the summary.
+``runner.api.claims``: part of the plugin API (versioned with ``runner.api``). The check of
+the judge's JSON answer to a claim-extraction prompt, and the test that a claim restates the
+summary.
 
 Shared by the alignment metric (seed 003) and the faithfulness metric's claims rater
-(FABLES), which extracts claims the same way when the data gives none: a shared piece of
-the toolkit, so that neither metric imports the other.
+(FABLES), which extracts claims the same way when the data gives none (with the prompt
+``metrics.CLAIMS_PROMPT``), so that neither metric imports the other.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from metrics.article_qa import PROMPT_ROOT, as_text
-from runner.api import words
+from runner.api.asking import as_text
 from runner.api.judging import as_list, key_of
-
-CLAIMS_PROMPT = PROMPT_ROOT / "alignment" / "claims.txt"
-"""The article's claim-extraction prompt (slot ``{summary}``)."""
+from runner.api.text import words
 
 
 def check_claims(data: Any) -> tuple[Any, str]:

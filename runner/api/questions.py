@@ -1,7 +1,9 @@
-"""What coverage accepts from the judge: its question list, the summary's answer, the score.
+"""Checks of a judge's questions, answers and scores: ``runner.api.questions``.
 
-Each checker turns a parsed JSON answer into a value, or says in one line what was wrong, so
-the judge can be asked again (``metrics.article_qa.Asker``).
+Part of the plugin API (versioned with ``runner.api``); what the coverage metric accepts
+from the judge: its question list, the summary's answer, the score. Each checker turns a
+parsed JSON answer into a value, or says in one line what was wrong, so the judge can be
+asked again (``runner.api.asking.Asker``).
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from metrics.article_qa import as_text
+from runner.api.asking import as_text
 from runner.api.judging import as_list, key_of
 
 IDK = {"idk", "i don't know", "i do not know", "unknown"}

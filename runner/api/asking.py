@@ -1,7 +1,8 @@
-"""Shared pieces of the article's alignment / coverage / F1 family (seed 003).
+"""Asking a judge with a checked prompt file: ``runner.api.asking``.
 
-The three metrics ask a judge for JSON through :func:`runner.api.judging.ask_json` and share
-how they do it:
+Part of the plugin API (versioned with ``runner.api``), the shared pieces of the article's
+alignment / coverage / F1 family (seed 003) and the faithfulness metric. Those metrics ask a
+judge for JSON through :func:`runner.api.judging.ask_json` and share how they do it:
 
 - a prompt is a file with *named* slots (``{source}``, ``{claim}``, ...) checked once in
   ``setup`` by ``runner.api.slots`` (shared with G-Eval and the other article metrics): a
@@ -23,11 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
-from runner.api import LLM, ConfigError, Message
+from runner.api.errors import ConfigError
 from runner.api.judging import Answer, Usage, ask_json
 from runner.api.slots import SlotTemplate, load_slots
-
-PROMPT_ROOT = Path(__file__).parent.parent / "prompts"
+from runner.api.types import LLM, Message
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,7 @@
 """Okapi BM25 over a document's chunks, and the chunks a claim is judged against.
 
+``runner.api.retrieval``: part of the plugin API (versioned with ``runner.api``).
+
 Why BM25 and not embeddings: alignment must work with only the ``judge`` role, offline and
 deterministically; a claim usually repeats the source's rare words (names, numbers), which
 is exactly what BM25 rewards. The scoring is Robertson's Okapi BM25 with Lucene's
@@ -20,7 +22,8 @@ import math
 from collections import Counter
 from collections.abc import Sequence
 
-from runner.api import Chunk, words
+from runner.api.text import words
+from runner.api.types import Chunk
 
 K1 = 1.5
 B = 0.75
