@@ -2,12 +2,11 @@
 
 Each atomic claim of the summary is asked about on its own: "is the above statement True or
 False?" against the source (or the passages retrieved for it, ``retrieval.py``); ``True``
-is supported. The claims are the ones the data gives (``extras["claims"]``: StorySumm's and
-FABLES' released claims) or, when it gives none, those the judge extracts with the
-alignment metric's claim prompt and parser (``runner/api/claims.py``, up to
-``EXTRACT_ATTEMPTS`` asks); an extracted claim
-whose words are not in the summary (a small judge copying the prompt's example) is left out
-with a note.
+is supported. The claims are the ones the data gives (``extras["claims"]``: StorySumm's and FABLES'
+released claims) or, when it gives none, those the judge extracts with the alignment
+metric's claim prompt (``metrics.CLAIMS_PROMPT``) and parser (``runner.api.claims``, up to
+``EXTRACT_ATTEMPTS`` asks); an extracted claim whose words are not in the summary (a small
+judge copying the prompt's example) is left out with a note.
 
 A summary's values:
 

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import json
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, fields
@@ -241,3 +242,17 @@ def as_list(data: Any, *names: str) -> list[Any] | None:
         return data
     found = key_of(data, *names)
     return found if isinstance(found, list) else None
+
+
+def as_number(value: Any) -> float | None:
+    """A finite number from a JSON number or a numeric string; None for anything else.
+
+    ``true``/``false`` are not numbers here; a table's cell reads the same way.
+    """
+    if isinstance(value, bool):
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if math.isfinite(number) else None

@@ -8,11 +8,10 @@ asked again (``runner.api.asking.Asker``).
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from runner.api.asking import as_text
-from runner.api.judging import as_list, key_of
+from runner.api.judging import as_list, as_number, key_of
 
 IDK = {"idk", "i don't know", "i do not know", "unknown"}
 """The "cannot be found in the summary" answer, in its usual spellings."""
@@ -32,7 +31,7 @@ def check_questions(data: Any) -> tuple[Any, str]:
     for item in items:
         question = as_text(key_of(item, "question"))
         answer = as_text(key_of(item, "answer", "reference_answer", "original_answer"))
-        importance = _number(key_of(item, "importance"))
+        importance = as_number(key_of(item, "importance"))
         if not (question and answer and importance in (1, 2, 3, 4, 5)):
             return (
                 None,
@@ -52,18 +51,7 @@ def check_score(data: Any) -> tuple[Any, str]:
     """(score 0-5, reason); a 'verdicts' list as in the article's batched form gives its first."""
     verdicts = as_list(data, "verdicts")
     item = verdicts[0] if verdicts else data
-    score = _number(key_of(item, "score"))
+    score = as_number(key_of(item, "score"))
     if score is None or not 0 <= score <= 5:
         return None, "'score' must be a number from 0 to 5"
     return (float(score), as_text(key_of(item, "reason"))), ""
-
-
-def _number(value: Any) -> float | None:
-    """A JSON number or numeric string; None otherwise."""
-    if isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import csv
 import json
-import math
 from collections.abc import Collection, Iterator
 from pathlib import Path
 from typing import Any
 
+from runner.api.judging import as_number
 from runner.api.spreadsheet import header_and_rows, read_text
 from runner.human.attribute import bad
 from runner.human.judgments import HumanDataError, Rating
@@ -38,7 +38,7 @@ def read_table(path: Path, numeric: Collection[str] = ()) -> list[Rating]:
     if not rows:
         raise HumanDataError(f"{path}: has no rows; write one row per document and criterion")
     numbers = set(numeric) | {
-        str(r["criterion"]) for _, r in rows if _number(r["value"]) is not None
+        str(r["criterion"]) for _, r in rows if as_number(r["value"]) is not None
     }
     ratings = []
     seen: set[tuple[str, str, str, str]] = set()
@@ -49,7 +49,7 @@ def read_table(path: Path, numeric: Collection[str] = ()) -> list[Rating]:
         where = f"row {line} (book {document!r})"
         value: float | str = str(row["value"])
         if criterion in numbers:
-            number = _number(row["value"])
+            number = as_number(row["value"])
             if number is None:
                 problem = f"{row['value']!r} is not a number, and {criterion!r} is scored"
                 raise bad(path, where, "value", problem, "write a number (or drop the row)")
@@ -61,17 +61,6 @@ def read_table(path: Path, numeric: Collection[str] = ()) -> list[Rating]:
         seen.add(identity)
         ratings.append(Rating(document, system, criterion, value, annotator))
     return ratings
-
-
-def _number(value: Any) -> float | None:
-    """``value`` as a finite float, or None when it is not one."""
-    if isinstance(value, bool):
-        return None
-    try:
-        number = float(value)
-    except (TypeError, ValueError):
-        return None
-    return number if math.isfinite(number) else None
 
 
 def _checked(path: Path, line: int, row: dict[str, Any]) -> _Row:
