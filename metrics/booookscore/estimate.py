@@ -19,7 +19,7 @@ from metrics.booookscore.prompt import (
     load_template,
     numbered,
 )
-from runner.api import Guide, Message, Phase, Prompt, count_tokens, split_sentences
+from runner.api import Guide, Message, MetricEstimateInput, Phase, count_tokens, split_sentences
 
 KEY = "metrics.booookscore."
 """Where its parameters are set (named in an error about a prompt file)."""
@@ -33,20 +33,13 @@ judge asks): 'The mill burned in the spring.' is 8 tokens; a long compound sente
 book summary ~60."""
 
 
-def estimate(
-    summary: str | None,
-    expected: float,
-    judge: Guide,
-    *,
-    prompt: Prompt,
-    prompt_path: str | None = None,
-    batch_prompt_path: str | None = None,
-    batch_size: int = 1,
-    max_attempts: int = 3,
-    max_tokens: int = 256,
-    **_: object,
-) -> list[Phase]:
+def estimate(inputs: MetricEstimateInput) -> list[Phase]:
     """The judge's calls for one summary: given (exact count) or of ``expected`` tokens."""
+    params, summary, expected = inputs.params, inputs.summary, inputs.expected
+    judge = inputs.roles["judge"]
+    batch_size, max_attempts = params["batch_size"], params["max_attempts"]
+    prompt_path, batch_prompt_path = params["prompt_path"], params["batch_prompt_path"]
+    max_tokens = params["max_tokens"]
     batch = max(1, int(batch_size))
     if batch > 1:
         template = load_template(batch_prompt_path, BATCH_PROMPT, KEY + "batch_prompt_path")

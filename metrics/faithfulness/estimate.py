@@ -16,14 +16,13 @@ for it, up to the window.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from typing import Any
 
 from metrics import CLAIMS_PROMPT
 from metrics.faithfulness.claims import CLAIM_PURPOSE, EXTRACT_PURPOSE, EXTRACT_TOKENS
 from metrics.faithfulness.label import ANSWER_PURPOSE, BINARY_PURPOSE, REASON_PURPOSE
 from metrics.faithfulness.prompts import load
-from runner.api import Document, Guide, Phase, Prompt, count_tokens
+from runner.api import Guide, MetricEstimateInput, Phase, count_tokens
 
 SOURCE_TOKENS = (850.0, 400.0, 2000.0)
 """Guess (point, cheap, dear): a StorySumm story is ~640 words, ~850 tokens (its stories run
@@ -36,27 +35,17 @@ REASONING_TOKENS = 80.0
 """Guess: 'a couple sentences of reasoning'."""
 
 
-def estimate(
-    summary: str | None,
-    expected: float,
-    judge: Guide,
-    *,
-    prompt: Prompt,
-    method: str = "binary",
-    prompt_dir: str | None = None,
-    max_tokens: int = 50,
-    reasoning_tokens: int = 350,
-    extras: Mapping[str, Any] | None = None,
-    document: Document | None = None,
-    **_: object,
-) -> list[Phase]:
+def estimate(inputs: MetricEstimateInput) -> list[Phase]:
     """The judge's calls for one summary (given, or of ``expected`` tokens)."""
+    params, summary, judge = inputs.params, inputs.summary, inputs.roles["judge"]
+    method, max_tokens = params["method"], params["max_tokens"]
+    document, expected = inputs.document, inputs.expected
     if document is not None:
         source = float(count_tokens(document.text))
     else:
         source = judge.pick("source tokens", *SOURCE_TOKENS, "guess: a ~640-word story")
     said = count_tokens(summary) if summary is not None else expected
-    fixed = float(count_tokens(load(method, prompt_dir).fixed_text()))
+    fixed = float(count_tokens(load(method, params["prompt_dir"]).fixed_text()))
     answer = judge.completion(
         CLAIM_PURPOSE if method == "claims" else BINARY_PURPOSE,
         ANSWER_TOKENS,
@@ -67,14 +56,17 @@ def estimate(
         return [_phase(judge, BINARY_PURPOSE, 1, fixed + source + said, answer, 1)]
     if method == "cot":
         reasoning = judge.completion(
-            REASON_PURPOSE, REASONING_TOKENS, "a couple of sentences", cap=reasoning_tokens
+            REASON_PURPOSE,
+            REASONING_TOKENS,
+            "a couple of sentences",
+            cap=params["reasoning_tokens"],
         )
         first = fixed + source + said
         return [
             _phase(judge, REASON_PURPOSE, 1, first, reasoning, 1),
             _phase(judge, ANSWER_PURPOSE, 1, first + reasoning, answer, 1),
         ]
-    return _claims(summary, said, judge, fixed + source, answer, dict(extras or {}))
+    return _claims(summary, said, judge, fixed + source, answer, dict(inputs.extras))
 
 
 def _claims(

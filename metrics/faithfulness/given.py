@@ -50,6 +50,7 @@ from runner.api import (
     Document,
     Metric,
     MetricError,
+    MetricEstimateInput,
     MetricResult,
     Phase,
     Value,
@@ -236,7 +237,7 @@ def setup(*, path: str | None = None, rater: str | None = None, value: str = "fa
     return Given(file, rater or default_rater(file), given)
 
 
-def estimate(summary: Any, expected: Any, **params: Any) -> list[Phase]:
+def estimate(inputs: MetricEstimateInput) -> list[Phase]:
     """No model calls: the values are read from the file."""
     return []
 

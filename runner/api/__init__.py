@@ -38,9 +38,12 @@ A strategy built on another asks for it by name with ``plugin("strategy", name)`
 (``{"draft": "strategy"}``): the job then checks the name before it starts, and the other
 plugin's identity and prompts are part of the fingerprint.
 
-A strategy or metric may also declare ``estimate``, the calls it makes per document or per
-summary as ``Phase``s, each role's answer lengths asked of a ``Guide`` (``runner.api.estimating``);
-``estimate=true`` counts them, and notes a plugin without the hook as unknown.
+A strategy or metric may also declare ``estimate(inputs)``, the calls it makes per document
+(``StrategyEstimateInput``) or per summary (``MetricEstimateInput``) as ``Phase``s, each role's
+answer lengths asked of a ``Guide`` (``runner.api.estimating``); the inputs' ``params`` are
+complete (the run's values over the defaults ``summarize`` or ``setup`` declares), so the hook
+repeats no default. ``estimate=true`` counts them, and notes a plugin without the hook as
+unknown; ``run_estimate`` calls another plugin's hook (SummIt's draft's).
 
 A plugin that calls its models from threads of its own runs them through ``ThreadPool`` or
 ``thread_map(fn, items, max_workers)`` (``runner.api.threads``): each task keeps the document it
@@ -78,7 +81,16 @@ from runner.api.errors import (
     MetricError,
     RunnerError,
 )
-from runner.api.estimating import Guide, Phase, Prompt, prompt_text, template_tokens
+from runner.api.estimating import (
+    Guide,
+    MetricEstimateInput,
+    Phase,
+    Prompt,
+    StrategyEstimateInput,
+    prompt_text,
+    run_estimate,
+    template_tokens,
+)
 from runner.api.human_format import (
     CLAIM_LABELS,
     ClaimLabel,
@@ -165,8 +177,10 @@ __all__ = [
     "LLMError",
     "Message",
     "Metric",
+    "MetricEstimateInput",
     "Phase",
     "Prompt",
+    "StrategyEstimateInput",
     "Relation",
     "Span",
     "MetricError",
@@ -183,6 +197,7 @@ __all__ = [
     "decode",
     "encode",
     "prompt_text",
+    "run_estimate",
     "read_csv",
     "ends_with_sentence_end",
     "mean_values",

@@ -7,16 +7,23 @@ cannot know exactly (how long an answer is, whether the response cache has a req
 asks the role's ``Guide``, which answers from the store's measured runs or a named guess
 with its bounds, so the estimate can print a range and say which guess drives it.
 
-- strategy: ``estimate(chunks, <roles>, *, window, prompt, <params>) -> list[Phase]``, one
-  document's calls; ``<roles>`` are ``Guide``s named as in ``ROLES``, ``window`` the model's
-  context in tokens (0 when unknown), ``prompt`` a ``Prompt``, ``<params>`` the strategy's
-  parameters as ``summarize`` gets them.
-- metric: ``estimate(summary, expected, <roles>, *, prompt, <params>) -> list[Phase]``, the
-  calls to score one summary: ``summary`` the text when the data gives it (else None),
-  ``expected`` the strategy's expected summary length in tokens. A hook that takes an
-  ``extras`` keyword gets what the data says about the summary (its given ``claims``), and
-  one that takes ``document`` the source ``Document`` (None when the data gives none), for
-  a metric whose prompts carry the source.
+A hook takes one input object and returns a list of ``Phase``s:
+
+- strategy: ``estimate(inputs: StrategyEstimateInput) -> list[Phase]``, one document's calls:
+  its chunks, its roles as ``Guide``s, the model's context ``window``, its ``prompt`` files
+  and its ``params``;
+- metric: ``estimate(inputs: MetricEstimateInput) -> list[Phase]``, the calls to score one
+  summary: the ``summary`` when the data gives it, the ``expected`` summary length, its roles,
+  ``prompt``, ``params``, the source ``document`` and what the data says about the summary
+  (``extras``, e.g. its given claims).
+
+``params`` are complete: the run's values over the defaults the plugin's ``summarize`` or
+``setup`` declares (``runner.api.params``), so a hook repeats none of them.
+
+The older form, ``estimate(chunks, <roles>, *, window, prompt, <params>)`` and
+``estimate(summary, expected, <roles>, *, prompt, <params>)`` (with ``extras`` and
+``document`` when the hook names them), still works, with one deprecation line in the
+estimate naming the new form (``DEPRECATED_FORM``).
 
 Imports nothing of ``runner`` but the plugin API.
 """
@@ -24,13 +31,16 @@ Imports nothing of ``runner`` but the plugin API.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from dataclasses import dataclass
+import inspect
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from types import ModuleType
+from typing import Any, Protocol
 
+from runner.api.params import declared
 from runner.api.text import count_tokens
-from runner.api.types import Message
+from runner.api.types import Chunk, Document, Message
 
 Prompt = Callable[[str], Path | None]
 """A prompt file by its path within the plugin's prompt folders (``PROMPT_DIRS``), e.g.
@@ -120,3 +130,125 @@ def template_tokens(path: Path | None, *values: object) -> int:
     slots = text.count("{}")
     filled = [*values, *([""] * max(0, slots - len(values)))][:slots]
     return count_tokens(text.format(*filled))
+
+
+@dataclass(frozen=True)
+class StrategyEstimateInput:
+    """What a strategy's ``estimate`` hook is given for one document."""
+
+    chunks: Sequence[Chunk]
+    """The document's chunks, as the job's ``split_into_chunks`` makes them."""
+    roles: Mapping[str, Guide]
+    """Each of its ``ROLES`` as a ``Guide``, by role name (``inputs.roles["model"]``)."""
+    window: int
+    """The summarizer's context window in tokens (0 when unknown)."""
+    prompt: Prompt
+    """Its prompt files by their path within its ``PROMPT_DIRS``."""
+    params: Mapping[str, Any]
+    """Its parameters as ``summarize`` gets them: the run's values over the defaults
+    ``summarize`` declares (filled in by ``run_estimate``)."""
+
+
+@dataclass(frozen=True)
+class MetricEstimateInput:
+    """What a metric's ``estimate`` hook is given for one summary."""
+
+    summary: str | None
+    """The summary's text when the data gives it; None when a strategy will write it."""
+    expected: float
+    """The strategy's expected summary length in tokens."""
+    roles: Mapping[str, Guide]
+    """Each of its ``ROLES`` as a ``Guide``, by role name (``inputs.roles["judge"]``)."""
+    prompt: Prompt
+    """Its prompt files by their path within its ``PROMPT_DIRS``."""
+    params: Mapping[str, Any]
+    """Its parameters as ``setup`` gets them: the run's values over the defaults ``setup``
+    declares (filled in by ``run_estimate``)."""
+    document: Document | None = None
+    """The source, for a metric whose prompts carry it; None when the data gives none."""
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    """What the data says about the summary (its given ``claims``)."""
+
+
+EstimateInput = StrategyEstimateInput | MetricEstimateInput
+ENTRY = {StrategyEstimateInput: "summarize", MetricEstimateInput: "setup"}
+"""The function whose keyword-only parameters declare a plugin's parameters, by input kind."""
+NEW_FORM = {
+    StrategyEstimateInput: "estimate(inputs: runner.api.StrategyEstimateInput) -> list[Phase]",
+    MetricEstimateInput: "estimate(inputs: runner.api.MetricEstimateInput) -> list[Phase]",
+}
+DEPRECATED_FORM = (
+    "{who}: its estimate hook takes the older keyword form, deprecated since runner.api 0.1; "
+    "declare {form} (its params complete, no default repeated; docs: Plugin API)"
+)
+"""The one line an estimate prints for a hook of the older form."""
+
+
+def takes_one_input(hook: Callable[..., Any]) -> bool:
+    """Whether ``hook`` is ``estimate(inputs)``: exactly one positional parameter.
+
+    Every hook of the older form takes the chunks or the summary and more besides.
+    """
+    try:
+        parameters = list(inspect.signature(hook).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    return len(parameters) == 1 and parameters[0].kind in (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    )
+
+
+def run_estimate(module: ModuleType, inputs: EstimateInput) -> list[Phase] | None:
+    """``module``'s phases for ``inputs``; None when it declares no ``estimate``.
+
+    The hook gets its parameters completed with the defaults its module's ``summarize`` or
+    ``setup`` declares; a hook of the older form is called as it was (``DEPRECATED_FORM``).
+    Used by the core for a job's plugins and by a strategy built on another (SummIt's draft).
+    """
+    hook = getattr(module, "estimate", None)
+    if hook is None:
+        return None
+    if takes_one_input(hook):
+        entry = getattr(module, ENTRY[type(inputs)])
+        params = {**declared(entry).defaults, **inputs.params}
+        phases: list[Phase] = hook(_with_params(inputs, params))
+        return phases
+    return _older_form(hook, inputs)
+
+
+def _with_params(inputs: EstimateInput, params: Mapping[str, Any]) -> EstimateInput:
+    if isinstance(inputs, StrategyEstimateInput):
+        return StrategyEstimateInput(
+            inputs.chunks, inputs.roles, inputs.window, inputs.prompt, params
+        )
+    return MetricEstimateInput(
+        inputs.summary,
+        inputs.expected,
+        inputs.roles,
+        inputs.prompt,
+        params,
+        inputs.document,
+        inputs.extras,
+    )
+
+
+def _older_form(hook: Callable[..., Any], inputs: EstimateInput) -> list[Phase]:
+    """The hook called with the arguments of the older form (runner.api 0.1 before inputs)."""
+    if isinstance(inputs, StrategyEstimateInput):
+        return hook(  # type: ignore[no-any-return]
+            list(inputs.chunks),
+            **inputs.roles,
+            window=inputs.window,
+            prompt=inputs.prompt,
+            **inputs.params,
+        )
+    params = dict(inputs.params)
+    asks = inspect.signature(hook).parameters
+    if "extras" in asks:
+        params["extras"] = dict(inputs.extras)
+    if "document" in asks:
+        params["document"] = inputs.document
+    return hook(  # type: ignore[no-any-return]
+        inputs.summary, inputs.expected, **inputs.roles, prompt=inputs.prompt, **params
+    )

@@ -8,7 +8,6 @@ litellm and no MLflow (``--cfg``, ``--help`` and config errors stay fast).
 
 from __future__ import annotations
 
-import inspect
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field, fields
@@ -17,6 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from runner.api.errors import ConfigError
+from runner.api.params import declared
 from runner.config.batching import check_batch
 from runner.config.checks import check_fields, number, refuse_secret
 from runner.config.data_config import DataConfig, data_config
@@ -111,7 +111,7 @@ class RunConfig:
 
 
 def _keyword_params(fn: Callable[..., Any]) -> set[str]:
-    return {p.name for p in inspect.signature(fn).parameters.values() if p.kind == p.KEYWORD_ONLY}
+    return set(declared(fn).params)
 
 
 def _check_params(kind: str, name: str, fn: Callable[..., Any], params: dict[str, Any]) -> None:

@@ -29,7 +29,12 @@ from runner.config.run_config import RunConfig
 from runner.estimate.cached import probes
 from runner.estimate.guide import Guide, Scenario
 from runner.estimate.history import history
-from runner.estimate.hooks import metric_phases, strategy_phases, summary_tokens
+from runner.estimate.hooks import (
+    deprecated_forms,
+    metric_phases,
+    strategy_phases,
+    summary_tokens,
+)
 from runner.estimate.latency import default_latency
 from runner.estimate.rates import rate_seconds
 from runner.estimate.span import Driver, Figures, Span
@@ -244,6 +249,7 @@ def estimate_cell(
         low, high = STARTUP_BOUNDS
         text = f"guess ~{STARTUP_S:.0f} s (bounds: {low:.0f}-{high:.0f} s)"
         overhead = scenario.pick("job's own seconds", STARTUP_S, low, high, text)
+    notes.update(deprecated_forms(config))
     kept = tuple(sorted(n for n in notes if n))
     used = tuple(sorted(scenario.used.items()))
     return CellEstimate(

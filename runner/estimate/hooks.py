@@ -11,16 +11,22 @@ figures (cost, wall time) made of these phases are ``runner.estimate.cell``.
 from __future__ import annotations
 
 import hashlib
-import inspect
-from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from runner.api.chunking import split_into_chunks
 from runner.api.errors import RunnerError
-from runner.api.estimating import Guide as HookGuide
-from runner.api.estimating import Phase, Prompt
+from runner.api.estimating import (
+    DEPRECATED_FORM,
+    NEW_FORM,
+    EstimateInput,
+    MetricEstimateInput,
+    Phase,
+    Prompt,
+    StrategyEstimateInput,
+    run_estimate,
+    takes_one_input,
+)
 from runner.api.types import Chunk, WorkItem
 from runner.config.run_config import RunConfig
 from runner.estimate.guide import Guide
@@ -28,14 +34,14 @@ from runner.plugins.identity import prompt_folders
 
 UNKNOWN_STRATEGY = (
     "strategy {name}: its calls are unknown (not counted); declare "
-    "estimate(chunks, <roles>, *, window, prompt, <params>) -> list[Phase] in its module "
-    "(runner.api) to count them"
+    "estimate(inputs: runner.api.StrategyEstimateInput) -> list[Phase] in its module to "
+    "count them"
 )
 """The note for a strategy with model roles and no ``estimate`` hook."""
 UNKNOWN_METRIC = (
     "metric {label}: its calls are unknown (not counted); declare "
-    "estimate(summary, expected, <roles>, *, prompt, <params>) -> list[Phase] in its module "
-    "(runner.api) to count them"
+    "estimate(inputs: runner.api.MetricEstimateInput) -> list[Phase] in its module to "
+    "count them"
 )
 """The note for a metric with model roles and no ``estimate`` hook."""
 _CHUNKS: dict[tuple[str, int], list[Chunk]] = {}
@@ -70,23 +76,16 @@ def strategy_phases(
     if item.summary is not None or item.source is None:
         return [], ""
     module = config.strategy_module
-    hook = getattr(module, "estimate", None)
-    if hook is None:  # a strategy with no model role calls none: nothing to count
+    if getattr(module, "estimate", None) is None:  # no model role: it calls none
         return [], UNKNOWN_STRATEGY.format(name=config.strategy) if module.ROLES else ""
-    chunks = chunks_of(item.source.text, config.chunk)
-    roles: dict[str, HookGuide] = {role: guide[role] for role in module.ROLES}
-    prompt = _prompts(module)
-    params = config.strategy_params
-    return _called(
-        f"strategy {config.strategy}",
-        module,
-        hook,
-        chunks,
-        **roles,
-        window=window,
-        prompt=prompt,
-        **params,
-    ), ""
+    inputs = StrategyEstimateInput(
+        chunks_of(item.source.text, config.chunk),
+        {role: guide[role] for role in module.ROLES},
+        window,
+        _prompts(module),
+        config.strategy_params,
+    )
+    return _called(f"strategy {config.strategy}", module, inputs), ""
 
 
 def summary_tokens(phases: list[Phase]) -> float:
@@ -102,36 +101,42 @@ def metric_phases(
     phases, notes = [], []
     for label, params in config.metrics.items():
         module = config.metric_module(label)
-        hook = getattr(module, "estimate", None)
-        if hook is not None:
-            roles: dict[str, HookGuide] = {role: guide[role] for role in module.ROLES}
-            prompt = _prompts(module)
-            asks = inspect.signature(hook).parameters
-            if "extras" in asks:  # what the data says about the summary (given claims)
-                params = {**params, "extras": dict(item.extras)}
-            if "document" in asks:  # the source, for a metric whose prompts carry it
-                params = {**params, "document": item.source}
-            phases += _called(
-                f"metric {label}",
-                module,
-                hook,
+        if getattr(module, "estimate", None) is not None:
+            inputs = MetricEstimateInput(
                 item.summary,
                 summary,
-                **roles,
-                prompt=prompt,
-                **params,
+                {role: guide[role] for role in module.ROLES},
+                _prompts(module),
+                params,
+                item.source,
+                dict(item.extras),
             )
+            phases += _called(f"metric {label}", module, inputs)
         elif module.ROLES:
             notes.append(UNKNOWN_METRIC.format(label=label))
     return phases, notes
 
 
-def _called(
-    who: str, module: ModuleType, hook: Callable[..., Any], *args: Any, **kwargs: Any
-) -> list[Phase]:
+def deprecated_forms(config: RunConfig) -> list[str]:
+    """One line per plugin of the cell whose ``estimate`` takes the older keyword form."""
+    hooks: list[tuple[str, ModuleType, type]] = [
+        (f"strategy {config.strategy}", config.strategy_module, StrategyEstimateInput)
+    ]
+    hooks += [
+        (f"metric {label}", config.metric_module(label), MetricEstimateInput)
+        for label in config.metrics
+    ]
+    return [
+        DEPRECATED_FORM.format(who=who, form=NEW_FORM[kind])
+        for who, module, kind in hooks
+        if getattr(module, "estimate", None) is not None and not takes_one_input(module.estimate)
+    ]
+
+
+def _called(who: str, module: ModuleType, inputs: EstimateInput) -> list[Phase]:
     """A plugin's ``estimate`` hook called, its answer checked: a list of ``Phase``s."""
     try:
-        phases = hook(*args, **kwargs)
+        phases = run_estimate(module, inputs)
     except RunnerError:
         raise
     except Exception as err:

@@ -26,10 +26,11 @@ that forgot one is refused with one line rather than read with a silent default 
 - strategy or metric: optionally ``BATCH_ROLES``, the roles whose requests may wait in
   provider batches with ``<role>.batch=true`` (``runner/config/batching.py``; a strategy's
   default is none, a metric's every role);
-- strategy or metric: optionally ``estimate``, its calls per document
-  (``estimate(chunks, <roles>, *, window, prompt, <params>)``) or per summary
-  (``estimate(summary, expected, <roles>, *, prompt, <params>)``) as ``runner.api.estimating``
-  ``Phase``s, each role a ``Guide``; without it ``estimate=true`` notes its calls as unknown;
+- strategy or metric: optionally ``estimate(inputs)``, its calls per document
+  (``StrategyEstimateInput``) or per summary (``MetricEstimateInput``) as
+  ``runner.api.estimating`` ``Phase``s, each role a ``Guide``, its params complete (the older
+  keyword form still runs, deprecated); without it ``estimate=true`` notes its calls as
+  unknown;
 - data loader: ``KEYS`` (the ``data.*`` keys it reads) and ``load(*, <keys>)`` returning
   a list of ``runner.api.Document``.
 

@@ -3,10 +3,8 @@
 from __future__ import annotations
 
 from runner.api import (
-    Chunk,
-    Guide,
     Phase,
-    Prompt,
+    StrategyEstimateInput,
     count_tokens,
     decode,
     encode,
@@ -16,28 +14,18 @@ from runner.api import (
 from strategies.estimating import prompt_set
 
 
-def estimate(
-    chunks: list[Chunk],
-    model: Guide,
-    *,
-    window: int,
-    prompt: Prompt,
-    max_summary_len: int = 900,
-    words_per_token: float = 0.65,
-    safety_margin: float = 0.1,
-    prompts: str = "paper",
-    **_: object,
-) -> list[Phase]:
+def estimate(inputs: StrategyEstimateInput) -> list[Phase]:
     """One call: the document cut to what fits the window with the prompt and the budget.
 
     Nothing when the response cache already has that call.
     """
-    named = prompt_set(prompt, "baseline", str(prompts))
-    budget = int(max_summary_len)
-    words = int(budget * float(words_per_token))
+    params, model = inputs.params, inputs.roles["model"]
+    named = prompt_set(inputs.prompt, "baseline", "paper")  # one prompt, no sets to choose
+    budget = int(params["max_summary_len"])
+    words = int(budget * float(params["words_per_token"]))
     overhead = template_tokens(named("summarize"), "", words)
-    room = int(window * (1 - float(safety_margin))) - overhead - budget
-    text = "".join(c.text for c in chunks)
+    room = int(inputs.window * (1 - float(params["safety_margin"]))) - overhead - budget
+    text = "".join(c.text for c in inputs.chunks)
     tokens = encode(text)
     kept = text if len(tokens) <= room else decode(tokens[: max(0, room)])
     if model.cached(prompt_text(named("summarize")).format(kept.strip(), words), budget):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
-from runner.api import Chunk, Guide, Phase, Prompt, prompt_text, template_tokens
+from runner.api import Phase, StrategyEstimateInput, prompt_text, template_tokens
 from strategies.estimating import cleans_up, cleanup, prompt_set, words
 
 LABEL_TOKENS = 6
@@ -24,37 +24,23 @@ Over = Callable[[str, int], int]
 """Tokens a prompt adds around what it is given, by its name and the answer's budget."""
 
 
-def estimate(
-    chunks: list[Chunk],
-    model: Guide,
-    *,
-    window: int,
-    prompt: Prompt,
-    prompts: str = "paper",
-    max_summary_len: int = 900,
-    level_ratio: float = 0.65,
-    words_per_token: float = 0.65,
-    context_share: float = 0.2,
-    max_attempts: int = 6,
-    max_levels: int = 8,
-    safety_margin: float = 0.05,
-    postprocess: object = "remove_artifacts",
-    **_: object,
-) -> list[Phase]:
+def estimate(inputs: StrategyEstimateInput) -> list[Phase]:
     """Level 0 (concurrent), the merge levels (chained by the prior context), the clean-up.
 
     A level-0 summary already in the response cache costs nothing.
     """
-    named = prompt_set(prompt, "hier", str(prompts))
-    final, ratio = int(max_summary_len), float(level_ratio)
-    wpt, share, attempts = float(words_per_token), float(context_share), int(max_attempts)
-    usable = int(window * (1 - float(safety_margin)))
+    params, chunks, model = inputs.params, inputs.chunks, inputs.roles["model"]
+    named = prompt_set(inputs.prompt, "hier", str(params["prompts"]))
+    final, ratio = int(params["max_summary_len"]), float(params["level_ratio"])
+    wpt, share = float(params["words_per_token"]), float(params["context_share"])
+    attempts = int(params["max_attempts"])
+    usable = int(inputs.window * (1 - float(params["safety_margin"])))
 
     def over(name: str, budget: int) -> int:
         slots = {"init": 1, "merge": 1, "merge_context": 2}[name]
         return template_tokens(named(name), *([""] * slots), words(budget, wpt))
 
-    top = _plan(len(chunks), usable, final, ratio, share, over, int(max_levels))
+    top = _plan(len(chunks), usable, final, ratio, share, over, int(params["max_levels"]))
     budgets = [max(1, round(final * ratio ** (top - level))) for level in range(top + 1)]
     fill0, fill = model.fill("hier/level0"), model.fill("hier/merge")
     retry0, retry = model.retries("hier/level0"), model.retries("hier/merge")
@@ -98,7 +84,7 @@ def estimate(
             )
         )
         lengths = [fill * budget] * count
-    if cleans_up(postprocess):
+    if cleans_up(params["postprocess"]):
         phases.append(cleanup(named, lengths[0] if lengths else 0.0, model))
     return phases
 

@@ -7,35 +7,24 @@ its word target growing with what has been read; compressions as the store measu
 
 from __future__ import annotations
 
-from runner.api import Chunk, Guide, Phase, Prompt, prompt_text, template_tokens
+from runner.api import Phase, StrategyEstimateInput, prompt_text, template_tokens
 from strategies.estimating import cleans_up, cleanup, prompt_set, words
 
 WORDS_PER_TOKEN = 0.75
 """English prose: about 0.75 words per cl100k token (an update's word target in tokens)."""
 
 
-def estimate(
-    chunks: list[Chunk],
-    model: Guide,
-    *,
-    window: int,
-    prompt: Prompt,
-    prompts: str = "paper",
-    max_summary_len: int = 900,
-    words_per_token: float = 0.65,
-    max_attempts: int = 6,
-    postprocess: object = "remove_artifacts",
-    **_: object,
-) -> list[Phase]:
+def estimate(inputs: StrategyEstimateInput) -> list[Phase]:
     """One update per chunk, each after the one before; compressions as measured (else none).
 
     A first update already in the response cache costs nothing.
     """
-    named = prompt_set(prompt, "incremental", str(prompts))
+    params, chunks, model = inputs.params, inputs.chunks, inputs.roles["model"]
+    named = prompt_set(inputs.prompt, "incremental", str(params["prompts"]))
     sizes = [c.n_tokens for c in chunks]
-    budget = int(max_summary_len)
-    final_words = words(budget, float(words_per_token))
-    attempts = int(max_attempts)
+    budget = int(params["max_summary_len"])
+    final_words = words(budget, float(params["words_per_token"]))
+    attempts = int(params["max_attempts"])
     total = sum(max(1, s) for s in sizes)
     measured = model.measured("incremental/update")
     guess = "guess: its word target at 0.75 words a token (bounds: none of the budget to all)"
@@ -85,6 +74,6 @@ def estimate(
                 calls,
             )
         )
-    if cleans_up(postprocess):
+    if cleans_up(params["postprocess"]):
         phases.append(cleanup(named, running, model))
     return phases

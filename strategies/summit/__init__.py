@@ -36,10 +36,8 @@ Choices where the paper is silent, each a parameter:
 
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
 
 from runner.api import (
     LLM,
@@ -52,11 +50,11 @@ from runner.api import (
     count_tokens,
     decode,
     encode,
-    plugin,
 )
 from runner.api.budgets import effective_window, word_limit
 from runner.api.generation import tally
 from strategies.prompting import PROMPT_ROOT as PROMPT_ROOT  # prompts/ beside the package
+from strategies.summit.draft import draft_keywords, draft_module
 from strategies.summit.estimate import estimate as estimate  # estimate=true counts its calls
 from strategies.summit.feedback import OPERATIONS, Feedback, parse_feedback
 from strategies.summit.loop import Loop, run_loop
@@ -81,8 +79,6 @@ VALUES = {
 PLUGIN_PARAMS = {"draft": "strategy"}
 """``draft`` names the base strategy: any the registry finds, checked before the job starts
 and part of the fingerprint (its identity and prompts)."""
-DRAFT_KEYWORDS = ("max_summary_len", "words_per_token")
-"""What SummIt passes its draft beside the chunks and the summarizer, when it takes them."""
 
 
 def summarize(
@@ -175,7 +171,7 @@ def _check(
     """The settings checked before any call; returns the draft strategy's module, looked up once."""
     if draft == "summit":
         raise ConfigError("strategy.draft=summit would draft with itself; choose hier")
-    base = _draft(draft)
+    base = draft_module(draft)
     if draft_for not in ("long", "all"):
         raise ConfigError(
             f"strategy.draft_for={draft_for} must be long (documents over the windows) or all"
@@ -219,11 +215,8 @@ def _source_and_draft(
     fits = count_tokens(text) <= room
     if fits and draft_for == "long":
         return text.strip(), None, 0, False
-    kwargs: dict[str, Any] = {
-        "max_summary_len": max_summary_len,
-        "words_per_token": words_per_token,
-    }
-    result = draft.summarize(chunks, model, **_accepted(draft.summarize, kwargs))
+    values = {"max_summary_len": max_summary_len, "words_per_token": words_per_token}
+    result = draft.summarize(chunks, model, **draft_keywords(draft.summarize, values))
     if fits:
         return text.strip(), result, 0, False
     level0 = [
@@ -317,25 +310,3 @@ __all__ = [
 ]
 """What the module declares as a plugin (the Protocol ``runner.api.StrategyModule`` reads it),
 and the feedback parser its tests use."""
-
-
-def _draft(name: str) -> ModuleType:
-    """The base strategy named ``name``, found as the job finds its own (``runner.api.plugin``)."""
-    try:
-        module = plugin("strategy", name)
-    except ConfigError as err:
-        raise ConfigError(f"strategy.draft={name}: {err}") from None
-    if any(role != "model" for role in module.ROLES):
-        raise ConfigError(
-            f"strategy.draft={name} needs the roles {module.ROLES}; a draft gets the "
-            "summarizer (model) only: choose hier, incremental or baseline"
-        )
-    return module
-
-
-def _accepted(function: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-    """The ``DRAFT_KEYWORDS`` the draft's ``summarize`` takes (a researcher's may take none)."""
-    parameters = inspect.signature(function).parameters
-    if any(p.kind == p.VAR_KEYWORD for p in parameters.values()):
-        return kwargs
-    return {k: v for k, v in kwargs.items() if k in parameters}

@@ -8,7 +8,8 @@ counted at ``max_iterations``, the dear end of their range (SummIt stops early o
 
 from __future__ import annotations
 
-from runner.api import Chunk, ConfigError, Guide, Phase, Prompt, plugin
+from runner.api import ConfigError, Guide, Phase, StrategyEstimateInput, run_estimate
+from strategies.summit.draft import draft_keywords, draft_module
 
 DIRECT_PROMPT_TOKENS = 300
 """The direct summary's prompt around the document (instructions and budget)."""
@@ -22,42 +23,36 @@ FEEDBACK_SHARE = 0.6
 """Guess: feedback uses 60% of ``eval_max_tokens``."""
 
 
-def estimate(
-    chunks: list[Chunk],
-    model: Guide,
-    evaluator: Guide,
-    *,
-    window: int,
-    prompt: Prompt,
-    draft: str = "hier",
-    draft_for: str = "long",
-    max_iterations: int = 5,
-    max_summary_len: int = 900,
-    eval_max_tokens: float = 512,
-    **params: object,
-) -> list[Phase]:
+def estimate(inputs: StrategyEstimateInput) -> list[Phase]:
     """The draft, then ``max_iterations`` evaluations and one revision fewer (the cap)."""
-    sizes = [c.n_tokens for c in chunks]
-    budget = int(max_summary_len)
+    params, window = inputs.params, inputs.window
+    model, evaluator = inputs.roles["model"], inputs.roles["evaluator"]
+    sizes = [c.n_tokens for c in inputs.chunks]
+    budget = int(params["max_summary_len"])
     fits = sum(sizes) + budget * 2 + FITS_ALLOWANCE < window
-    if fits and draft_for == "long":
+    if fits and params["draft_for"] == "long":
         answer = model.fill("summit/summarize") * budget
         phases = [
             Phase("model", "summit/summarize", 1, sum(sizes) + DIRECT_PROMPT_TOKENS, answer, 1)
         ]
         source = float(sum(sizes))
     else:
-        shape = getattr(plugin("strategy", str(draft)), "estimate", None)
-        if shape is None:
-            raise ConfigError(
-                f"strategy.draft={draft}: its calls are unknown, so SummIt's cannot be counted; "
-                "declare estimate(chunks, <roles>, *, window, prompt, <params>) in its module"
-            )
-        phases = shape(
-            chunks, model, window=window, prompt=prompt, max_summary_len=budget, **params
+        draft = draft_module(str(params["draft"]))
+        given = draft_keywords(draft.summarize, dict(params))
+        drafted = run_estimate(
+            draft,
+            StrategyEstimateInput(inputs.chunks, {"model": model}, window, inputs.prompt, given),
         )
+        if drafted is None:
+            raise ConfigError(
+                f"strategy.draft={params['draft']}: its calls are unknown, so SummIt's cannot "
+                "be counted; declare estimate(inputs: runner.api.StrategyEstimateInput) in its "
+                "module"
+            )
+        phases = drafted
         source = float(min(sum(sizes), window // 2))
-    rounds = _rounds(source, model, evaluator, int(max_iterations), budget, eval_max_tokens)
+    most = int(params["max_iterations"])
+    rounds = _rounds(source, model, evaluator, most, budget, params["eval_max_tokens"])
     return [*phases, *rounds]
 
 

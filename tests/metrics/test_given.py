@@ -24,6 +24,7 @@ from mlflow.tracking import MlflowClient
 
 import metrics.faithfulness.given as given
 from runner.api.errors import ConfigError, MetricError
+from runner.api.estimating import MetricEstimateInput, run_estimate
 from runner.api.types import MetricResult
 from tests.metrics.conftest import REPO
 from tests.runner.test_app import all_runs, artifact, run
@@ -257,7 +258,8 @@ def test_a_missing_path_is_one_line() -> None:
 
 
 def test_it_calls_no_model_and_estimates_none() -> None:
-    assert given.ROLES == () and given.estimate("summary", 100.0, prompt={}) == []
+    inputs = MetricEstimateInput("summary", 100.0, {}, lambda relative: None, {})
+    assert given.ROLES == () and run_estimate(given, inputs) == []
 
 
 # --- the fingerprint ----------------------------------------------------------------------

@@ -6,7 +6,14 @@ deterministic. It imports only ``runner.api``, the plugin API.
 
 from __future__ import annotations
 
-from runner.api import Chunk, ConfigError, Phase, Prompt, StrategyResult, split_sentences
+from runner.api import (
+    Chunk,
+    ConfigError,
+    Phase,
+    StrategyEstimateInput,
+    StrategyResult,
+    split_sentences,
+)
 
 ROLES: tuple[str, ...] = ()
 """No model role: nothing is generated."""
@@ -28,11 +35,12 @@ def summarize(chunks: list[Chunk], *, k: int = 3) -> StrategyResult:
     return StrategyResult(summary=" ".join(lead), counters={"sentences": float(len(lead))})
 
 
-def estimate(chunks: list[Chunk], *, window: int, prompt: Prompt, k: int = 3) -> list[Phase]:
+def estimate(inputs: StrategyEstimateInput) -> list[Phase]:
     """No call to count: ``estimate=true`` asks each strategy for its calls per document.
 
     A strategy with a model role returns one ``Phase`` per group of alike calls (its role,
     purpose, calls, prompt and completion tokens, calls on the critical path), asking each
-    role's ``Guide`` how long its answers are (``runner.api.estimating``).
+    role's ``Guide`` (``inputs.roles``) how long its answers are (``runner.api.estimating``);
+    ``inputs.params["k"]`` is ``summarize``'s default or the run's value.
     """
     return []

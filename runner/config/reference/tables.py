@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from runner.api.errors import ConfigError
+from runner.api.params import declared
 from runner.config.data_config import DataConfig
 from runner.config.reference.sources import (
     SKIPPED,
@@ -267,9 +268,7 @@ def _plugin_keys(
     hints: dict[str, Any] = {}
     if plugin is not None:
         fn = getattr(load(plugin), PLUGIN_GROUPS[group])
-        params = {
-            p.name: p for p in inspect.signature(fn).parameters.values() if p.kind == p.KEYWORD_ONLY
-        }
+        params = dict(declared(fn).params)
         hints = type_hints(fn)
     keys = []
     names = list(block) + [p for p in params if p not in block]

@@ -1,7 +1,9 @@
 """The faithfulness metric's estimate hook: the judge's calls per summary, counted by hand.
 
 binary is one call, cot two, claims one per given claim (rounds: the claims over the judge's
-concurrency), and without given claims one extraction call plus the guessed claim count.
+concurrency), and without given claims one extraction call plus the guessed claim count. The
+hook is called as the core calls it (``run_estimate``): the parameters a test leaves out are
+``setup``'s defaults.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ import math
 from pathlib import Path
 
 import metrics.faithfulness as faithfulness
-from runner.api import Document, Message, count_tokens
+from runner.api import Document, Message, MetricEstimateInput, Phase, count_tokens, run_estimate
 
 
 class FixedGuide:
@@ -53,14 +55,31 @@ def _prompt(relative: str) -> Path | None:
     return None
 
 
-def _calls(method: str, concurrency: int = 4, **extra: object) -> tuple[float, float]:
-    phases = faithfulness.estimate(
+def _estimate(
+    summary: str | None,
+    expected: float,
+    guide: FixedGuide,
+    method: str,
+    extras: dict[str, object] | None = None,
+    document: Document | None = None,
+) -> list[Phase]:
+    inputs = MetricEstimateInput(
+        summary, expected, {"judge": guide}, _prompt, {"method": method}, document, extras or {}
+    )
+    phases = run_estimate(faithfulness, inputs)
+    assert phases is not None
+    return phases
+
+
+def _calls(
+    method: str, concurrency: int = 4, extras: dict[str, object] | None = None
+) -> tuple[float, float]:
+    phases = _estimate(
         "The keeper lit the lantern. The ship came home.",
         100.0,
         FixedGuide(concurrency),
-        prompt=_prompt,
-        method=method,
-        **extra,
+        method,
+        extras,
     )
     assert all(p.role == "judge" for p in phases)
     return sum(p.calls for p in phases), sum(p.rounds for p in phases)
@@ -81,9 +100,7 @@ def test_claims_not_given_add_the_extraction_call_to_a_guessed_count() -> None:
     calls, rounds = _calls("claims", concurrency=100, extras={})
     assert calls >= 2.0  # the extraction call and at least one claim
     assert rounds == 2.0  # extraction, then every claim at once
-    phases = faithfulness.estimate(
-        None, 150.0, FixedGuide(1), prompt=_prompt, method="claims", extras={}
-    )
+    phases = _estimate(None, 150.0, FixedGuide(1), "claims", {})
     claim_calls = [p.calls for p in phases if p.purpose == "faithfulness.claim"]
     assert claim_calls == [150.0 / 15.0]  # the expected summary over ~15 tokens a claim
 
@@ -96,14 +113,8 @@ def test_the_source_given_is_counted_in_every_call_instead_of_the_guess() -> Non
     claims = ("The keeper lit the lantern.", "The ship came home.", "It rained.")
 
     def prompts(method: str, text: str) -> float:
-        phases = faithfulness.estimate(
-            summary,
-            100.0,
-            FixedGuide(4),
-            prompt=_prompt,
-            method=method,
-            extras={"claims": claims},
-            document=Document("d", text),
+        phases = _estimate(
+            summary, 100.0, FixedGuide(4), method, {"claims": claims}, Document("d", text)
         )
         return sum(p.prompt_tokens for p in phases)
 

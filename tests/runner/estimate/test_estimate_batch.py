@@ -142,8 +142,8 @@ def summarize(chunks, model):
     return StrategyResult(summary="")
 
 
-def estimate(chunks, model, *, window, prompt):
-    return [Phase("model", step, len(chunks), 1000.0, 100.0, 1) for step in {STEPS!r}]
+def estimate(inputs):
+    return [Phase("model", step, len(inputs.chunks), 1000.0, 100.0, 1) for step in {STEPS!r}]
 """
 
 
