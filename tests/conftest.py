@@ -9,6 +9,9 @@ from pathlib import Path
 import pytest
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+# The tests' own ``mlflow server`` starts, as ``python -m runner.ui`` starts its server
+# (runner/ui.py JOB_EXECUTION): without MLflow's eight job-runner processes, ~10 s of CPU each.
+os.environ.setdefault("MLFLOW_SERVER_ENABLE_JOB_EXECUTION", "false")
 
 from tests.helpers import store_template  # noqa: E402
 from tests.helpers.fake_server import FakeOpenAIServer  # noqa: E402

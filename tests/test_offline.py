@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from runner.ui import JOB_EXECUTION
 from tests.helpers.fake_server import FakeOpenAIServer
 
 REPO = Path(__file__).resolve().parents[1]
@@ -66,10 +67,18 @@ def _guarded(tmp_path: Path) -> tuple[dict[str, str], Path]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in ("LITELLM_LOCAL_MODEL_COST_MAP", "MLFLOW_DISABLE_TELEMETRY")
+        if k not in ("LITELLM_LOCAL_MODEL_COST_MAP", "MLFLOW_DISABLE_TELEMETRY", JOB_EXECUTION)
     }
     env.update(PYTHONPATH=os.pathsep.join([str(guard), str(REPO)]), NET_GUARD_LOG=str(log))
     return env, log
+
+
+def _command_line(pid: int) -> str:
+    """A process's command line, '' once it has ended."""
+    try:
+        return (Path("/proc") / str(pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
 
 
 def _attempts(log: Path) -> list[dict[str, str]]:
@@ -140,8 +149,9 @@ def test_the_mlflow_ui_command_starts_offline_without_retries(tmp_path: Path) ->
     """``python -m runner.ui`` serves the store with no attempt to reach the internet
     (plain ``mlflow ui`` resolves its telemetry host and retries litellm's price map); it
     prints its links only once the UI answers (they came about 16 s before it did, and the
-    first click was refused), and SIGTERM ends it and every process it started (MLflow's
-    ``huey_consumer`` workers once outlived it)."""
+    first click was refused), it starts no MLflow job runner (eight ``huey_consumer``
+    processes the runner does not use), and SIGTERM ends it and every process it started
+    (those consumers once outlived it)."""
     import signal
     import socket
     import urllib.request
@@ -189,6 +199,8 @@ def test_the_mlflow_ui_command_starts_offline_without_retries(tmp_path: Path) ->
             assert answer.status == 200  # up when the link is printed, not later
         started = session_processes(process.pid)
         assert len(started) >= 2, started  # runner.ui and MLflow's server (and its workers)
+        commands = [_command_line(pid) for pid in started]
+        assert not [c for c in commands if "mlflow.server.jobs" in c or "huey" in c], commands
         process.send_signal(signal.SIGTERM)
         assert process.wait(timeout=60) == 128 + signal.SIGTERM
         assert session_processes(process.pid) == []  # nothing left serving or consuming

@@ -25,7 +25,7 @@ from runner.sweep.status import finish_parent
 from runner.tracking.runs_view import VIEW_PREFIX
 from runner.tracking.tags import HEADLINE_TAG, PARENT_TAG, RUN_KIND_TAG, SWEEP_KIND
 from runner.tracking.writer import Tracker
-from runner.ui import command, open_lines, problem, run_url, sweep_url
+from runner.ui import JOB_EXECUTION, command, open_lines, problem, run_url, server_env, sweep_url
 from runner.ui import sweep_lines as open_sweep_lines
 
 PAPER = ["booookscore/score", "stats/length_tokens"]
@@ -189,6 +189,13 @@ def test_the_ui_takes_the_store_as_the_other_commands_name_it(given: list[str]) 
         "--port",
         "5001",
     ]
+
+
+def test_the_ui_leaves_mlflows_job_runner_off_unless_the_user_turns_it_on() -> None:
+    """Off by default (tests/test_offline.py finds none of its processes under a real UI);
+    a researcher's own setting is kept."""
+    assert server_env({"HOME": "/h"}) == {"HOME": "/h", JOB_EXECUTION: "false"}
+    assert server_env({JOB_EXECUTION: "true"}) == {JOB_EXECUTION: "true"}
 
 
 @pytest.mark.parametrize("given", [["--workers", "4"], ["--workers=4"], ["-w", "4"]])
