@@ -56,6 +56,7 @@ from runner.api import (
     Metric,
     MetricError,
     MetricResult,
+    ScoreInput,
     Value,
     Verdict,
 )
@@ -126,16 +127,24 @@ class Faithfulness(Metric):
         """The judge's verdicts for the document's trace: per claim, and the summary's."""
         return on_trace(result)
 
-    def score(
-        self, document: Document | None, summary: str, *, extras: Mapping[str, Any] | None = None
-    ) -> MetricResult:
-        """The summary's label (and its claims' answers) against ``document``'s text."""
+    def score(self, document: Document | None, summary: str) -> MetricResult:
+        """The summary's label (its claims extracted, for ``method=claims``)."""
+        doc_id = document.doc_id if document is not None else ""
+        return self.score_input(ScoreInput(document, summary, doc_id))
+
+    def score_input(self, item: ScoreInput) -> MetricResult:
+        """The summary's label (and its claims' answers) against the document's text.
+
+        With ``method=claims`` the data's given claims (``item.extras["claims"]``) are judged
+        instead of extracted ones.
+        """
+        document, summary, extras = item.document, item.summary, item.extras
         usage = Usage()
         if document is None or not document.text.strip():
             return self._undecided(NO_SOURCE, usage)
         story = document.text.strip()
         if self.method == "claims":
-            return self._claims(story, summary, dict(extras or {}), usage)
+            return self._claims(story, summary, dict(extras), usage)
         tokens = self.judge.count_tokens(story) + self.judge.count_tokens(summary)
         if tokens > self.budget:
             return self._undecided(

@@ -53,6 +53,7 @@ from runner.api import (
     MetricEstimateInput,
     MetricResult,
     Phase,
+    ScoreInput,
     Value,
     Verdict,
     read_csv,
@@ -121,22 +122,23 @@ class Given(Metric):
         self.read_back = tuple(n for n in given.names if n not in self.headline)
         self.run_params = {"rater": rater, "sha256": _sha256(path)}
 
-    def score(
-        self,
-        document: Document | None,
-        summary: str,
-        *,
-        extras: Mapping[str, Any] | None = None,
-        doc_id: str | None = None,
-    ) -> MetricResult:
-        """The file's values for this document (NaN with a note when it has none)."""
-        key = doc_id if doc_id is not None else (document.doc_id if document else None)
+    def score(self, document: Document | None, summary: str) -> MetricResult:
+        """The file's values for ``document`` (its id; no given claims)."""
+        doc_id = document.doc_id if document is not None else ""
+        return self.score_input(ScoreInput(document, summary, doc_id))
+
+    def score_input(self, item: ScoreInput) -> MetricResult:
+        """The file's values for this document (NaN with a note when it has none).
+
+        Looked up by the document's id: the summaries it rates come without their sources.
+        """
+        key, extras = item.doc_id, item.extras
         nan = {name: math.nan for name in self.given.names}
         entry = self.given.entries.get(key) if key is not None else None
         if entry is None:
             note = f"given: {self.path.name} has no entry for document {key!r}: NaN"
             return MetricResult(values=nan, notes=(note,))
-        texts = tuple(str(c) for c in (extras or {}).get("claims", ()))
+        texts = tuple(str(c) for c in extras.get("claims", ()))
         artifacts: dict[str, Any] = {
             "given.json": {
                 "rater": self.rater,

@@ -12,7 +12,8 @@ A strategy module declares ``ROLES``, ``IGNORES``, ``PROMPT_DIRS`` and
 ``ROLES``, ``PROMPT_DIRS`` and ``setup(<roles>, *, <params>) -> Metric`` (optionally
 ``CATEGORIES``, the kinds of error its values count, for the viewer's legend and the report's
 figure; its ``Metric`` may name ``read_back`` values and give ``verdicts(result)`` for the
-document's trace, see ``runner.api.metric``); a data loader
+document's trace, and overrides ``score_input(item: ScoreInput)`` instead of ``score`` when it
+needs the document's id or the data's ``extras``, see ``runner.api.metric``); a data loader
 declares ``KEYS`` and ``load(*, <keys>) -> list[Document]`` (or ``list[WorkItem]``: summaries
 made elsewhere, with what the data says about them in ``extras``).
 A metric whose score people can give too declares ``HUMAN = HumanFormat(...)``
@@ -103,7 +104,7 @@ from runner.api.human_format import (
     Span,
 )
 from runner.api.lookup import plugin
-from runner.api.metric import Metric, mean_values
+from runner.api.metric import Metric, ScoreInput, mean_values
 from runner.api.spreadsheet import header_and_rows as read_csv
 from runner.api.text import (
     count_tokens,
@@ -186,6 +187,7 @@ __all__ = [
     "MetricError",
     "MetricResult",
     "RunnerError",
+    "ScoreInput",
     "StrategyResult",
     "ThreadPool",
     "TraceStep",

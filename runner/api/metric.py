@@ -9,7 +9,10 @@ their reducers; ours are the same idea in plain Python. A metric module has
   heavy (a prompt, a model) once, before the job's MLflow run exists, so a bad parameter
   is a one-line error with no half-done run;
 - the returned ``Metric``: ``score(document, summary)`` per document and
-  ``reduce(per_document)`` to the system values (the mean by default);
+  ``reduce(per_document)`` to the system values (the mean by default). The job calls
+  ``score_input(item)`` with a ``ScoreInput`` (the document, the summary, the document's id
+  and what the data says about the summary); its default calls ``score``, and a metric that
+  needs the id or the data's ``extras`` (given claims) overrides it instead;
 - optionally ``VALUES``: ``{value name: Value(title=..., range=..., better=...)}``, the facts
   about the values it returns (``runner.api.value``), recorded on the run for every reader; a
   ``Metric`` whose value names depend on its parameters gives them as ``values``;
@@ -26,9 +29,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
 
 from runner.api.types import Document, MetricResult, Verdict
 from runner.api.value import Value
+
+
+@dataclass(frozen=True)
+class ScoreInput:
+    """One summary to score, with all the job knows of it: what ``Metric.score_input`` gets."""
+
+    document: Document | None
+    """The source; None for a summary the data gives without it."""
+    summary: str
+    doc_id: str
+    """The document's id (a summary given without its source has no ``Document`` to carry
+    it: a rater's outputs made elsewhere are keyed by it)."""
+    extras: Mapping[str, Any] = field(default_factory=dict)
+    """What the data says about the summary (``WorkItem.extras``: its given claims...)."""
 
 
 class Metric:
@@ -56,6 +75,14 @@ class Metric:
     def score(self, document: Document | None, summary: str) -> MetricResult:
         """Numbers (NaN with a note when undecidable) and artifacts for one summary."""
         raise NotImplementedError
+
+    def score_input(self, item: ScoreInput) -> MetricResult:
+        """What the job calls for each summary: ``score(item.document, item.summary)``.
+
+        Override this instead of ``score`` when the document's id or the data's ``extras``
+        matter to the metric.
+        """
+        return self.score(item.document, item.summary)
 
     def reduce(self, per_document: Mapping[str, MetricResult]) -> dict[str, float]:
         """System values from the per-document results: the mean of each finite value."""

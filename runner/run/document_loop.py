@@ -20,6 +20,7 @@ from typing import Any
 
 from runner.api.chunking import split_into_chunks
 from runner.api.errors import AuthError, BatchError, BudgetExceeded, Cancelled, PluginContractBreach
+from runner.api.metric import ScoreInput
 from runner.api.types import DocumentOutcome, StrategyResult, TraceStep, WorkItem
 from runner.llm.call_log import for_document
 from runner.run import plugin_calls
@@ -87,9 +88,8 @@ def process(
         for name, metric in job.metrics.items():
             module = job.config.metric_module(name)
             with locks[name]:
-                scores[name] = plugin_calls.score(
-                    name, metric, module, item.source, result.summary, item.extras, item.doc_id
-                )
+                scored = ScoreInput(item.source, result.summary, item.doc_id, item.extras)
+                scores[name] = plugin_calls.score(name, metric, module, scored)
     return DocumentOutcome(item.doc_id, result, scores)
 
 

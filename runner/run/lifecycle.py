@@ -35,6 +35,7 @@ from runner.llm.call_log import CallLog, CallTotals
 from runner.llm.gateway import Gateway
 from runner.run import preflight
 from runner.run.document_loop import run_documents
+from runner.run.plugin_calls import older_score_forms
 from runner.run.preflight import Checked
 from runner.run.prepare import Job, prepare
 from runner.run.progress import Progress
@@ -153,6 +154,8 @@ def run_experiment(config: RunConfig, checked: Checked | None = None) -> RunResu
         budget = Budget(config.budget_usd, config.sweep_budget_usd, sweep.ledger if sweep else None)
         calls = CallLog(calls_file, on_call=progress.on_call, budget=budget)
         job = prepare(config, calls, cancel, checked)
+        for line in older_score_forms(job.metrics):
+            print(f"note: {line}", file=sys.stderr)
         timings["setup_s"], clock = _lap(clock)
         tracker = Tracker(
             config.tracking_uri, config.experiment, artifact_root(config.tracking_uri)

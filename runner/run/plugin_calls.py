@@ -18,8 +18,8 @@ from numbers import Real
 from types import ModuleType
 from typing import Any
 
-from runner.api.metric import Metric
-from runner.api.types import Chunk, Document, MetricResult, StrategyResult, TraceStep, Verdict
+from runner.api.metric import Metric, ScoreInput
+from runner.api.types import Chunk, MetricResult, StrategyResult, TraceStep, Verdict
 from runner.run.plugin_errors import BEFORE_THE_RUN, IN_THE_RUN, call, plugin
 
 STRATEGY_FIX = "return runner.api.StrategyResult(summary=<str>, ...) with numbers as counters"
@@ -62,29 +62,20 @@ def set_up(label: str, module: ModuleType, roles: Mapping[str, Any], params: Any
     return metric
 
 
-def score(
-    label: str,
-    metric: Metric,
-    module: ModuleType,
-    document: Document | None,
-    summary: str,
-    extras: Mapping[str, Any] | None = None,
-    doc_id: str | None = None,
-) -> MetricResult:
-    """``metric.score(document, summary)``, checked: a ``MetricResult`` of numbers.
+def score(label: str, metric: Metric, module: ModuleType, item: ScoreInput) -> MetricResult:
+    """``metric.score_input(item)``, checked: a ``MetricResult`` of numbers.
 
-    A metric whose ``score`` takes an ``extras`` keyword also gets what the data says about
-    the summary (``WorkItem.extras``: given claims...), and one that takes ``doc_id`` the
-    document's id (a summary given without its source has no ``Document`` to carry it: a
-    rater's outputs made elsewhere are keyed by it); the others are called as before.
+    A ``score`` of the older form (``extras`` or ``doc_id`` keywords, no ``score_input``) is
+    called as it was, with the job's one deprecation line (``older_score_forms``).
     """
     who = plugin("metric", label, module, type(metric))
-    keywords: dict[str, Any] = {}
-    if takes_keyword(metric.score, "extras"):
-        keywords["extras"] = dict(extras or {})
-    if takes_keyword(metric.score, "doc_id"):
-        keywords["doc_id"] = doc_id
-    result = call(who, IN_THE_RUN, metric.score, document, summary, **keywords)
+    older = _older_keywords(metric)
+    if older:
+        given = {"extras": dict(item.extras), "doc_id": item.doc_id}
+        keywords = {k: given[k] for k in older}
+        result = call(who, IN_THE_RUN, metric.score, item.document, item.summary, **keywords)
+    else:
+        result = call(who, IN_THE_RUN, metric.score_input, item)
     problem = metric_result_problem(result)
     if problem:
         raise who.breach(metric.score, f"score returned {problem}", SCORE_FIX)
@@ -92,14 +83,36 @@ def score(
     return result
 
 
-def takes_keyword(function: Any, name: str) -> bool:
-    """True when ``function`` accepts the keyword argument ``name`` (named, not ``**kwargs``)."""
+OLDER_SCORE = (
+    "metric {label}: its score takes {keywords}, the older form deprecated since runner.api "
+    "0.1; override score_input(self, item: runner.api.ScoreInput) instead (item.extras, "
+    "item.doc_id)"
+)
+"""The one line a job prints for a metric whose ``score`` takes the older keywords."""
+
+
+def older_score_forms(metrics: Mapping[str, Metric]) -> list[str]:
+    """One line per metric of the job whose ``score`` takes the older keywords."""
+    return [
+        OLDER_SCORE.format(label=label, keywords=" and ".join(older))
+        for label, metric in metrics.items()
+        if (older := _older_keywords(metric))
+    ]
+
+
+def _older_keywords(metric: Metric) -> tuple[str, ...]:
+    """The keywords ``extras``/``doc_id`` a ``score`` takes when ``score_input`` is Metric's own.
+
+    (A ``score_input`` of the metric's own means it reads ``ScoreInput``: none.)
+    """
+    if type(metric).score_input is not Metric.score_input:
+        return ()
     try:
-        parameters = inspect.signature(function).parameters
+        parameters = inspect.signature(metric.score).parameters
     except (TypeError, ValueError):
-        return False
-    found = parameters.get(name)
-    return found is not None and found.kind in (found.KEYWORD_ONLY, found.POSITIONAL_OR_KEYWORD)
+        return ()
+    named = (inspect.Parameter.KEYWORD_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return tuple(k for k in ("extras", "doc_id") if k in parameters and parameters[k].kind in named)
 
 
 def reduce(

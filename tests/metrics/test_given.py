@@ -25,6 +25,7 @@ from mlflow.tracking import MlflowClient
 import metrics.faithfulness.given as given
 from runner.api.errors import ConfigError, MetricError
 from runner.api.estimating import MetricEstimateInput, run_estimate
+from runner.api.metric import Metric, ScoreInput
 from runner.api.types import MetricResult
 from tests.metrics.conftest import REPO
 from tests.runner.test_app import all_runs, artifact, run
@@ -36,6 +37,13 @@ SUMMARIES = FIXTURES / "summaries.json"
 STORYSUMM = REPO.parent / "shared" / "data" / "faithfulness" / "storysumm"
 GIVEN = ("metrics=given",)
 """The metric group (conf/metrics/given.yaml, the entry point ``given``)."""
+
+
+def scored(
+    metric: Metric, summary: str, doc_id: str, extras: dict[str, Any] | None = None
+) -> MetricResult:
+    """What the job does for one summary given without its source: ``score_input``."""
+    return metric.score_input(ScoreInput(None, summary, doc_id, extras or {}))
 
 
 def write(path: Path, text: str) -> Path:
@@ -54,26 +62,26 @@ def test_a_cot_file_gives_the_label_and_the_explanation_as_rationale() -> None:
         "rater": "rater-x/cot",
         "sha256": hashlib.sha256(COT.read_bytes()).hexdigest(),
     }
-    b = metric.score(None, "Anna drowns at sea.", doc_id="story-b")
+    b = scored(metric, "Anna drowns at sea.", "story-b")
     assert b.values == {"faithful": 0.0}
     (verdict,) = metric.verdicts(b)
     assert (verdict.name, verdict.value, verdict.source) == ("given/faithful", False, "rater-x/cot")
     assert verdict.rationale == "The summary says Anna drowns; in the story she swims ashore."
-    a = metric.score(None, "Anna sails north.", doc_id="story-a")
+    a = scored(metric, "Anna sails north.", "story-a")
     assert a.values == {"faithful": 1.0} and metric.verdicts(a)[0].value is True
 
 
 def test_a_rater_param_overrides_the_name_from_the_file() -> None:
     metric = given.setup(path=str(COT), rater="my-judge")
     assert metric.run_params["rater"] == "my-judge"
-    assert metric.verdicts(metric.score(None, "s", doc_id="story-a"))[0].source == "my-judge"
+    assert metric.verdicts(scored(metric, "s", "story-a"))[0].source == "my-judge"
 
 
 def test_claim_labels_give_the_share_supported_and_a_verdict_per_claim() -> None:
     metric = given.setup(path=str(CLAIMS))
     assert metric.headline == ("faithful", "supported") and metric.read_back == ("claims",)
     claims = ("Anna sails.", "Anna drowns.", "It is winter.", "Ben waits.")
-    result = metric.score(None, "s", doc_id="story-b", extras={"claims": claims})
+    result = scored(metric, "s", "story-b", {"claims": claims})
     # story-b's claim_labels [1, 0, 1, 0]: 2 of 4 supported
     assert result.values == {"faithful": 0.0, "supported": 0.5, "claims": 4.0}
     assert [c["supported"] for c in result.artifacts["claims.json"]] == [True, False, True, False]
@@ -88,7 +96,7 @@ def test_claim_labels_give_the_share_supported_and_a_verdict_per_claim() -> None
 
 def test_claim_labels_without_claim_texts_keep_their_positions() -> None:
     metric = given.setup(path=str(CLAIMS))
-    result = metric.score(None, "s", doc_id="story-a", extras={"claims": ("only one",)})
+    result = scored(metric, "s", "story-a", {"claims": ("only one",)})
     assert result.values["supported"] == 1.0 and result.values["claims"] == 3.0
     assert [c["claim"] for c in result.artifacts["claims.json"]] == ["only one", "", ""]
     assert any("3 claim labels but the data gives 1 claims" in n for n in result.notes)
@@ -102,7 +110,7 @@ def test_a_file_of_probabilities_only_gives_probability_and_says_it_has_no_label
     )
     metric = given.setup(path=str(path))
     assert metric.headline == ("probability",)
-    result = metric.score(None, "s", doc_id="story-a")
+    result = scored(metric, "s", "story-a")
     assert result.values == {"probability": 0.73}
     assert metric.verdicts(result) == []  # no label: nothing to say on the trace
     warned = metric.warnings({"story-a": result})
@@ -113,7 +121,7 @@ def test_sentence_labels_and_their_probabilities(tmp_path: Path) -> None:
     entry = {"label": 0, "sentence_labels": [1, 0, 1], "probs": [0.9, 0.1, 0.8]}
     path = write(tmp_path / "minicheck.json", json.dumps({"story-a": entry}))
     metric = given.setup(path=str(path))
-    result = metric.score(None, "s", doc_id="story-a")
+    result = scored(metric, "s", "story-a")
     assert result.values == {"faithful": 0.0, "sentences_supported": 2 / 3, "sentences": 3.0}
     sentences = [v for v in metric.verdicts(result) if v.name == "given/sentence"]
     assert [(v.value, v.metadata["probability"]) for v in sentences] == [
@@ -125,11 +133,11 @@ def test_sentence_labels_and_their_probabilities(tmp_path: Path) -> None:
 
 def test_a_document_the_file_lacks_is_nan_with_a_note() -> None:
     metric = given.setup(path=str(COT))
-    result = metric.score(None, "Ben stays home.", doc_id="story-c")
+    result = scored(metric, "Ben stays home.", "story-c")
     assert math.isnan(result.values["faithful"]) and "story-c" in result.notes[0]
     assert metric.verdicts(result) == []
     per_document = {
-        "story-a": metric.score(None, "s", doc_id="story-a"),
+        "story-a": scored(metric, "s", "story-a"),
         "story-c": result,
     }
     assert metric.reduce(per_document) == {"faithful": 1.0}  # the mean of the one it has
@@ -184,9 +192,9 @@ def test_a_csv_gives_its_values_and_ignores_other_columns(tmp_path: Path) -> Non
     )
     metric = given.setup(path=str(path))
     assert metric.headline == ("faithful",) and metric.rater == f"{tmp_path.name}/mine"
-    b = metric.score(None, "s", doc_id="story-b")
+    b = scored(metric, "s", "story-b")
     assert b.values == {"faithful": 0.0} and metric.verdicts(b)[0].rationale == "drowns?"
-    z = metric.score(None, "s", doc_id="story-z")
+    z = scored(metric, "s", "story-z")
     assert math.isnan(z.values["faithful"]) and z.notes  # an empty cell is undecided
 
 
@@ -195,14 +203,14 @@ def test_a_spreadsheets_csv_reads_as_a_plain_one(tmp_path: Path) -> None:
     path = tmp_path / "sheet.csv"
     path.write_bytes("\ufeffdocument;value\r\nstory-a;1\r\nstory-b;0\r\n".encode())
     metric = given.setup(path=str(path))
-    assert metric.score(None, "s", doc_id="story-a").values == {"faithful": 1.0}
-    assert metric.score(None, "s", doc_id="story-b").values == {"faithful": 0.0}
+    assert scored(metric, "s", "story-a").values == {"faithful": 1.0}
+    assert scored(metric, "s", "story-b").values == {"faithful": 0.0}
 
 
 def test_a_misspelt_document_id_is_named_from_both_sides(tmp_path: Path) -> None:
     path = write(tmp_path / "mine.csv", "document,value\nstory-a,1\nstory-bb,0\n")
     metric = given.setup(path=str(path))
-    per_document = {d: metric.score(None, "s", doc_id=d) for d in ("story-a", "story-b")}
+    per_document = {d: scored(metric, "s", d) for d in ("story-a", "story-b")}
     lacking, unknown = metric.warnings(per_document)
     assert "1 of 2 documents have no entry in mine.csv (story-b)" in lacking
     assert unknown == (
@@ -216,15 +224,13 @@ def test_a_jsonl_gives_its_values_under_the_value_name(tmp_path: Path) -> None:
     path = write(tmp_path / "scores.jsonl", "\n".join(lines) + "\n")
     metric = given.setup(path=str(path), value="consistency")
     assert metric.headline == ("consistency",)
-    assert metric.score(None, "s", doc_id="story-b").values == {"consistency": 0.5}
-    assert metric.verdicts(metric.score(None, "s", doc_id="story-b")) == []  # not a label
+    assert scored(metric, "s", "story-b").values == {"consistency": 0.5}
+    assert metric.verdicts(scored(metric, "s", "story-b")) == []  # not a label
 
 
 def test_a_jsonl_faithful_value_may_be_a_boolean(tmp_path: Path) -> None:
     path = write(tmp_path / "f.jsonl", '{"document": "story-a", "value": true}\n')
-    assert given.setup(path=str(path)).score(None, "s", doc_id="story-a").values == {
-        "faithful": 1.0
-    }
+    assert scored(given.setup(path=str(path)), "s", "story-a").values == {"faithful": 1.0}
 
 
 def test_a_faithful_value_other_than_0_or_1_is_refused(tmp_path: Path) -> None:
@@ -388,7 +394,7 @@ def released(relative: str) -> tuple[Path, dict[str, Any]]:
 def test_the_released_predictions_give_their_labels(relative: str) -> None:
     path, raw = released(relative)
     metric = given.setup(path=str(path))
-    per_document = {doc: metric.score(None, "s", doc_id=doc) for doc in raw}
+    per_document = {doc: scored(metric, "s", doc) for doc in raw}
     share = sum(entry["label"] for entry in raw.values()) / len(raw)
     assert len(raw) == 96
     assert metric.reduce(per_document)["faithful"] == pytest.approx(share)
@@ -409,7 +415,7 @@ def test_the_released_unieval_file_has_probabilities_only() -> None:
     metric = given.setup(path=str(path))
     assert metric.headline == ("probability",)
     doc, entry = next(iter(raw.items()))
-    assert metric.score(None, "s", doc_id=doc).values == {"probability": entry["probs"]}
+    assert scored(metric, "s", doc).values == {"probability": entry["probs"]}
 
 
 def test_a_storysumm_run_pairs_claim_labels_with_the_release_claims(

@@ -25,7 +25,7 @@ import pytest
 from mlflow.tracking import MlflowClient
 
 import metrics.faithfulness as faithfulness
-from runner.api import ConfigError, DataError, Document, Message, MetricError
+from runner.api import ConfigError, DataError, Document, Message, MetricError, ScoreInput
 from runner.tracking.assessments import document_traces
 from tests.conftest import missing_shared
 from tests.helpers.cli import REPO
@@ -337,7 +337,7 @@ def test_an_answer_that_is_neither_yes_nor_no_is_nan_with_a_note(answer: str) ->
 def test_no_source_is_nan_with_a_note_and_no_call() -> None:
     judge = scripted_llm(_script("True"), role="judge")
     metric = faithfulness.setup(judge, method="claims")
-    result = metric.score(None, "A summary.", extras={"claims": ("A claim.",)})
+    result = metric.score_input(ScoreInput(None, "A summary.", "a", {"claims": ("A claim.",)}))
     assert math.isnan(result.values["faithful"]) and math.isnan(result.values["supported"])
     assert "no source" in result.notes[0] and calls_of(judge) == []
 
@@ -346,8 +346,8 @@ def test_some_summaries_without_a_source_are_named_and_none_with_one_is_refused(
     judge = scripted_llm(_script("True"), role="judge")
     metric = faithfulness.setup(judge, method="claims")
     extras = {"claims": ("The keeper lit the lantern.",)}
-    judged = metric.score(Document("a", STORY), "A summary.", extras=extras)
-    bare = metric.score(None, "A summary.", extras=extras)
+    judged = metric.score_input(ScoreInput(Document("a", STORY), "A summary.", "a", extras))
+    bare = metric.score_input(ScoreInput(None, "A summary.", "a", extras))
     (warning,) = metric.warnings({"a": judged, "b": bare})
     assert "1 of 2 summaries have no source (b)" in warning
     assert metric.reduce({"a": judged, "b": bare})["faithful"] == 1.0
@@ -400,7 +400,7 @@ def test_without_given_claims_the_judge_extracts_them() -> None:
 
     judge = scripted_llm(script, role="judge")
     result = faithfulness.setup(judge, method="claims").score(
-        Document("d", STORY), "The keeper lit a lantern.", extras={}
+        Document("d", STORY), "The keeper lit a lantern."
     )
     # the invented claim (not in the summary) is left out with a note
     assert result.values["claims"] == 1.0 and result.values["faithful"] == 1.0

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import metrics.faithfulness as faithfulness
-from runner.api import ConfigError, Document, Message, split_into_chunks
+from runner.api import ConfigError, Document, Message, ScoreInput, split_into_chunks
 from tests.helpers.scripted_llm import calls_of, scripted_llm
 
 ANIMALS = [f"animal{i:02d}" for i in range(40)]
@@ -44,7 +44,9 @@ def _metric(window: int) -> Any:
 def test_a_long_story_gives_each_claim_the_passages_that_name_it() -> None:
     judge, metric = _metric(window=700)
     claims = ("The zebra walked along the road.", "The heron walked past the mill.")
-    result = metric.score(Document("book", STORY), "A summary.", extras={"claims": claims})
+    result = metric.score_input(
+        ScoreInput(Document("book", STORY), "A summary.", "book", {"claims": claims})
+    )
     rows = result.artifacts["claims.json"]
     chunks = split_into_chunks(STORY, CHUNK_TOKENS)
     for row, animal in zip(rows, ("zebra", "heron"), strict=True):
@@ -64,9 +66,8 @@ def test_a_long_story_gives_each_claim_the_passages_that_name_it() -> None:
 
 def test_a_story_that_fits_is_shown_whole() -> None:
     judge, metric = _metric(window=100_000)
-    result = metric.score(
-        Document("book", STORY), "A summary.", extras={"claims": ("The zebra walked.",)}
-    )
+    given = {"claims": ("The zebra walked.",)}
+    result = metric.score_input(ScoreInput(Document("book", STORY), "A summary.", "book", given))
     assert result.artifacts["claims.json"][0]["passages"] == "whole"
     ((messages, _),) = calls_of(judge)
     assert STORY in "".join(m.content for m in messages)

@@ -1,8 +1,10 @@
 """What the data says about a summary (``WorkItem.extras``) reaches the metrics that ask for it.
 
-A data loader gives two summaries with their claims; a metric whose ``score`` takes an
-``extras`` keyword counts them, one without the keyword is called as before (its signature
-has no room for them). The claims are data too: the run's dataset digest changes with them.
+A data loader gives two summaries with their claims; a metric that overrides
+``score_input`` counts them from its ``ScoreInput``, one with a plain ``score`` is called as
+before. A ``score`` of the older form (an ``extras`` keyword) still gets them, and the job
+prints one deprecation line naming the new form. The claims are data too: the run's dataset
+digest changes with them.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
-from runner.api import Document, Metric, MetricResult
+from runner.api import Document, Metric, MetricResult, ScoreInput
 from runner.api.errors import DataError
 from runner.api.types import WorkItem
 from runner.config.run_config import build_run_config
@@ -42,6 +44,16 @@ def _loader(claims: dict[str, tuple[str, ...]]) -> types.ModuleType:
 
 
 class _Counting(Metric):
+    headline = ("claims",)
+
+    def score_input(self, item: ScoreInput) -> MetricResult:
+        assert item.doc_id in CLAIMS and item.summary == f"Summary of {item.doc_id}."
+        return MetricResult({"claims": float(len(item.extras.get("claims", ())))})
+
+
+class _Older(Metric):
+    """A metric of runner.api 0.1 before ``ScoreInput``: ``extras`` as a keyword."""
+
     headline = ("claims",)
 
     def score(
@@ -71,10 +83,11 @@ def _job(
     register(monkeypatch, "data", "claims_loader", _loader(claims))
     register(monkeypatch, "metrics", "counting", _metric("counting", _Counting))
     register(monkeypatch, "metrics", "plain", _metric("plain", _Plain))
+    register(monkeypatch, "metrics", "older", _metric("older", _Older))
     items = ["strategy=none", "metrics=none", *[f"{k}={v}" for k, v in stores.items()]]
     raw = composed(*items)
     raw["data"] = {"source": "claims_loader"}
-    raw["metrics"] = {"counting": {}, "plain": {}}
+    raw["metrics"] = {"counting": {}, "plain": {}, "older": {}}
     result = run_experiment(build_run_config(raw, tuple(items)))
     client = MlflowClient(stores["tracking.uri"])
     scores = json.loads(Path(client.download_artifacts(result.run_id, "scores.json")).read_text())
@@ -83,11 +96,18 @@ def _job(
 
 
 def test_a_metric_asking_for_extras_gets_the_claims_and_others_are_called_as_before(
-    monkeypatch: pytest.MonkeyPatch, stores: dict[str, str]
+    monkeypatch: pytest.MonkeyPatch, stores: dict[str, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
     scores, _ = _job(monkeypatch, stores, CLAIMS)
     assert {d: scores[d]["counting/claims"] for d in CLAIMS} == {"a": 3.0, "b": 1.0}
     assert {d: scores[d]["plain/words"] for d in CLAIMS} == {"a": 3.0, "b": 3.0}
+    assert {d: scores[d]["older/claims"] for d in CLAIMS} == {"a": 3.0, "b": 1.0}
+    notes = [line for line in capsys.readouterr().err.splitlines() if "deprecated" in line]
+    assert notes == [
+        "note: metric older: its score takes extras, the older form deprecated since "
+        "runner.api 0.1; override score_input(self, item: runner.api.ScoreInput) instead "
+        "(item.extras, item.doc_id)"
+    ]
 
 
 def test_the_claims_are_part_of_the_dataset_digest(
