@@ -335,7 +335,7 @@ def tracing_client(tracking_uri: str) -> Any:
     return TracingClient(tracking_uri)
 
 
-def store_trace(
+def start_trace(
     tracing: Any,
     experiment_id: str,
     trace_id: str,
@@ -347,11 +347,11 @@ def store_trace(
     previews: tuple[str, str],
     metadata: dict[str, str],
     tags: dict[str, str],
-) -> None:
-    """Write one finished trace: its info, then all its spans at once.
+) -> list[Any]:
+    """Write one finished trace's info; its spans, built for ``log_spans``.
 
-    ``rows`` are MLflow's span dicts; they are written as MLflow's own exporter does, retried
-    while a shared sqlite file is locked.
+    ``rows`` are MLflow's span dicts; they are written as MLflow's own exporter does (the
+    info, then the spans), retried while a shared sqlite file is locked.
     """
     from mlflow.entities import TraceInfo, TraceLocation, TraceState
     from mlflow.entities.span import Span
@@ -369,4 +369,9 @@ def store_trace(
     )
     spans = [Span.from_dict(row) for row in rows]
     retrying(lambda: tracing.start_trace(info))
+    return spans
+
+
+def log_spans(tracing: Any, experiment_id: str, spans: list[Any]) -> None:
+    """Write finished spans, of one trace or several, in one store call (one transaction)."""
     retrying(lambda: tracing.log_spans(experiment_id, spans))

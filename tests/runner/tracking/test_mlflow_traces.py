@@ -377,6 +377,40 @@ def test_a_tracing_failure_never_fails_the_run(
     )
 
 
+def test_a_trace_the_store_refuses_leaves_the_others_of_its_batch_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The documents' spans go in one store call; when it fails, each trace alone: the bad one
+    is named in the run's tag, the others are whole."""
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    experiment_id = client.create_experiment("t")
+    run_id = client.create_run(experiment_id).info.run_id
+    real = mlflow_traces.log_spans
+    batches: list[list[str]] = []
+
+    def picky(tracing: Any, experiment: str, spans: list[Any]) -> None:
+        roots = sorted(s.name for s in spans if s.parent_id is None)
+        batches.append(roots)
+        if "b" in roots:
+            raise RuntimeError("no b")
+        real(tracing, experiment, spans)
+
+    monkeypatch.setattr(mlflow_traces, "log_spans", picky)
+    calls = tmp_path / "calls.jsonl"
+    lines = [{**_line(d, "baseline", n), "document": d} for n, d in enumerate("abc", start=1)]
+    calls.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    outcomes = [
+        DocumentOutcome(d, StrategyResult("s", (TraceStep("summarize", d),), {}), {}) for d in "abc"
+    ]
+    items = [WorkItem(d, None) for d in "abc"]
+    assert log_traces(client, run_id, items, outcomes, {}, calls) == 2
+    assert batches == [["a", "b", "c"], ["a"], ["b"], ["c"]]  # one call, then each alone
+    assert client.get_run(run_id).data.tags[mlflow_traces.ERROR_TAG] == "b: RuntimeError: no b"
+    stored = client.search_traces(locations=[experiment_id])
+    assert sorted(t.info.tags["runner.document"] for t in stored) == ["a", "c"]
+    assert all(len(t.data.spans) == 3 for t in stored)  # document > strategy > call, whole
+
+
 def test_a_failed_document_and_the_setup_calls_get_traces_too() -> None:
     items = [
         WorkItem("a", Document("a", "one two")),
