@@ -37,6 +37,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 # After the sys.path insert above, so that these import from this checkout.
 import metrics.faithfulness as faithfulness  # noqa: E402
 from metrics.faithfulness import prompts as faithfulness_prompts  # noqa: E402
+from runner.api.metric import ScoreInput  # noqa: E402
 from runner.api.text import split_sentences  # noqa: E402
 from runner.api.types import Document, Message  # noqa: E402
 from runner.data.loaders import load_documents  # noqa: E402
@@ -84,14 +85,17 @@ def part_one(claims: int, concurrency: int, repeat: int) -> float:
         )
         judge = Gateway(spec, CallLog(None, keep=True), None, role="judge", temperature=0.0)
         metric = faithfulness.setup(judge, method="claims")
-        metric.score(story, "warm-up", extras={"claims": ("Warm-up.",)})  # litellm's imports
+        metric.score_input(
+            ScoreInput(story, "warm-up", "", {"claims": ("Warm-up.",)})
+        )  # litellm's imports
         walls, singles = [], []
         for index in range(repeat):
             start = time.perf_counter()
-            metric.score(story, "One claim.", extras={"claims": (f"Single claim {index}.",)})
+            one = {"claims": (f"Single claim {index}.",)}
+            metric.score_input(ScoreInput(story, "One claim.", "", one))
             singles.append(time.perf_counter() - start)
             start = time.perf_counter()
-            result = metric.score(story, "A summary.", extras={"claims": given})
+            result = metric.score_input(ScoreInput(story, "A summary.", "", {"claims": given}))
             walls.append(time.perf_counter() - start)
             assert result.values["supported"] == 1.0
         peak = server.max_in_flight
@@ -140,10 +144,11 @@ def part_two() -> None:
         try:
             judge = Gateway(LOCAL, CallLog(None, keep=True), None, role="judge", temperature=0.0)
             metric = faithfulness.setup(judge, method="claims")
-            metric.score(Document("w", "Warm up."), "w", extras={"claims": ("w",)})  # load
+            warm = ScoreInput(Document("w", "Warm up."), "w", "w", {"claims": ("w",)})
+            metric.score_input(warm)  # load
             before = perf.TOTALS.prompt_tokens_evaluated
             start = time.perf_counter()
-            result = metric.score(story, "A summary.", extras={"claims": claims})
+            result = metric.score_input(ScoreInput(story, "A summary.", "", {"claims": claims}))
             wall = time.perf_counter() - start
             evaluated[order] = (perf.TOTALS.prompt_tokens_evaluated - before) / len(claims)
             sent = sum(e["prompt_tokens"] for e in judge.call_log.entries[-len(claims) :])
