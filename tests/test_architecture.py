@@ -342,6 +342,7 @@ PUBLIC_API_MODULES = (
     "runner.api.claims",
     "runner.api.generation",
     "runner.api.judging",
+    "runner.api.meta",
     "runner.api.params",
     "runner.api.questions",
     "runner.api.retrieval",

@@ -46,6 +46,7 @@ from metrics.faithfulness.claims import (
 from metrics.faithfulness.estimate import estimate as estimate  # estimate=true counts it
 from metrics.faithfulness.human import HUMAN_FILES as HUMAN_FILES  # people's labels (runner.api)
 from metrics.faithfulness.label import Label, LabelJudge
+from metrics.faithfulness.meta import meta_tables as meta_tables  # report meta=true's tables
 from metrics.faithfulness.prompts import Prompts, load
 from metrics.faithfulness.retrieval import check_retrieval, prepare
 from metrics.faithfulness.verdicts import ANSWERS, ARTIFACT, on_trace

@@ -22,7 +22,9 @@ A metric whose score people can give too declares ``HUMAN = HumanFormat(...)``
 and the meta-evaluation read, record and compare through it. A metric whose human judgments
 come as files of their own (StorySumm's, FABLES' releases) declares ``HUMAN_FILES``, a tuple of
 ``HumanFile`` readers giving ``ClaimsJudgment`` values (summary label, claims' labels), which
-``python -m runner.annotate import FILE`` finds by the file's shape.
+``python -m runner.annotate import FILE`` finds by the file's shape. Its tables of agreement
+with people come from ``meta_tables(inputs)`` (``runner.api.meta``), which
+``python -m runner.report meta=true`` asks of every built-in and installed metric.
 The required part of each is a typing Protocol (``StrategyModule``, ``MetricModule``,
 ``DataModule``; ``runner.api.contracts``): mypy checks a plugin module assigned to one, and
 ``runner/plugins/contract.py`` checks the same members when it is loaded; the docs' guides "Write a

@@ -15,6 +15,9 @@ that forgot one is refused with one line rather than read with a silent default 
 - metric: optionally ``HUMAN``, a ``runner.api.HumanFormat``: its human-judgment format
   (``runner.api.human_format``), through which the core reads and records people's
   annotations in its name;
+- metric: optionally ``meta_tables(inputs)``, its tables of agreement with people for
+  ``python -m runner.report meta=true`` (``runner.api.meta``: given people's judgments and
+  the experiment's runs, it returns ``MetaTables``; the report checks what it returns);
 - strategy or metric: optionally ``FILE_PARAMS``, the parameters whose value may name a
   file it reads (G-Eval's ``steps``): such a file's content is part of the fingerprint, as
   a ``*prompt_path`` file's is;
@@ -72,6 +75,8 @@ def check_contract(kind: str, module: Any) -> str | None:
         return "trace_view is not a function (it is optional: remove it or define it)"
     if kind != "data" and not callable(getattr(module, "estimate", print)):
         return "estimate is not a function (it is optional: remove it or define it)"
+    if kind == "metrics" and not callable(getattr(module, "meta_tables", print)):
+        return "meta_tables is not a function (it is optional: remove it or define it)"
     human = getattr(module, "HUMAN", None)
     if kind == "metrics" and human is not None and not isinstance(human, HumanFormat):
         return "HUMAN must be a runner.api.HumanFormat (it is optional: remove it or define it)"

@@ -13,9 +13,8 @@ import io
 import math
 from collections.abc import Sequence
 
+from runner.api.meta import Cell, MetaTable, Stat
 from runner.report.format import latex_escape
-from runner.report.meta.stats import Stat
-from runner.report.meta.tables import Cell, MetaTable
 
 
 def _places(header: str) -> int:

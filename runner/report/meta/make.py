@@ -5,10 +5,11 @@ unset, always with ``meta=true`` (an error when there is nothing to compare), ne
 ``meta=false``. Files: ``meta.md`` (every table, captions and notes), ``meta.tex``, one CSV
 per table (``meta_sentences.csv``, ``meta_summaries.csv``, ``meta_precision.csv``,
 ``meta_preferences.csv``, ``meta_orderings.csv``) and ``meta_vs_human.png``. A table the
-judgments cannot support is left out with a note saying what it needs. Faithfulness
-(``runner.report.meta.faithfulness``: ``meta_faithfulness.csv``, ``_claims``, ``_systems``)
-adds its tables and notes only when a run has ``faithful`` values or people judged claims;
-an experiment with people's claim judgments alone gets no notes about the coherence tables.
+judgments cannot support is left out with a note saying what it needs. A metric adds tables
+of its own through its ``meta_tables`` hook (``runner.report.meta.hooks``, ``runner.api.meta``;
+the faithfulness metric's: ``meta_faithfulness.csv``, ``_claims``, ``_systems``); an experiment
+with people's claim judgments alone gets no notes about the coherence tables. Every
+``meta_*.csv`` of an earlier report is removed first, so a table not made now never survives.
 """
 
 from __future__ import annotations
@@ -19,12 +20,12 @@ from pathlib import Path
 
 from runner.api.errors import DataError
 from runner.api.human_format import ClaimsJudgment
+from runner.api.meta import Boot, MetaTable
 from runner.human.judgments import CoherenceAnnotation
 from runner.human.owner import owner_of
 from runner.report.config import ReportConfig
 from runner.report.meta import format as meta_format
-from runner.report.meta.faithfulness import TABLE_NAMES as FAITHFULNESS_TABLES
-from runner.report.meta.faithfulness import RaterRun, faithfulness_tables, read_raters
+from runner.report.meta.hooks import plugin_tables
 from runner.report.meta.pairs import (
     ordering_table,
     precision_table,
@@ -34,8 +35,6 @@ from runner.report.meta.pairs import (
 from runner.report.meta.plots import PLOT_FILE, Points, meta_plot
 from runner.report.meta.read import JUDGMENTS_FILE, MetaInputs, read_meta
 from runner.report.meta.tables import (
-    Boot,
-    MetaTable,
     human_score_name,
     human_scores,
     metric_pairs,
@@ -43,13 +42,6 @@ from runner.report.meta.tables import (
     summary_table,
 )
 
-TABLE_NAMES = (
-    "meta_sentences",
-    "meta_summaries",
-    "meta_precision",
-    "meta_preferences",
-    "meta_orderings",
-)
 NEEDS = {
     "meta_sentences": "coherence annotations of summaries whose judged run has BooookScore's "
     "annotations.json",
@@ -79,14 +71,17 @@ def claims_only(inputs: MetaInputs) -> bool:
 
 
 def build_tables(
-    inputs: MetaInputs, metrics: Sequence[str], boot: Boot, raters: Sequence[RaterRun] = ()
+    inputs: MetaInputs,
+    metrics: Sequence[str],
+    boot: Boot,
+    declared: tuple[Sequence[MetaTable], Sequence[str]] = ((), ()),
 ) -> tuple[list[MetaTable], list[str]]:
-    """Every table the judgments support, and a note for each they do not.
+    """Every table the judgments support and a note for each they do not, then ``declared``.
 
-    The coherence tables' notes are left out when every judgment is a claims judgment (a
-    faithfulness study needs none of them).
+    ``declared``: the tables and notes the metrics' ``meta_tables`` hooks made. The coherence
+    tables' notes are left out when every judgment is a claims judgment (a faithfulness study
+    needs none of them).
     """
-    faithful, faithful_notes = faithfulness_tables(inputs.judgments, raters, boot)
     sentences, notes = sentence_table(inputs, boot)
     made = {
         "meta_sentences": sentences,
@@ -99,7 +94,7 @@ def build_tables(
     notes += undirected_notes(inputs, metrics)
     if not claims_only(inputs):
         notes += [f"no {n} table: it needs {NEEDS[n]}" for n, t in made.items() if t is None]
-    return [*tables, *faithful], [*notes, *faithful_notes]
+    return [*tables, *declared[0]], [*notes, *declared[1]]
 
 
 def plot_points(inputs: MetaInputs, metrics: Sequence[str]) -> Points:
@@ -124,8 +119,10 @@ def ranges(inputs: MetaInputs) -> dict[str, tuple[float, float]]:
 
 def _clean(out: Path) -> None:
     """Remove a previous report's meta files: a table not made now must not survive."""
-    for name in (*TEXT_FILES, *(f"{n}.csv" for n in TABLE_NAMES + FAITHFULNESS_TABLES), PLOT_FILE):
+    for name in (*TEXT_FILES, PLOT_FILE):
         (out / name).unlink(missing_ok=True)
+    for table in out.glob("meta_*.csv"):  # the core's and every metric's, today's or not
+        table.unlink()
 
 
 def write_meta(config: ReportConfig, out: Path) -> MetaReport | None:
@@ -146,8 +143,8 @@ def write_meta(config: ReportConfig, out: Path) -> MetaReport | None:
             "or drop meta=true"
         )
     boot = Boot(config.resamples, config.confidence, config.seed)
-    raters = read_raters(config.uri, records, inputs.scores)
-    tables, notes = build_tables(inputs, config.metrics, boot, raters)
+    declared = plugin_tables(config.uri, records, inputs, boot, reserved=tuple(NEEDS))
+    tables, notes = build_tables(inputs, config.metrics, boot, declared)
     notes = [*inputs.notes, *notes]
     files: list[Path] = []
     for table in tables:

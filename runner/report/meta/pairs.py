@@ -17,10 +17,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from runner.api import meta as st
+from runner.api.meta import Boot, Cell, MetaTable
 from runner.human.judgments import CRITERIA, DRAW, VERDICTS, Preference, Verdict
-from runner.report.meta import stats as st
 from runner.report.meta.read import MetaInputs
-from runner.report.meta.tables import Boot, Cell, MetaTable, run_label
+from runner.report.meta.tables import run_label
 from runner.tracking.reader import RunRecord
 
 AGREEING = VERDICTS[:2]

@@ -16,7 +16,7 @@ from pathlib import Path
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from runner.report.meta.stats import kendall_tau, pearson_r
+from runner.api.meta import kendall_tau, pearson_r
 
 Points = Mapping[tuple[str, str], Sequence[tuple[float, float]]]
 """(human score name, metric) -> (human score, metric value) per summary."""

@@ -7,7 +7,7 @@
   in the judged runs and the human score of the same summaries;
 - the Appendix J precision and the pairwise tables are ``runner.report.meta.pairs``.
 
-Every interval bootstraps the units named in the caption (``runner.report.meta.stats``).
+Every interval bootstraps the units named in the caption (``runner.api.meta``).
 The human score of a summary is the score of the metric that owns its annotations' format
 (``runner.human.owner``; BooookScore's: 100 x (1 - flagged / sentences), footnote 12's
 count, Punkt sentences), as the human run logs it, named ``<metric's name> (human)``;
@@ -18,52 +18,20 @@ score too.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
+from runner.api import meta as st
+from runner.api.meta import Boot, Cell, MetaTable
 from runner.api.text import split_sentences
 from runner.human.judgments import CoherenceAnnotation, Rating
 from runner.human.owner import owner_of
-from runner.report.meta import stats as st
 from runner.report.meta.read import MetaInputs, human_flags, judge_flag
 from runner.tracking.reader import RunRecord
 
-Cell = str | int | float | st.Stat | None
-"""A table cell: text, a count, a number, or a statistic with its interval (None: empty)."""
 Pair = tuple[str, str]
 """(run id or system, doc_id): one summary."""
-
-
-@dataclass(frozen=True)
-class Boot:
-    """The report's bootstrap settings."""
-
-    resamples: int = 1000
-    confidence: float = 0.95
-    seed: int = 0
-
-    def run(self, units: int, statistic: Callable[[st.Indices], float]) -> st.Stat:
-        """``statistic`` with its interval over ``units``."""
-        return st.bootstrap(
-            units,
-            statistic,
-            resamples=self.resamples,
-            confidence=self.confidence,
-            seed=self.seed,
-        )
-
-
-@dataclass(frozen=True)
-class MetaTable:
-    """One table: its file stem, title, column titles, rows and what a cell is."""
-
-    name: str
-    title: str
-    header: tuple[str, ...]
-    rows: tuple[tuple[Cell, ...], ...]
-    caption: str
 
 
 def judge_label(run: RunRecord) -> str:

@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 
 from runner.annotate.__main__ import main
+from runner.api.meta import Boot
 from runner.human.judgments import CoherenceAnnotation
 from runner.human.record import record_human_run
 from runner.report.meta.pairs import preference_table
 from runner.report.meta.read import read_meta
-from runner.report.meta.tables import Boot
 from runner.tracking.reader import RunRecord, find_runs
 from tests.runner.annotate.conftest import HIER, INC
 from tests.runner.human.lstasks import PAIRWISE, annotation, choices, task

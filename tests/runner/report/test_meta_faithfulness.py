@@ -1,4 +1,4 @@
-"""The faithfulness meta-evaluation (runner.report.meta.faithfulness) on hand-made values.
+"""The faithfulness metric's meta tables (metrics/faithfulness/meta.py) on hand-made values.
 
 People's labels are ``ClaimsJudgment`` values and the raters ``RaterRun`` values written
 here; every expected figure is computed in the test from the confusion counts by the
@@ -14,12 +14,7 @@ from typing import Any
 
 import pytest
 
-from runner.api.human_format import ClaimLabel, ClaimsJudgment
-from runner.human.record import record_human_run
-from runner.report.config import ReportConfig
-from runner.report.make import make_report
-from runner.report.meta import stats as st
-from runner.report.meta.faithfulness import (
+from metrics.faithfulness.meta import (
     RaterRun,
     claim_table,
     faithfulness_table,
@@ -27,8 +22,12 @@ from runner.report.meta.faithfulness import (
     method_of,
     summarizer_table,
 )
-from runner.report.meta.tables import Boot, MetaTable
-from runner.tracking.reader import RunRecord
+from runner.api import meta as st
+from runner.api.human_format import ClaimLabel, ClaimsJudgment
+from runner.api.meta import Boot, MetaTable, RunView
+from runner.human.record import record_human_run
+from runner.report.config import ReportConfig
+from runner.report.make import make_report
 from runner.tracking.writer import Tracker
 
 BOOT = Boot(resamples=200)
@@ -264,8 +263,8 @@ def test_per_summarizer_shares_of_all_claims() -> None:
 
 
 def test_method_from_params_else_resolved_config_else_file() -> None:
-    def run(params: dict[str, str]) -> RunRecord:
-        return RunRecord("r" * 32, "n", "0", "FINISHED", 1, 2, params, {}, {})
+    def run(params: dict[str, str]) -> RunView:
+        return RunView("r" * 32, 1, params, {}, lambda name: None)
 
     assert method_of(run({"metrics.faithfulness.method": "cot"}), "faithfulness", None) == "cot"
     resolved = {"metrics": {"faithfulness": {"method": "claims"}}}

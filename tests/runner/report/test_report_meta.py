@@ -21,7 +21,9 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
+from runner.api import meta as st
 from runner.api.errors import DataError
+from runner.api.meta import Boot, MetaTable
 from runner.human.authors import read_author_annotations, read_summaries, read_validation_sample
 from runner.human.judgments import (
     CRITERIA,
@@ -36,10 +38,9 @@ from runner.human.labelstudio import read_labelstudio
 from runner.human.record import record_human_run
 from runner.report.config import ReportConfig
 from runner.report.make import make_report
-from runner.report.meta import stats as st
 from runner.report.meta.make import build_tables
 from runner.report.meta.read import MetaInputs
-from runner.report.meta.tables import Boot, MetaTable, run_label
+from runner.report.meta.tables import run_label
 from runner.tracking.writer import Tracker
 from tests.conftest import SHARED_DATA, missing_shared
 

@@ -1,5 +1,14 @@
-"""The statistics of the meta-evaluation: agreement of flags, rank and linear correlation.
+"""The meta-evaluation toolkit: the tables a metric adds to ``python -m runner.report meta=true``.
 
+A metric whose values people can judge too may declare ``meta_tables(inputs: MetaInput) ->
+MetaTables``: given people's judgments recorded in the experiment (``MetaInput.judgments``:
+``runner.api.human_format`` values such as ``ClaimsJudgment``) and the experiment's FINISHED
+judged runs (``MetaInput.runs``: ``RunView``, their params, per-document values and
+artifacts), it returns its tables of agreement with people and the notes saying what it left
+out. The report writes each table as ``<name>.csv``, in ``meta.md`` and ``meta.tex``, beside
+the core's tables (sentence flags, summary-level correlations, pairwise preferences).
+
+The statistics of the meta-evaluation: agreement of flags, rank and linear correlation.
 Small and explicit on purpose: each is checked in the tests against an independent
 computation (scipy's ``kendalltau``/``pearsonr``, a worked Cohen's kappa), so the report
 depends on numpy alone.
@@ -8,14 +17,16 @@ Every interval is a percentile bootstrap over the units that were judged (summar
 documents for Appendix J's verdicts): resample the units with replacement, recompute the
 statistic from the resampled units' pooled counts or pairs, read the percentiles. Resamples
 where the statistic is undefined (every value equal, no flag at all) are left out, and a
-statistic undefined on the data itself is NaN with no interval.
+statistic undefined on the data itself is NaN with no interval (``Boot.run``).
 """
 
 from __future__ import annotations
 
+import json
 import math
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -152,3 +163,94 @@ def ratio(hits: Sequence[float], totals: Sequence[float]) -> Callable[[Indices],
         return 100.0 * float(h[idx].sum()) / total if total else math.nan
 
     return statistic
+
+
+# --- the tables ---------------------------------------------------------------------------
+
+
+Cell = str | int | float | Stat | None
+"""A table cell: text, a count, a number, or a statistic with its interval (None: empty)."""
+
+
+@dataclass(frozen=True)
+class Boot:
+    """The report's bootstrap settings (``resamples``, ``confidence``, ``seed`` of its config)."""
+
+    resamples: int = 1000
+    confidence: float = 0.95
+    seed: int = 0
+
+    def run(self, units: int, statistic: Callable[[Indices], float]) -> Stat:
+        """``statistic`` with its interval over ``units``."""
+        return bootstrap(
+            units,
+            statistic,
+            resamples=self.resamples,
+            confidence=self.confidence,
+            seed=self.seed,
+        )
+
+    def described(self, units: str) -> str:
+        """What a cell is, for a caption: the value and its interval over ``units``."""
+        return (
+            f"value [{self.confidence:.0%} CI], percentile bootstrap over {units} "
+            f"({self.resamples} resamples, seed {self.seed})"
+        )
+
+
+@dataclass(frozen=True)
+class MetaTable:
+    """One table: its file stem (``meta_...``), title, column titles, rows and caption."""
+
+    name: str
+    title: str
+    header: tuple[str, ...]
+    rows: tuple[tuple[Cell, ...], ...]
+    caption: str
+
+
+# --- what a metric's meta_tables hook is given and gives back -------------------------------
+
+
+@dataclass(frozen=True)
+class RunView:
+    """One FINISHED run of the experiment that is not a human run, as a metric's tables read it."""
+
+    run_id: str
+    start_time: int
+    """Milliseconds since the epoch (MLflow's), so the newest of several runs can win."""
+    params: Mapping[str, str]
+    values: Mapping[str, Mapping[str, float]]
+    """doc_id -> ``<metric label>/<value>`` -> the run's per-document value (``scores.json``)."""
+    read_text: Callable[[str], str | None] = field(repr=False, compare=False)
+    """An artifact of the run by its path (``summaries.json``, ``config.yaml``), None if absent."""
+
+    def read_json(self, name: str) -> Any:
+        """An artifact parsed as JSON; None when it is absent (ValueError when it is not JSON)."""
+        text = self.read_text(name)
+        if text is None:
+            return None
+        try:
+            return json.loads(text)
+        except ValueError as err:
+            raise ValueError(f"run {self.run_id}'s artifact {name} is not JSON: {err}") from err
+
+
+@dataclass(frozen=True)
+class MetaInput:
+    """What ``meta_tables`` is given: people's judgments and the runs to hold against them."""
+
+    judgments: Sequence[object]
+    """Every human judgment recorded in the experiment (``runner.api.human_format`` values:
+    ``ClaimsJudgment``, ``CoherenceAnnotation``...); a hook keeps the kinds it knows."""
+    runs: Sequence[RunView]
+    """The experiment's FINISHED runs that are not human runs, newest first."""
+    boot: Boot
+
+
+@dataclass(frozen=True)
+class MetaTables:
+    """What ``meta_tables`` gives back: its tables, and a line for each thing it left out."""
+
+    tables: tuple[MetaTable, ...] = ()
+    notes: tuple[str, ...] = ()

@@ -1,4 +1,8 @@
-"""Faithfulness: does a rater's verdict agree with people's? The tables as values.
+"""Faithfulness: does a rater's verdict agree with people's? This metric's meta tables.
+
+``meta_tables`` is the faithfulness metric's hook of ``python -m runner.report meta=true``
+(``runner.api.meta``): the report gives it people's judgments and the experiment's FINISHED
+runs, and writes the tables it returns (``meta_faithfulness.csv``, ``_claims``, ``_systems``).
 
 A faithfulness rater is any metric whose per-document values include ``faithful`` (1.0
 faithful, 0.0 not, NaN undecided) under its label, e.g. ``faithfulness/faithful`` or
@@ -36,7 +40,7 @@ Per summarizer (``summarizer_table``): people's claim labels per system: the % o
 labelled each of ``CLAIM_LABELS`` (FABLES' faithfulness per summarizer is the % labelled
 Yes among all of a system's claims, Inapplicable included in the denominator).
 
-Every interval is the percentile bootstrap over summaries of ``runner.report.meta.stats``.
+Every interval is the percentile bootstrap over summaries of ``runner.api.meta``.
 """
 
 from __future__ import annotations
@@ -51,13 +55,9 @@ from typing import Any
 import numpy as np
 import yaml
 
-from runner.api.human_format import CLAIM_LABELS, ClaimsJudgment
-from runner.report.meta import stats as st
-from runner.report.meta.read import artifact_json, artifact_text
-from runner.report.meta.tables import Boot, Cell, MetaTable
-from runner.report.read import read_scores
-from runner.tracking.reader import RunRecord
-from runner.tracking.tags import HUMAN_KIND, RUN_KIND_TAG
+from runner.api import CLAIM_LABELS, ClaimsJudgment
+from runner.api import meta as st
+from runner.api.meta import Boot, Cell, MetaInput, MetaTable, MetaTables, RunView
 
 FAITHFUL = "faithful"
 """The per-document value a faithfulness rater gives (``<label>/faithful``)."""
@@ -113,7 +113,7 @@ def faithful_labels(values: Mapping[str, Mapping[str, float]]) -> list[str]:
     return sorted(found)
 
 
-def method_of(run: RunRecord, label: str, resolved: Mapping[str, Any] | None) -> str:
+def method_of(run: RunView, label: str, resolved: Mapping[str, Any] | None) -> str:
     """What tells two configurations of a rater apart: ``method``, ``rater``, else its file.
 
     Read from the run's params (an override is logged as one) and else from its resolved
@@ -133,47 +133,33 @@ def method_of(run: RunRecord, label: str, resolved: Mapping[str, Any] | None) ->
     return label
 
 
-def judge_of(run: RunRecord) -> str:
+def judge_of(run: RunView) -> str:
     """The judge model of a run (its ``judge.model`` param); a dash when it has no judge."""
     return run.params.get("judge.model") or run.params.get("judge") or NO_JUDGE
 
 
-def read_raters(
-    uri: str,
-    records: Sequence[RunRecord],
-    scores: Mapping[str, Mapping[str, Mapping[str, float]]],
-) -> list[RaterRun]:
-    """The faithfulness raters among ``records``: FINISHED runs, not human, with a faithful value.
-
-    ``scores`` holds the runs' values already read, so they are not read twice.
-    """
-    runs = [r for r in records if r.status == "FINISHED" and r.tags.get(RUN_KIND_TAG) != HUMAN_KIND]
-    unread = [r for r in runs if r.run_id not in scores]
-    if unread:
-        scores = {**read_scores(uri, unread), **scores}
+def read_raters(runs: Sequence[RunView]) -> list[RaterRun]:
+    """The faithfulness raters among ``runs``: those with a ``faithful`` value."""
     out: list[RaterRun] = []
     for run in runs:
-        values = scores.get(run.run_id, {})
-        labels = faithful_labels(values)
+        labels = faithful_labels(run.values)
         if labels:
-            out += _rater_runs(uri, run, labels, values)
+            out += _rater_runs(run, labels)
     return out
 
 
-def _rater_runs(
-    uri: str, run: RunRecord, labels: Sequence[str], values: Mapping[str, Mapping[str, float]]
-) -> list[RaterRun]:
+def _rater_runs(run: RunView, labels: Sequence[str]) -> list[RaterRun]:
     """One ``RaterRun`` per faithfulness label of ``run``."""
-    summaries = artifact_json(uri, run.run_id, SUMMARIES_FILE)
-    claims = artifact_json(uri, run.run_id, CLAIMS_FILE)
+    summaries = run.read_json(SUMMARIES_FILE)
+    claims = run.read_json(CLAIMS_FILE)
     resolved: Any = None
     if not any(run.params.get(f"metrics.{x}.{k}") for x in labels for k in ("method", "rater")):
-        text = artifact_text(uri, run.run_id, "config.yaml")  # a default is not a param
+        text = run.read_text("config.yaml")  # a default is not a param
         resolved = yaml.safe_load(text) if text else None
     out = []
     for label in labels:
         key = f"{label}/{FAITHFUL}"
-        judges_claims = any(f"{label}/supported" in v for v in values.values())
+        judges_claims = any(f"{label}/supported" in v for v in run.values.values())
         out.append(
             RaterRun(
                 run.run_id,
@@ -182,7 +168,7 @@ def _rater_runs(
                 method_of(run, label, resolved if isinstance(resolved, dict) else None),
                 judge_of(run),
                 summaries if isinstance(summaries, dict) else {},
-                {doc: v.get(key, math.nan) for doc, v in values.items()},
+                {doc: v.get(key, math.nan) for doc, v in run.values.items()},
                 claims if judges_claims and isinstance(claims, dict) else {},
             )
         )
@@ -263,13 +249,6 @@ def _row(rater: bool, person: bool) -> list[float]:
     ]
 
 
-def _ci(boot: Boot, units: str) -> str:
-    return (
-        f"value [{boot.confidence:.0%} CI], percentile bootstrap over {units} "
-        f"({boot.resamples} resamples, seed {boot.seed})"
-    )
-
-
 # --- the tables -------------------------------------------------------------------------
 
 
@@ -321,7 +300,7 @@ def faithfulness_table(
         "table): faithful is the positive class of precision and recall; % easy (hard) caught "
         "= of the unfaithful summaries people rated easy (hard), % the rater labels unfaithful; "
         "balanced accuracy = mean of the two classes' recalls; summaries matched by document "
-        f"id and summary text; {_ci(boot, 'summaries')}."
+        f"id and summary text; {boot.described('summaries')}."
     )
     table = MetaTable("meta_faithfulness", "Faithfulness: summaries", header, tuple(rows), caption)
     return table, notes
@@ -460,7 +439,7 @@ def claim_table(
         "Faithfulness per claim: the rater's supported/not against people's labels (FABLES): "
         "only Yes (supported) is faithful, PartialSupport and No are not, Inapplicable (cannot "
         "tell) and undecided claims are left out; supported is the positive class; counts "
-        f"pooled over claims, {_ci(boot, 'summaries')}."
+        f"pooled over claims, {boot.described('summaries')}."
     )
     table = MetaTable(
         "meta_faithfulness_claims", "Faithfulness: claims", header, tuple(rows), caption
@@ -489,7 +468,7 @@ def summarizer_table(judgments: Sequence[ClaimsJudgment], boot: Boot) -> MetaTab
         "People's claim labels per summarizer: % of all the system's claims given each label "
         "(FABLES' faithfulness per summarizer is % supported, i.e. labelled Yes, among all "
         "claims, Inapplicable included); one unit per annotator's judgment of a summary, "
-        f"{_ci(boot, 'summaries')}."
+        f"{boot.described('summaries')}."
     )
     title = "Faithfulness per summarizer (people)"
     return MetaTable("meta_faithfulness_systems", title, header, tuple(rows), caption)
@@ -518,3 +497,9 @@ def faithfulness_tables(
     systems = summarizer_table(people, boot)
     tables = [t for t in (summary, claims, systems) if t is not None]
     return tables, [*notes, *claim_notes]
+
+
+def meta_tables(inputs: MetaInput) -> MetaTables:
+    """The faithfulness tables of ``python -m runner.report meta=true`` (``runner.api.meta``)."""
+    tables, notes = faithfulness_tables(inputs.judgments, read_raters(inputs.runs), inputs.boot)
+    return MetaTables(tuple(tables), tuple(notes))
