@@ -38,6 +38,7 @@ from metrics.booookscore.estimate import estimate as estimate  # estimate=true c
 from metrics.booookscore.feedback import on_trace
 from metrics.booookscore.human import HUMAN as HUMAN  # people's format (runner.api)
 from metrics.booookscore.judge import Ask, judge_all
+from metrics.booookscore.meta import meta_tables as meta_tables  # report meta=true's tables
 from metrics.booookscore.parse import LABELS, Verdict, type_key
 from metrics.booookscore.prompt import BATCH_PROMPT, SENTENCE_PROMPT, Template, load_template
 from runner.api import LLM, ConfigError, Document, Metric, MetricResult, Value, split_sentences

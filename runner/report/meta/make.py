@@ -3,11 +3,12 @@
 Written when the experiment has a human run (tag ``runner.kind=human``) and ``meta`` is
 unset, always with ``meta=true`` (an error when there is nothing to compare), never with
 ``meta=false``. Files: ``meta.md`` (every table, captions and notes), ``meta.tex``, one CSV
-per table (``meta_sentences.csv``, ``meta_summaries.csv``, ``meta_precision.csv``,
-``meta_preferences.csv``, ``meta_orderings.csv``) and ``meta_vs_human.png``. A table the
-judgments cannot support is left out with a note saying what it needs. A metric adds tables
-of its own through its ``meta_tables`` hook (``runner.report.meta.hooks``, ``runner.api.meta``;
-the faithfulness metric's: ``meta_faithfulness.csv``, ``_claims``, ``_systems``); an experiment
+per table (``meta_summaries.csv``, ``meta_precision.csv``, ``meta_preferences.csv``,
+``meta_orderings.csv``) and ``meta_vs_human.png``. A table the judgments cannot support is
+left out with a note saying what it needs. A metric adds tables of its own through its
+``meta_tables`` hook (``runner.report.meta.hooks``, ``runner.api.meta``; BooookScore's
+``meta_sentences.csv``, the faithfulness metric's ``meta_faithfulness.csv``, ``_claims``,
+``_systems``); an experiment
 with people's claim judgments alone gets no notes about the coherence tables. Every
 ``meta_*.csv`` of an earlier report is removed first, so a table not made now never survives.
 """
@@ -38,13 +39,10 @@ from runner.report.meta.tables import (
     human_score_name,
     human_scores,
     metric_pairs,
-    sentence_table,
     summary_table,
 )
 
 NEEDS = {
-    "meta_sentences": "coherence annotations of summaries whose judged run has BooookScore's "
-    "annotations.json",
     "meta_summaries": "coherence annotations or numeric ratings of summaries of a judged run "
     "with per-document metric values",
     "meta_precision": "Appendix J verdicts",
@@ -82,9 +80,8 @@ def build_tables(
     tables' notes are left out when every judgment is a claims judgment (a faithfulness study
     needs none of them).
     """
-    sentences, notes = sentence_table(inputs, boot)
+    notes: list[str] = []
     made = {
-        "meta_sentences": sentences,
         "meta_summaries": summary_table(inputs, metrics, boot),
         "meta_precision": precision_table(inputs, boot),
         "meta_preferences": preference_table(inputs, boot),

@@ -1,24 +1,18 @@
-"""What the meta-evaluation reads: human runs, the runs they judged, and sentence flags.
+"""What the meta-evaluation reads: human runs and the runs they judged.
 
 A human run is a FINISHED run of the experiment tagged ``runner.kind=human``; its judgments
 are the ``to_record`` lines of its artifact ``human/judgments.jsonl`` (issue 23, contract 2).
 A judgment names its system by MLflow run id or by a named system (``hier``...); the runs
-named by id are the judged runs, whose per-document values (``scores.json``) and
-BooookScore judge answers (``annotations.json``: ``{doc_id: {sentence: {"questions",
-"types"}}}``, written by ``runner.run.recording`` from ``metrics/booookscore/__init__.py``'s
-artifact; contract 3) are read through ``runner.tracking.reader``'s client.
-
-A person's span may cover several sentences: it flags every Punkt sentence
-(``runner.api.text.sentence_spans``) it overlaps, with its labels (a relation's labels go to
-both of its spans). A span not found in the summary is never guessed into a sentence: it
-is counted in a note. An annotator's judgment of one item held by several human runs (the
-same export recorded twice) is counted once, with a note (``counted_once``).
+named by id are the judged runs, whose per-document values (``scores.json``) are read
+through ``runner.tracking.reader``'s client (a metric's own artifacts, such as BooookScore's
+judge answers, are read by its ``meta_tables`` hook: ``runner.report.meta.hooks``). An
+annotator's judgment of one item held by several human runs (the same export recorded
+twice) is counted once, with a note (``counted_once``).
 """
 
 from __future__ import annotations
 
 import json
-import re
 import tempfile
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -26,7 +20,6 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from runner.api.text import sentence_spans
 from runner.api.value import Value
 from runner.human.identity import judgment_key
 from runner.human.judgments import (
@@ -34,7 +27,6 @@ from runner.human.judgments import (
     Judgment,
     Preference,
     Rating,
-    Span,
     from_record,
 )
 from runner.plugins import values as value_facts
@@ -44,10 +36,6 @@ from runner.tracking.reader import RunRecord, client
 from runner.tracking.tags import HUMAN_KIND, RUN_KIND_TAG
 
 JUDGMENTS_FILE = "human/judgments.jsonl"
-ANNOTATIONS_FILE = "annotations.json"
-"""BooookScore's per-sentence answers, per document, in a judged run."""
-JudgeAnswers = dict[str, dict[str, dict[str, Any]]]
-"""doc_id -> sentence -> the judge's answer (``{"questions", "types"}``; ``unparsed``)."""
 
 
 @dataclass(frozen=True)
@@ -60,8 +48,6 @@ class MetaInputs:
     """Run id -> the run, for each system named by a run id of the experiment."""
     scores: Scores
     """The judged runs' per-document values."""
-    answers: dict[str, JudgeAnswers]
-    """Run id -> its BooookScore judge answers (runs without them are absent)."""
     notes: tuple[str, ...]
 
     @cached_property
@@ -71,17 +57,6 @@ class MetaInputs:
         Merged once for every table and figure that reads a direction or a range.
         """
         return value_facts.merged((r.tags, r.params, r.metrics) for r in self.judged.values())
-
-
-@dataclass(frozen=True)
-class SentenceFlags:
-    """One person's flags on the sentences of one summary."""
-
-    sentences: tuple[str, ...]
-    flagged: tuple[bool, ...]
-    labels: tuple[frozenset[str], ...]
-    unlocated: int
-    """Spans not found in the summary text (left out)."""
 
 
 def human_runs(records: Iterable[RunRecord]) -> list[RunRecord]:
@@ -109,12 +84,7 @@ def read_meta(uri: str, records: Sequence[RunRecord]) -> MetaInputs:
     named = {s for j in judgments for s in systems_of(j)}
     judged = {s: by_id[s] for s in sorted(named) if s in by_id}
     scores = read_scores(uri, list(judged.values())) if judged else {}
-    answers: dict[str, JudgeAnswers] = {}
-    for run_id in judged:
-        content = artifact_json(uri, run_id, ANNOTATIONS_FILE)
-        if isinstance(content, dict):
-            answers[run_id] = content
-    return MetaInputs(tuple(humans), tuple(judgments), judged, scores, answers, tuple(notes))
+    return MetaInputs(tuple(humans), tuple(judgments), judged, scores, tuple(notes))
 
 
 def counted_once(per_run: Sequence[Sequence[Judgment]]) -> tuple[list[Judgment], int]:
@@ -167,51 +137,3 @@ def artifact_json(uri: str, run_id: str, name: str) -> Any:
     """A run's JSON artifact ``name``; None when it has none."""
     text = artifact_text(uri, run_id, name)
     return None if text is None else json.loads(text)
-
-
-def locate(summary: str, text: str) -> tuple[int, int] | None:
-    """Where ``text`` is in ``summary``: exactly, else with any run of whitespace as one."""
-    wanted = text.strip()
-    if not wanted:
-        return None
-    start = summary.find(wanted)
-    if start >= 0:
-        return start, start + len(wanted)
-    found = re.search(r"\s+".join(map(re.escape, wanted.split())), summary)
-    return (found.start(), found.end()) if found else None
-
-
-def human_flags(annotation: CoherenceAnnotation) -> SentenceFlags:
-    """The annotation's spans as flags on the summary's Punkt sentences (see the docstring)."""
-    summary = annotation.summary
-    bounds = sentence_spans(summary)
-    flagged = [False] * len(bounds)
-    labels: list[set[str]] = [set() for _ in bounds]
-    marks: list[tuple[Span, tuple[str, ...]]] = [(s, s.labels) for s in annotation.singles]
-    for rel in annotation.relations:
-        marks += [(rel.first, rel.first.labels + rel.labels)]
-        marks += [(rel.second, rel.second.labels + rel.labels)]
-    unlocated = 0
-    for span, span_labels in marks:
-        where = locate(summary, span.text)
-        if where is None:
-            unlocated += 1
-            continue
-        for i, (start, end) in enumerate(bounds):
-            if start < where[1] and where[0] < end:
-                flagged[i] = True
-                labels[i].update(span_labels)
-    return SentenceFlags(
-        tuple(summary[s:e] for s, e in bounds),
-        tuple(flagged),
-        tuple(frozenset(x) for x in labels),
-        unlocated,
-    )
-
-
-def judge_flag(answer: dict[str, Any] | None) -> tuple[bool, frozenset[str]] | None:
-    """The judge's flag and error types for one sentence; None when not judged or unparsed."""
-    if not isinstance(answer, dict) or answer.get("unparsed"):
-        return None
-    types = answer.get("types")
-    return types is not None, frozenset(types or ())

@@ -1,11 +1,11 @@
 """Does a metric agree with people? The meta-evaluation tables as values.
 
-- ``sentence_table``: the judge's per-sentence flags against the people's (precision, recall,
-  F1, Cohen's kappa; overall and per error type: the BooookScore paper's Appendix H), one
-  unit per (human annotation, judged summary) pair;
 - ``summary_table``: Kendall's tau and Pearson's r between each metric's per-document value
   in the judged runs and the human score of the same summaries;
-- the Appendix J precision and the pairwise tables are ``runner.report.meta.pairs``.
+- the Appendix J precision and the pairwise tables are ``runner.report.meta.pairs``;
+- a metric's own tables (BooookScore's sentence flags against people's spans, the faithfulness
+  raters against people's labels) come from its ``meta_tables`` hook
+  (``runner.report.meta.hooks``).
 
 Every interval bootstraps the units named in the caption (``runner.api.meta``).
 The human score of a summary is the score of the metric that owns its annotations' format
@@ -20,23 +20,16 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 
-import numpy as np
-
 from runner.api import meta as st
 from runner.api.meta import Boot, Cell, MetaTable
 from runner.api.text import split_sentences
 from runner.human.judgments import CoherenceAnnotation, Rating
 from runner.human.owner import owner_of
-from runner.report.meta.read import MetaInputs, human_flags, judge_flag
+from runner.report.meta.read import MetaInputs
 from runner.tracking.reader import RunRecord
 
 Pair = tuple[str, str]
 """(run id or system, doc_id): one summary."""
-
-
-def judge_label(run: RunRecord) -> str:
-    """The judge a run's BooookScore used (its ``judge.model`` or ``judge`` param)."""
-    return run.params.get("judge.model") or run.params.get("judge") or "judge"
 
 
 SUMMARY_PARAMS = ("strategy", "model", "chunk", "data", "data.path")
@@ -54,87 +47,6 @@ def run_label(system: str, judged: Mapping[str, RunRecord]) -> str:
     keys = [k for k in SUMMARY_PARAMS if len({r.params.get(k) for r in judged.values()}) > 1]
     name = ",".join(f"{k}={run.params.get(k, '—')}" for k in keys) or run.run_name
     return f"{name} ({system[:8]})"
-
-
-def _counts(human: Sequence[bool], judge: Sequence[bool]) -> list[float]:
-    pairs = list(zip(judge, human, strict=True))
-    return [
-        float(sum(j and h for j, h in pairs)),
-        float(sum(j and not h for j, h in pairs)),
-        float(sum(h and not j for j, h in pairs)),
-        float(sum(not j and not h for j, h in pairs)),
-    ]
-
-
-def sentence_units(inputs: MetaInputs) -> tuple[dict[str, list[dict[str, list[float]]]], list[str]]:
-    """Judge label -> per unit, (tp, fp, fn, tn) overall (key '') and per error type.
-
-    With a note for what was left out: spans not found in their summary, sentences the judge
-    has no readable answer for, summaries none of whose sentences the judge answered.
-    """
-    units: dict[str, list[dict[str, list[float]]]] = {}
-    unlocated = unanswered = unmatched = 0
-    for ann in inputs.judgments:
-        if not isinstance(ann, CoherenceAnnotation) or ann.system not in inputs.answers:
-            continue
-        answers = inputs.answers[ann.system].get(ann.doc_id) or {}
-        people = human_flags(ann)
-        rows = []
-        for i, sentence in enumerate(people.sentences):
-            judged = judge_flag(answers.get(sentence))
-            if judged is not None:
-                rows.append((people.flagged[i], people.labels[i], *judged))
-        unlocated += people.unlocated
-        unanswered += len(people.sentences) - len(rows)
-        if not rows:
-            unmatched += 1
-            continue
-        unit = {"": _counts([r[0] for r in rows], [r[2] for r in rows])}
-        for t in owner_of(ann)[1].labels:
-            unit[t] = _counts([t in r[1] for r in rows], [t in r[3] for r in rows])
-        units.setdefault(judge_label(inputs.judged[ann.system]), []).append(unit)
-    notes = []
-    if unlocated:
-        notes.append(
-            f"sentence level: {unlocated} human spans not found in their summary, left out"
-        )
-    if unanswered:
-        notes.append(
-            f"sentence level: {unanswered} sentences without a readable judge answer (unparsed, "
-            "or the judged run's summary differs from the annotated one), left out"
-        )
-    if unmatched:
-        notes.append(f"sentence level: {unmatched} annotated summaries with no judged sentence")
-    return units, notes
-
-
-def sentence_table(inputs: MetaInputs, boot: Boot) -> tuple[MetaTable | None, list[str]]:
-    """Precision, recall, F1 and kappa of the judge's flags against the people's; notes."""
-    units, notes = sentence_units(inputs)
-    if not units:
-        return None, notes
-    rows: list[tuple[Cell, ...]] = []
-    for judge, found in sorted(units.items()):
-        labels = dict.fromkeys(k for u in found for k in u if k)  # the owners' labels, in order
-        for key in ("", *labels):
-            counts = np.array([u.get(key, [0.0] * 4) for u in found])
-            total = counts.sum(axis=0)
-            if key and not total[0] + total[1] + total[2]:
-                continue  # an error type neither side used
-            stats = [boot.run(len(found), st.pooled(counts, rule)) for rule in _RULES]
-            sentences = int(total.sum())
-            rows.append((judge, key or "any error", len(found), sentences, *stats))
-    header = ("judge", "error type", "summaries", "sentences", "precision", "recall", "F1", "kappa")
-    caption = (
-        "Judge's sentence flags vs people's (a person's span flags each sentence it overlaps): "
-        f"value [{boot.confidence:.0%} CI], percentile bootstrap over summaries "
-        f"({boot.resamples} resamples, seed {boot.seed}); per error type, a sentence counts as "
-        "flagged with that type."
-    )
-    return MetaTable("meta_sentences", "Sentence level", header, tuple(rows), caption), notes
-
-
-_RULES = (st.precision, st.recall, st.f1, st.kappa)
 
 
 def human_score_name(metric: str) -> str:

@@ -108,7 +108,7 @@ def test_a_loose_metric_owns_its_annotations_from_label_studio_to_meta(study: Pa
     feedback = human_feedback(judged, "h")
     assert [(f.name, f.value) for f in feedback] == [("unclear_span", "vague"), ("clarity", 10.0)]
 
-    inputs = MetaInputs((), tuple(judgments), {}, {}, {}, ())
+    inputs = MetaInputs((), tuple(judgments), {}, {}, ())
     assert human_scores(inputs) == {"Clarity (human)": {("hier", "paper"): 10.0}}
 
 

@@ -351,11 +351,13 @@ def test_report_writes_the_faithfulness_sections(store_report: tuple[Any, Path])
 def test_coherence_only_meta_has_nothing_of_faithfulness() -> None:
     from runner.api.human_format import CoherenceAnnotation
     from runner.report.meta.format import markdown
+    from runner.report.meta.hooks import plugin_tables
     from runner.report.meta.make import build_tables
     from runner.report.meta.read import MetaInputs
 
     annotation = CoherenceAnnotation("d1", "hier", "a1", "Anna left. Bob came.")
-    inputs = MetaInputs((), (annotation,), {}, {}, {}, ())
-    tables, notes = build_tables(inputs, ("booookscore/score",), BOOT)
+    inputs = MetaInputs((), (annotation,), {}, {}, ())
+    declared = plugin_tables("sqlite:///unused.db", [], inputs, BOOT, reserved=())  # every hook
+    tables, notes = build_tables(inputs, ("booookscore/score",), BOOT, declared)
     text = markdown(tables, notes)
     assert "aithful" not in text and "no meta_sentences table" in text

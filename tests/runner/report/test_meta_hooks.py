@@ -107,7 +107,7 @@ def test_an_installed_metrics_table_is_in_the_report_beside_faithfulness(
 
 
 def inputs() -> MetaInputs:
-    return MetaInputs((), tuple(people()), {}, {}, {}, ())
+    return MetaInputs((), tuple(people()), {}, {}, ())
 
 
 def table(name: str, rows: tuple[tuple[Any, ...], ...] = ((1,),)) -> MetaTable:
@@ -138,7 +138,7 @@ def test_a_hook_that_breaks_the_contract_is_one_line_naming_the_metric(
         plugin_tables(
             "sqlite:///unused.db",
             [],
-            MetaInputs((), tuple(judged), {}, {}, {}, ()),
+            MetaInputs((), tuple(judged), {}, {}, ()),
             BOOT,
             ["meta_sentences"],
         )

@@ -38,6 +38,7 @@ from runner.human.labelstudio import read_labelstudio
 from runner.human.record import record_human_run
 from runner.report.config import ReportConfig
 from runner.report.make import make_report
+from runner.report.meta.hooks import plugin_tables
 from runner.report.meta.make import build_tables
 from runner.report.meta.read import MetaInputs
 from runner.report.meta.tables import run_label
@@ -390,7 +391,7 @@ def _released(name: str) -> Path:
 
 
 def _tables(judgments: list[Judgment]) -> dict[str, MetaTable]:
-    inputs = MetaInputs((), tuple(judgments), {}, {}, {}, ())
+    inputs = MetaInputs((), tuple(judgments), {}, {}, ())
     tables, _ = build_tables(inputs, ("booookscore/score",), Boot(resamples=200))
     return {t.name: t for t in tables}
 
@@ -441,8 +442,10 @@ def test_released_validation_sample_precision() -> None:
 def test_released_hier_annotations_have_no_judged_run_to_compare() -> None:
     path = _released("gpt4-4096-hier.human-annotations.json")
     annotations = read_author_annotations(path, "hier", "authors")
-    inputs = MetaInputs((), tuple(annotations), {}, {}, {}, ())
-    tables, notes = build_tables(inputs, ("booookscore/score",), Boot(resamples=100))
+    inputs = MetaInputs((), tuple(annotations), {}, {}, ())
+    boot = Boot(resamples=100)
+    declared = plugin_tables("sqlite:///unused.db", [], inputs, boot, reserved=())  # every hook
+    tables, notes = build_tables(inputs, ("booookscore/score",), boot, declared)
     assert tables == []  # no GPT-4 annotations or scores of these same summaries are released
     assert any("meta_sentences" in n for n in notes) and any("meta_summaries" in n for n in notes)
     assert run_label("hier", {}) == "hier"
@@ -480,7 +483,7 @@ def test_numeric_ratings_are_a_human_score_too() -> None:
     ]
     ratings.append(Rating("d3", run.run_id, "fluent", "yes", "a"))  # a label: not a score
     scores = {run.run_id: {"d1": {"m": 10.0}, "d2": {"m": 30.0}, "d3": {"m": 5.0}}}
-    inputs = MetaInputs((), tuple(ratings), {run.run_id: run}, scores, {}, ())
+    inputs = MetaInputs((), tuple(ratings), {run.run_id: run}, scores, ())
     tables, _ = build_tables(inputs, ("m",), Boot(resamples=100))
     rows = {t.name: t.rows for t in tables}["meta_summaries"]
     human, metric = [3.0, 5.0, 1.0], [10.0, 30.0, 5.0]  # d1's two annotators averaged
@@ -511,7 +514,7 @@ def test_a_metric_orders_pairs_the_way_its_plugin_declares_better() -> None:
         Preference(doc, (a.run_id, b.run_id), "ann", {"preference": winner})
         for doc, winner in (("d1", a.run_id), ("d2", b.run_id))
     ]
-    inputs = MetaInputs((), tuple(people), {a.run_id: a, b.run_id: b}, scores, {}, ())
+    inputs = MetaInputs((), tuple(people), {a.run_id: a, b.run_id: b}, scores, ())
     tables, notes = build_tables(inputs, ("m/err", "m/len", "m/raw"), Boot(resamples=100))
     rows = {t.name: t.rows for t in tables}["meta_orderings"]
     got = {row[0]: row[1:6] for row in rows}
