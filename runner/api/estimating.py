@@ -33,7 +33,7 @@ from __future__ import annotations
 import functools
 import inspect
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
@@ -212,25 +212,9 @@ def run_estimate(module: ModuleType, inputs: EstimateInput) -> list[Phase] | Non
     if takes_one_input(hook):
         entry = getattr(module, ENTRY[type(inputs)])
         params = {**declared(entry).defaults, **inputs.params}
-        phases: list[Phase] = hook(_with_params(inputs, params))
+        phases: list[Phase] = hook(replace(inputs, params=params))
         return phases
     return _older_form(hook, inputs)
-
-
-def _with_params(inputs: EstimateInput, params: Mapping[str, Any]) -> EstimateInput:
-    if isinstance(inputs, StrategyEstimateInput):
-        return StrategyEstimateInput(
-            inputs.chunks, inputs.roles, inputs.window, inputs.prompt, params
-        )
-    return MetricEstimateInput(
-        inputs.summary,
-        inputs.expected,
-        inputs.roles,
-        inputs.prompt,
-        params,
-        inputs.document,
-        inputs.extras,
-    )
 
 
 def _older_form(hook: Callable[..., Any], inputs: EstimateInput) -> list[Phase]:
