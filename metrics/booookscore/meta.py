@@ -1,4 +1,4 @@
-"""BooookScore's sentence-level meta table: the judge's sentence flags against people's spans.
+"""BooookScore's meta tables: the judge's sentence flags against people's spans, and Appendix J.
 
 This metric's ``meta_tables`` hook of ``python -m runner.report meta=true``
 (``runner.api.meta``). A judged run's BooookScore answers are its artifact
@@ -11,6 +11,9 @@ summary is never guessed into a sentence: it is counted in a note.
 ``sentence_table``: precision, recall, F1 and Cohen's kappa of the judge's flags against the
 people's, overall and per error type (the BooookScore paper's Appendix H), one unit per
 (human annotation, judged summary) pair, bootstrapped over those units.
+
+``precision_table``: Appendix J's annotation precision per source, (Agree + Partially agree)
+over all of a validator's verdicts (``runner.api.Validation``), bootstrapped over documents.
 """
 
 from __future__ import annotations
@@ -23,9 +26,16 @@ from typing import Any
 import numpy as np
 
 from metrics.booookscore.human import HUMAN
-from runner.api import ClaimsJudgment, CoherenceAnnotation, Span, sentence_spans
+from runner.api import (
+    VALIDATION_VERDICTS,
+    ClaimsJudgment,
+    CoherenceAnnotation,
+    Span,
+    Validation,
+    sentence_spans,
+)
 from runner.api import meta as st
-from runner.api.meta import Boot, Cell, MetaInput, MetaTable, MetaTables, RunView
+from runner.api.meta import Boot, Cell, MetaInput, MetaTable, MetaTables, RunView, run_label
 
 ANNOTATIONS_FILE = "annotations.json"
 """This metric's per-sentence answers, per document, in a judged run."""
@@ -35,6 +45,7 @@ NEEDS = (
     "no meta_sentences table: it needs coherence annotations of summaries whose judged run has "
     "BooookScore's annotations.json"
 )
+NEEDS_VALIDATION = "no meta_precision table: it needs Appendix J verdicts"
 
 
 @dataclass(frozen=True)
@@ -200,12 +211,43 @@ def judge_answers(runs: Sequence[RunView]) -> dict[str, JudgeAnswers]:
     return answers
 
 
+AGREEING = VALIDATION_VERDICTS[:2]
+"""The verdicts Appendix J's precision counts as right."""
+
+
+def precision_table(inputs: MetaInput) -> MetaTable | None:
+    """Annotation precision per source (Appendix J)."""
+    verdicts = [j for j in inputs.judgments if isinstance(j, Validation)]
+    if not verdicts:
+        return None
+    rows: list[tuple[Cell, ...]] = []
+    for source in sorted({v.source for v in verdicts}):
+        mine = [v for v in verdicts if v.source == source]
+        docs = sorted({v.doc_id for v in mine})
+        hits = [sum(v.verdict in AGREEING for v in mine if v.doc_id == d) for d in docs]
+        totals = [sum(v.doc_id == d for v in mine) for d in docs]
+        counts = [sum(v.verdict == name for v in mine) for name in VALIDATION_VERDICTS]
+        stat = inputs.boot.run(len(docs), st.ratio(hits, totals))
+        rows.append((run_label(source, inputs.judged), len(docs), len(mine), *counts, stat))
+    header = ("source", "documents", "annotations", *VALIDATION_VERDICTS, "precision %")
+    caption = (
+        "Annotation precision = (Agree + Partially agree) / all verdicts (BooookScore "
+        f"Appendix J); {inputs.boot.described('documents')}."
+    )
+    return MetaTable("meta_precision", "Annotation precision", header, tuple(rows), caption)
+
+
 def meta_tables(inputs: MetaInput) -> MetaTables:
-    """The sentence-level table (or the note saying what it needs) for ``report meta=true``."""
+    """The sentence-level and Appendix J precision tables of ``report meta=true``.
+
+    Or a note saying what each needs (none for a faithfulness study: claims judgments alone).
+    """
     annotations = [j for j in inputs.judgments if isinstance(j, CoherenceAnnotation)]
-    table, notes = (
+    sentences, notes = (
         (None, []) if not annotations else sentence_table(annotations, inputs.runs, inputs.boot)
     )
-    if table is None and not all(isinstance(j, ClaimsJudgment) for j in inputs.judgments):
-        notes.append(NEEDS)  # a faithfulness study (claims judgments alone) needs no such note
-    return MetaTables((table,) if table is not None else (), tuple(notes))
+    precision = precision_table(inputs)
+    if not all(isinstance(j, ClaimsJudgment) for j in inputs.judgments):
+        notes += [] if sentences else [NEEDS]
+        notes += [] if precision else [NEEDS_VALIDATION]
+    return MetaTables(tuple(t for t in (sentences, precision) if t is not None), tuple(notes))

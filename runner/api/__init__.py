@@ -24,7 +24,9 @@ come as files of their own (StorySumm's, FABLES' releases) declares ``HUMAN_FILE
 ``HumanFile`` readers giving ``ClaimsJudgment`` values (summary label, claims' labels), which
 ``python -m runner.annotate import FILE`` finds by the file's shape. Its tables of agreement
 with people come from ``meta_tables(inputs)`` (``runner.api.meta``), which
-``python -m runner.report meta=true`` asks of every built-in and installed metric.
+``python -m runner.report meta=true`` asks of every built-in and installed metric; a
+validator's verdict on an annotation (BooookScore's Appendix J) is a ``Validation``, one of
+``VALIDATION_VERDICTS``.
 The required part of each is a typing Protocol (``StrategyModule``, ``MetricModule``,
 ``DataModule``; ``runner.api.contracts``): mypy checks a plugin module assigned to one, and
 ``runner/plugins/contract.py`` checks the same members when it is loaded; the docs' guides "Write a
@@ -104,7 +106,9 @@ from runner.api.human_format import (
     HumanFormat,
     Relation,
     Span,
+    Validation,
 )
+from runner.api.human_format import VERDICTS as VALIDATION_VERDICTS
 from runner.api.lookup import plugin
 from runner.api.metric import Metric, ScoreInput, mean_values
 from runner.api.spreadsheet import header_and_rows as read_csv
@@ -187,6 +191,8 @@ __all__ = [
     "StrategyEstimateInput",
     "Relation",
     "Span",
+    "VALIDATION_VERDICTS",
+    "Validation",
     "MetricError",
     "MetricResult",
     "RunnerError",

@@ -21,6 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from runner.api.errors import DataError
 
@@ -147,6 +148,29 @@ class ClaimsJudgment:
     """``claim`` (atomic claims) or ``sentence`` (the summary's sentences)."""
     metric: str = ""
     """The metric that owns the format (as ``CoherenceAnnotation.metric``)."""
+
+
+VERDICTS: tuple[str, ...] = ("Agree", "Partially agree", "Don't agree")
+"""Appendix J's verdicts on one annotation; its precision counts the first two."""
+
+
+@dataclass(frozen=True)
+class Validation:
+    """A validator's verdict on one annotation (BooookScore's Appendix J): was it right?
+
+    Stored as a judgment of kind ``verdict``; the BooookScore metric's meta tables give each
+    source's annotation precision from them.
+    """
+
+    doc_id: str
+    source: str
+    """Who made the annotation: ``human``, ``model``, or a run id."""
+    annotation: dict[str, Any]
+    """The annotation judged, as given (span or span pair, questions, labels)."""
+    verdict: str
+    """One of ``VERDICTS``."""
+    annotator: str = ""
+    reasons: str = ""
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ import json
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -224,6 +224,8 @@ class RunView:
     """doc_id -> ``<metric label>/<value>`` -> the run's per-document value (``scores.json``)."""
     read_text: Callable[[str], str | None] = field(repr=False, compare=False)
     """An artifact of the run by its path (``summaries.json``, ``config.yaml``), None if absent."""
+    run_name: str = ""
+    """The name the job gave the run."""
 
     def read_json(self, name: str) -> Any:
         """An artifact parsed as JSON; None when it is absent (ValueError when it is not JSON)."""
@@ -246,6 +248,8 @@ class MetaInput:
     runs: Sequence[RunView]
     """The experiment's FINISHED runs that are not human runs, newest first."""
     boot: Boot
+    judged: Mapping[str, RunView] = field(default_factory=dict)
+    """Run id -> the run, for each system people's judgments name by run id (``run_label``)."""
 
 
 @dataclass(frozen=True)
@@ -254,3 +258,38 @@ class MetaTables:
 
     tables: tuple[MetaTable, ...] = ()
     notes: tuple[str, ...] = ()
+
+
+# --- naming the runs people judged ---------------------------------------------------------
+
+
+class NamedRun(Protocol):
+    """A run as ``run_label`` reads it (a ``RunView``, or the report's own run records)."""
+
+    @property
+    def run_name(self) -> str:
+        """The name the job gave the run."""
+        ...
+
+    @property
+    def params(self) -> Mapping[str, str]:
+        """The run's params."""
+        ...
+
+
+SUMMARY_PARAMS = ("strategy", "model", "chunk", "data", "data.path")
+"""The params that tell the summaries of two judged runs apart, for their labels."""
+
+
+def run_label(system: str, judged: Mapping[str, NamedRun]) -> str:
+    """A run as its distinguishing params and short id ('strategy=hier (1a2b3c4d)').
+
+    The run's name when no such param differs among the judged runs; a named system (or a run
+    not among ``judged``) as itself.
+    """
+    run = judged.get(system)
+    if run is None:
+        return system
+    keys = [k for k in SUMMARY_PARAMS if len({r.params.get(k) for r in judged.values()}) > 1]
+    name = ",".join(f"{k}={run.params.get(k, '—')}" for k in keys) or run.run_name
+    return f"{name} ({system[:8]})"

@@ -8,7 +8,8 @@ faithfulness releases:
   owns it (``runner.api.human_format``: the plugin API, since a metric reads them);
 - ``Preference``: one pairwise comparison (Table 4: detail, structure, logic, overall
   preference; contradiction and omission flags);
-- ``Verdict``: a validator's verdict on one annotation (Appendix J);
+- ``Verdict``: a validator's verdict on one annotation (Appendix J; ``runner.api.human_format``'s
+  ``Validation``, since the BooookScore metric's meta tables read them);
 - ``Rating``: a per-document score or label from any other tool (Likert ratings...);
 - ``ClaimsJudgment``: one person's faithfulness judgment of one summary (its label, and each
   claim's or sentence's label against the source; ``runner.api.human_format``, read by a metric's
@@ -36,6 +37,8 @@ from runner.api.human_format import (
     Relation,
     Span,
 )
+from runner.api.human_format import VERDICTS as VERDICTS
+from runner.api.human_format import Validation as Verdict
 
 __all__ = [  # the plugin API's
     "CLAIM_LABELS",
@@ -45,6 +48,8 @@ __all__ = [  # the plugin API's
     "HumanDataError",
     "Relation",
     "Span",
+    "VERDICTS",
+    "Verdict",
 ]
 
 CRITERIA: tuple[str, ...] = ("detail", "structure", "logic", "preference")
@@ -54,8 +59,6 @@ SIDE_CHOICES: tuple[str, ...] = ("Summary 1", "Summary 2", "Draw")
 """The choices of a pairwise criterion as the annotator sees them."""
 DRAW = "draw"
 """A pairwise criterion with no winner."""
-VERDICTS: tuple[str, ...] = ("Agree", "Partially agree", "Don't agree")
-"""Appendix J's verdicts on one annotation; precision counts the first two."""
 
 
 @dataclass(frozen=True)
@@ -72,21 +75,6 @@ class Preference:
     """``contradiction`` and ``omission:<system>`` -> the annotator's Yes/No."""
     comments: dict[str, str] = field(default_factory=dict)
     """Criterion -> the annotator's free text."""
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """A validator's verdict on one annotation (Appendix J)."""
-
-    doc_id: str
-    source: str
-    """Who made the annotation: ``human``, ``model``, or a run id."""
-    annotation: dict[str, Any]
-    """The annotation judged, as given (span or span pair, questions, labels)."""
-    verdict: str
-    """One of ``VERDICTS``."""
-    annotator: str = ""
-    reasons: str = ""
 
 
 @dataclass(frozen=True)

@@ -52,12 +52,19 @@ def metric_hooks() -> tuple[list[tuple[str, Hook]], list[str]]:
 def run_views(
     uri: str, records: Sequence[RunRecord], scores: Mapping[str, Mapping[str, Mapping[str, float]]]
 ) -> list[RunView]:
-    """The FINISHED runs of ``records`` that are not human runs, with their values.
+    """The FINISHED runs of ``records`` that are not human runs, with their values."""
+    runs = [r for r in records if r.status == "FINISHED" and r.tags.get(RUN_KIND_TAG) != HUMAN_KIND]
+    return views(uri, runs, scores)
+
+
+def views(
+    uri: str, runs: Sequence[RunRecord], scores: Mapping[str, Mapping[str, Mapping[str, float]]]
+) -> list[RunView]:
+    """``runs`` as ``RunView`` values.
 
     ``scores`` holds the values already read (the judged runs'), so they are not read twice;
     artifacts are read only when a hook asks for one.
     """
-    runs = [r for r in records if r.status == "FINISHED" and r.tags.get(RUN_KIND_TAG) != HUMAN_KIND]
     unread = [r for r in runs if r.run_id not in scores]
     if unread:
         scores = {**read_scores(uri, unread), **scores}
@@ -68,6 +75,7 @@ def run_views(
             r.params,
             scores.get(r.run_id, {}),
             partial(artifact_text, uri, r.run_id),
+            r.run_name,
         )
         for r in runs
     ]
@@ -83,7 +91,9 @@ def plugin_tables(
     hooks, notes = metric_hooks()
     if not hooks:
         return [], notes
-    given = MetaInput(inputs.judgments, run_views(uri, records, inputs.scores), boot)
+    judged = views(uri, list(inputs.judged.values()), inputs.scores)
+    runs = run_views(uri, records, inputs.scores)
+    given = MetaInput(inputs.judgments, runs, boot, {r.run_id: r for r in judged})
     tables: list[MetaTable] = []
     taken = {name: "the report" for name in reserved}
     for name, hook in hooks:

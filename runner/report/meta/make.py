@@ -3,14 +3,14 @@
 Written when the experiment has a human run (tag ``runner.kind=human``) and ``meta`` is
 unset, always with ``meta=true`` (an error when there is nothing to compare), never with
 ``meta=false``. Files: ``meta.md`` (every table, captions and notes), ``meta.tex``, one CSV
-per table (``meta_summaries.csv``, ``meta_precision.csv``, ``meta_preferences.csv``,
-``meta_orderings.csv``) and ``meta_vs_human.png``. A table the judgments cannot support is
-left out with a note saying what it needs. A metric adds tables of its own through its
-``meta_tables`` hook (``runner.report.meta.hooks``, ``runner.api.meta``; BooookScore's
-``meta_sentences.csv``, the faithfulness metric's ``meta_faithfulness.csv``, ``_claims``,
-``_systems``); an experiment
-with people's claim judgments alone gets no notes about the coherence tables. Every
-``meta_*.csv`` of an earlier report is removed first, so a table not made now never survives.
+per table (``meta_summaries.csv``, ``meta_preferences.csv``, ``meta_orderings.csv``) and
+``meta_vs_human.png``. A table the judgments cannot support is left out with a note saying
+what it needs. A metric adds tables of its own through its ``meta_tables`` hook
+(``runner.report.meta.hooks``, ``runner.api.meta``): BooookScore's ``meta_sentences.csv`` and
+``meta_precision.csv``, the faithfulness metric's ``meta_faithfulness.csv``, ``_claims`` and
+``_systems``. An experiment with people's claim judgments alone gets no notes about the
+coherence tables. Every ``meta_*.csv`` of an earlier report is removed first, so a table not
+made now never survives.
 """
 
 from __future__ import annotations
@@ -29,7 +29,6 @@ from runner.report.meta import format as meta_format
 from runner.report.meta.hooks import plugin_tables
 from runner.report.meta.pairs import (
     ordering_table,
-    precision_table,
     preference_table,
     undirected_notes,
 )
@@ -45,7 +44,6 @@ from runner.report.meta.tables import (
 NEEDS = {
     "meta_summaries": "coherence annotations or numeric ratings of summaries of a judged run "
     "with per-document metric values",
-    "meta_precision": "Appendix J verdicts",
     "meta_preferences": "pairwise comparisons",
     "meta_orderings": "pairwise comparisons of two judged runs with per-document metric values",
 }
@@ -83,7 +81,6 @@ def build_tables(
     notes: list[str] = []
     made = {
         "meta_summaries": summary_table(inputs, metrics, boot),
-        "meta_precision": precision_table(inputs, boot),
         "meta_preferences": preference_table(inputs, boot),
         "meta_orderings": ordering_table(inputs, metrics, boot),
     }

@@ -1,7 +1,8 @@
-"""The meta-evaluation tables of verdicts and pairwise comparisons.
+"""The meta-evaluation tables of pairwise comparisons.
 
-- ``precision_table``: Appendix J's annotation precision per source, (Agree + Partially
-  agree) / all verdicts, bootstrapped over documents (a document's verdicts move together);
+Appendix J's verdicts are BooookScore's own table (its ``meta_tables``:
+``metrics/booookscore/meta.py``).
+
 - ``preference_table``: Table 4's shape per pair of systems: per criterion the % of
   comparisons preferring each system and the % of draws; the % with a contradiction and,
   per system, the % where its summary omits something; bootstrapped over comparisons;
@@ -18,10 +19,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from runner.api import meta as st
-from runner.api.meta import Boot, Cell, MetaTable
-from runner.human.judgments import CRITERIA, DRAW, VERDICTS, Preference, Verdict
+from runner.api.meta import Boot, Cell, MetaTable, run_label
+from runner.human.judgments import CRITERIA, DRAW, VERDICTS, Preference
 from runner.report.meta.read import MetaInputs
-from runner.report.meta.tables import run_label
 from runner.tracking.reader import RunRecord
 
 AGREEING = VERDICTS[:2]
@@ -36,28 +36,6 @@ def _ci_text(boot: Boot, units: str) -> str:
         f"value [{boot.confidence:.0%} CI], percentile bootstrap over {units} "
         f"({boot.resamples} resamples, seed {boot.seed})"
     )
-
-
-def precision_table(inputs: MetaInputs, boot: Boot) -> MetaTable | None:
-    """Annotation precision per source (Appendix J)."""
-    verdicts = [j for j in inputs.judgments if isinstance(j, Verdict)]
-    if not verdicts:
-        return None
-    rows: list[tuple[Cell, ...]] = []
-    for source in sorted({v.source for v in verdicts}):
-        mine = [v for v in verdicts if v.source == source]
-        docs = sorted({v.doc_id for v in mine})
-        hits = [sum(v.verdict in AGREEING for v in mine if v.doc_id == d) for d in docs]
-        totals = [sum(v.doc_id == d for v in mine) for d in docs]
-        counts = [sum(v.verdict == name for v in mine) for name in VERDICTS]
-        stat = boot.run(len(docs), st.ratio(hits, totals))
-        rows.append((run_label(source, inputs.judged), len(docs), len(mine), *counts, stat))
-    header = ("source", "documents", "annotations", *VERDICTS, "precision %")
-    caption = (
-        "Annotation precision = (Agree + Partially agree) / all verdicts (BooookScore "
-        f"Appendix J); {_ci_text(boot, 'documents')}."
-    )
-    return MetaTable("meta_precision", "Annotation precision", header, tuple(rows), caption)
 
 
 def _pairs(

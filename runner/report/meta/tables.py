@@ -26,27 +26,9 @@ from runner.api.text import split_sentences
 from runner.human.judgments import CoherenceAnnotation, Rating
 from runner.human.owner import owner_of
 from runner.report.meta.read import MetaInputs
-from runner.tracking.reader import RunRecord
 
 Pair = tuple[str, str]
 """(run id or system, doc_id): one summary."""
-
-
-SUMMARY_PARAMS = ("strategy", "model", "chunk", "data", "data.path")
-"""The params that tell the summaries of two judged runs apart, for their labels."""
-
-
-def run_label(system: str, judged: Mapping[str, RunRecord]) -> str:
-    """A run as its distinguishing params and short id ('strategy=hier (1a2b3c4d)').
-
-    The run's name when no such param differs among the judged runs; a named system as itself.
-    """
-    run = judged.get(system)
-    if run is None:
-        return system
-    keys = [k for k in SUMMARY_PARAMS if len({r.params.get(k) for r in judged.values()}) > 1]
-    name = ",".join(f"{k}={run.params.get(k, '—')}" for k in keys) or run.run_name
-    return f"{name} ({system[:8]})"
 
 
 def human_score_name(metric: str) -> str:

@@ -125,7 +125,7 @@ def table(name: str, rows: tuple[tuple[Any, ...], ...] = ((1,),)) -> MetaTable:
         (MetaTables((table("Summary"),)), "named a table 'Summary': a name is meta_ and"),
         (MetaTables((table("meta_x", ((1, 2),)),)), "table meta_x with a row whose length"),
         (MetaTables((table("meta_faithfulness_systems"),)), "as metrics=faithfulness does"),
-        (MetaTables((table("meta_sentences"),)), "named meta_sentences, as the report does"),
+        (MetaTables((table("meta_summaries"),)), "named meta_summaries, as the report does"),
         (MetaTables((), (3,)), "returned a note that is not text"),  # type: ignore[arg-type]
     ],
 )
@@ -140,7 +140,7 @@ def test_a_hook_that_breaks_the_contract_is_one_line_naming_the_metric(
             [],
             MetaInputs((), tuple(judged), {}, {}, ()),
             BOOT,
-            ["meta_sentences"],
+            ["meta_summaries"],
         )
     assert line in str(raised.value) and "\n" not in str(raised.value)
 

@@ -23,7 +23,7 @@ from scipy import stats as scipy_stats
 
 from runner.api import meta as st
 from runner.api.errors import DataError
-from runner.api.meta import Boot, MetaTable
+from runner.api.meta import Boot, MetaTable, run_label
 from runner.human.authors import read_author_annotations, read_summaries, read_validation_sample
 from runner.human.judgments import (
     CRITERIA,
@@ -41,7 +41,6 @@ from runner.report.make import make_report
 from runner.report.meta.hooks import plugin_tables
 from runner.report.meta.make import build_tables
 from runner.report.meta.read import MetaInputs
-from runner.report.meta.tables import run_label
 from runner.tracking.writer import Tracker
 from tests.conftest import SHARED_DATA, missing_shared
 
@@ -392,7 +391,9 @@ def _released(name: str) -> Path:
 
 def _tables(judgments: list[Judgment]) -> dict[str, MetaTable]:
     inputs = MetaInputs((), tuple(judgments), {}, {}, ())
-    tables, _ = build_tables(inputs, ("booookscore/score",), Boot(resamples=200))
+    boot = Boot(resamples=200)
+    declared = plugin_tables("sqlite:///unused.db", [], inputs, boot, reserved=())  # every hook
+    tables, _ = build_tables(inputs, ("booookscore/score",), boot, declared)
     return {t.name: t for t in tables}
 
 
