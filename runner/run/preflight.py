@@ -31,6 +31,7 @@ from runner.config.run_config import RunConfig
 from runner.data.sources import for_strategy, read_items
 from runner.llm.endpoints import check_reachable, require_key
 from runner.llm.spec import ModelSpec
+from runner.tracking.store import networked_store, unreachable_server
 
 
 @dataclass(frozen=True)
@@ -89,7 +90,14 @@ def servers(roles: Mapping[str, ModelSpec]) -> None:
 
 
 def _tracking(uri: str) -> None:
-    """A sqlite store whose folder cannot be created or written (others are left to MLflow)."""
+    """A store the job cannot use, before any model call; other stores are left to MLflow.
+
+    A tracking server that does not answer, a sqlite store on a network filesystem, or one
+    whose folder cannot be created or written.
+    """
+    problem = unreachable_server(uri) or networked_store(uri)
+    if problem:
+        raise ConfigError(problem)
     parsed = urlparse(uri)
     if parsed.scheme != "sqlite":
         return

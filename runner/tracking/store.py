@@ -15,9 +15,12 @@ import fcntl
 import os
 import random
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
+from urllib.parse import urlsplit, urlunsplit
 
 T = TypeVar("T")
 _SQLITE = "sqlite:///"
@@ -70,6 +73,108 @@ def missing_store(uri: str, key: str = "tracking.uri") -> str | None:
         f"no store at {path}: no run was logged here; start this from the folder you ran "
         f"python -m runner in, or give {key}=sqlite:///<that folder>/mlruns/mlflow.db"
     )
+
+
+MOUNTS = Path("/proc/mounts")
+"""The mount table read to tell a network filesystem (Linux; elsewhere the check is skipped)."""
+NETWORK_FILESYSTEMS = frozenset(
+    {
+        "nfs",
+        "nfs4",
+        "cifs",
+        "smb3",
+        "smbfs",
+        "9p",
+        "ceph",
+        "glusterfs",
+        "lustre",
+        "afs",
+        "beegfs",
+        "gpfs",
+        "fuse.sshfs",
+        "fuse.glusterfs",
+        "fuse.s3fs",
+        "fuse.gcsfuse",
+    }
+)
+"""Filesystems whose locks SQLite cannot rely on when several processes write one store."""
+SERVER_TIMEOUT_S = 5.0
+
+
+def filesystem_of(path: Path, mounts: str) -> str | None:
+    """The type of the filesystem ``path`` is on, from a mount table's text (``/proc/mounts``).
+
+    The longest mount point that holds the path decides; None when the table names none.
+    """
+    target = str(path.resolve())
+    best, kind = "", None
+    for line in mounts.splitlines():
+        fields = line.split()
+        if len(fields) < 3:
+            continue
+        point = fields[1].replace("\\040", " ")
+        inside = target == point or target.startswith(point.rstrip("/") + "/")
+        if inside and len(point) >= len(best):
+            best, kind = point, fields[2]
+    return kind
+
+
+def networked_store(uri: str, key: str = "tracking.uri") -> str | None:
+    """The one line for a sqlite store on a network filesystem (NFS, SMB...), else None.
+
+    SQLite's file locks are unreliable there, and MLflow's own issues report "database is
+    locked" and schema races when several writers share such a store: the jobs of one sweep
+    (or of several machines) write at once. A server is the single writer instead.
+    """
+    path = sqlite_path(uri.split("?", 1)[0])
+    if path is None:
+        return None
+    try:
+        mounts = MOUNTS.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return None  # no mount table to read (not Linux): nothing to say
+    kind = filesystem_of(path, mounts)
+    if kind not in NETWORK_FILESYSTEMS:
+        return None
+    return (
+        f"{key}={uri}: {path.parent} is on a network filesystem ({kind}), where SQLite's "
+        "locks are unsafe for several writers; put the store on a local disk, or run an "
+        f"MLflow server and give {key}=http://<host>:<port>"
+    )
+
+
+def shown(uri: str) -> str:
+    """``uri`` without the user and password it may carry (they never reach a message)."""
+    parts = urlsplit(uri)
+    if parts.username is None and parts.password is None:
+        return uri
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
+
+
+def unreachable_server(uri: str, key: str = "tracking.uri") -> str | None:
+    """The one line for an ``http(s)://`` tracking server that does not answer, else None.
+
+    Any HTTP answer (even 401 or 404) means a server is there; only silence is an error.
+    MLflow itself retries an unanswered server for minutes and then prints a traceback.
+    """
+    parts = urlsplit(uri)
+    if parts.scheme not in ("http", "https"):
+        return None
+    url = uri.rstrip("/") + "/health"
+    try:
+        with urllib.request.urlopen(url, timeout=SERVER_TIMEOUT_S):
+            return None
+    except urllib.error.HTTPError:
+        return None
+    except (urllib.error.URLError, OSError, ValueError) as err:
+        reason = getattr(err, "reason", err)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+        return (
+            f"{key}={shown(uri)}: no MLflow server answers there ({reason}); start it "
+            f"(mlflow server --host {parts.hostname or '127.0.0.1'} --port {port}) or fix {key}"
+        )
 
 
 @contextlib.contextmanager
