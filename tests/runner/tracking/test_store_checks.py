@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import http.server
 import socket
+import subprocess
+import sys
 import threading
 import urllib.error
 import urllib.request
@@ -156,3 +158,18 @@ def test_the_read_commands_name_a_silent_server(
         ["export", "coherence", "0" * 32, "--out", str(tmp_path), "--tracking-uri", uri]
     )
     assert code == 2 and "no MLflow server answers there" in capsys.readouterr().err
+
+
+def test_the_report_names_a_silent_server(tmp_path: Path) -> None:
+    """The report's check runs where its module starts (``python -m runner.report``)."""
+    uri = f"http://127.0.0.1:{closed_port()}"
+    done = subprocess.run(
+        [sys.executable, "-m", "runner.report", f"tracking.uri={uri}", f"out={tmp_path}"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1, done.stderr[-2000:]
+    assert lines[0].startswith(f"error: tracking.uri={uri}: no MLflow server answers there")
