@@ -14,7 +14,7 @@ import pytest
 
 from runner.api import ClaimsJudgment
 from runner.api.errors import DataError
-from runner.api.meta import Boot, MetaInput, MetaTable, MetaTables
+from runner.api.meta import Boot, MetaInput, MetaTable, MetaTables, RunView
 from runner.human.record import record_human_run
 from runner.plugins.contract import check_contract
 from runner.report.config import ReportConfig
@@ -156,3 +156,38 @@ def test_meta_tables_that_is_not_a_function_is_refused_on_load() -> None:
     assert check_contract("metrics", module) == (
         "meta_tables is not a function (it is optional: remove it or define it)"
     )
+
+
+def test_a_metric_that_cannot_be_imported_is_a_note_not_a_silent_gap(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    broken = types.ModuleType("broken")  # no ROLES, PROMPT_DIRS, setup: refused on load
+    register(monkeypatch, "metrics", "broken", broken)
+    tables, notes = plugin_tables("sqlite:///unused.db", [], inputs(), BOOT, [])
+    (line,) = [n for n in notes if n.startswith("metrics=broken ")]
+    assert "could not be imported, so no meta table of its" in line and "missing ROLES" in line
+
+
+def test_a_hooks_own_one_line_error_reaches_the_user_as_it_is(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def refuses(_: MetaInput) -> MetaTables:
+        raise DataError("mine: people's ratings need a 'clarity' column; add it")
+
+    register(monkeypatch, "metrics", "mine", metric(refuses))
+    with pytest.raises(DataError, match=r"^mine: people's ratings need a 'clarity' column"):
+        plugin_tables("sqlite:///unused.db", [], inputs(), BOOT, [])
+
+
+def test_with_no_hook_installed_nothing_is_read(monkeypatch: pytest.MonkeyPatch) -> None:
+    from runner.report.meta import hooks
+
+    monkeypatch.setattr(hooks, "available", lambda kind: {})
+    assert plugin_tables("sqlite:///never-opened.db", [], inputs(), BOOT, []) == ([], [])
+
+
+def test_an_artifact_that_is_not_json_names_the_run_and_the_file() -> None:
+    run = RunView("a" * 32, 1, {}, {}, lambda name: "{not json" if name == "x.json" else None)
+    assert run.read_json("absent.json") is None
+    with pytest.raises(ValueError, match=r"run a{32}'s artifact x.json is not JSON"):
+        run.read_json("x.json")
