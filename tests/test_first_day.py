@@ -315,16 +315,15 @@ def test_a_provider_host_that_refuses_fails_at_once_with_network_advice(
 ) -> None:
     """The provider's own host (no api_base), redirected by litellm's ANTHROPIC_API_BASE to a
     closed loopback port: one attempt, a message about network and proxy, not 'start the server'."""
-    import threading
-
     from runner.config.run_config import model_spec
     from runner.llm.call_log import CallLog
     from runner.llm.gateway import Gateway
+    from runner.llm.stop import Stop
 
     monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-fake-for-test")
     monkeypatch.setenv("ANTHROPIC_API_BASE", f"http://127.0.0.1:{_closed_port()}")
     spec = model_spec(composed("model=claude")["model"], "model")
-    gateway = Gateway(spec, CallLog(None), None, 0, None, role="model", cancel=threading.Event())
+    gateway = Gateway(spec, CallLog(None), None, 0, None, role="model", cancel=Stop())
     attempts: list[object] = []
     attempt = Gateway._attempt
     monkeypatch.setattr(

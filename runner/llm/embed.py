@@ -86,6 +86,7 @@ def _remote(gateway: Gateway, batch: list[str]) -> tuple[list[list[float]], int,
         error = translate(err, gateway.role, spec.name, spec.api_base, spec.model)
         if rate is not None and isinstance(error, RateLimitedError):
             rate.rejected(error.retry_after)
+        gateway.refused(error)
         raise error from err
     rows = sorted(response.data, key=lambda row: _field(row, "index"))
     vectors = [list(map(float, _field(row, "embedding"))) for row in rows]

@@ -15,13 +15,12 @@ name): an identical rerun served from the cache never imports it.
 from __future__ import annotations
 
 import os
-import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from runner.api.errors import Cancelled, ConfigError, LLMError, RateLimitedError
+from runner.api.errors import AuthError, Cancelled, ConfigError, LLMError, RateLimitedError
 from runner.api.text import count_tokens
 from runner.api.types import Completion, Message
 from runner.llm.batch import BATCH_FANOUT, BatchCollector, Batches
@@ -35,6 +34,7 @@ from runner.llm.provider_errors import check_answer, translate
 from runner.llm.providers import load_litellm as _litellm
 from runner.llm.request import Request, build_request, cache_fields
 from runner.llm.spec import LOCAL_PREFIX, ModelSpec
+from runner.llm.stop import Stop
 
 
 class Gateway:
@@ -49,15 +49,16 @@ class Gateway:
         temperature: float | None = None,
         role: str = "model",
         limits: EndpointLimits | None = None,
-        cancel: threading.Event | None = None,
+        cancel: Stop | None = None,
         repeat: int = 0,
         batches: Batches | None = None,
     ) -> None:
         """Bind ``spec`` to ``role``; a local model's file and every context window resolve now.
 
         ``limits`` are the job's per-endpoint limits (a new set for this model alone when
-        None); ``cancel`` stops further calls once set; ``repeat`` gives a repeated job its
-        own cache slots; ``batches`` holds the job's batch collectors (``<role>.batch=true``).
+        None); ``cancel`` stops further calls once set (a rejected key sets it); ``repeat``
+        gives a repeated job its own cache slots; ``batches`` holds the job's batch
+        collectors (``<role>.batch=true``).
         """
         self.spec = spec
         self.name = spec.name
@@ -66,7 +67,7 @@ class Gateway:
         self.seed = seed
         self.temperature = temperature if temperature is not None else spec.temperature
         self.role = role
-        self.cancel = cancel or threading.Event()
+        self.cancel = cancel if cancel is not None else Stop()
         self.repeat = repeat
         limits = limits or EndpointLimits([spec])
         self.in_flight = limits.semaphore(spec)
@@ -194,6 +195,15 @@ class Gateway:
             response, _ = self.spec.retry.run(lambda: self._attempt(kwargs))
         return from_response(response, self.spec, time.perf_counter() - start)
 
+    def refused(self, error: LLMError) -> None:
+        """Stop the job at once when every later call would fail the same way (a rejected key).
+
+        The threads waiting for this call's result may learn of it late (``runner/llm/stop.py``);
+        until then the job's other threads would go on calling with the same key.
+        """
+        if isinstance(error, AuthError):
+            self.cancel.stop(error)
+
     def api_key(self) -> str | None:
         """The key from the environment; 'no-key' for a keyless OpenAI-compatible server."""
         if self.spec.api_key_env and os.environ.get(self.spec.api_key_env):
@@ -259,6 +269,7 @@ class Gateway:
             error = translate(err, self.role, spec.name, spec.api_base, spec.model)
             if self.rate is not None and isinstance(error, RateLimitedError):
                 self.rate.rejected(error.retry_after)  # every job of the sweep waits it out
+            self.refused(error)
             raise error from err
         if self.rate is not None:
             usage = getattr(response, "usage", None)

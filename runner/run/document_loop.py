@@ -1,12 +1,13 @@
 """The documents of a job: summarize, then score, several at once, stopping together.
 
 With ``on_error=fail`` (the default), when one document fails the job's cancel event is
-set: every gateway refuses its next call, queued documents never start, and the first
-failure is what the run reports. With ``on_error=continue`` a failed document is recorded
-with its cause and the others go on; what would fail every document anyway (a reached
-budget, a rejected key, an interrupt) still stops the job, and so does the failure of
-every document (there is nothing to report). A document whose summary came with the data
-skips the strategy.
+set (``runner/llm/stop.py``): every gateway refuses its next call, queued documents never
+start, and the first failure is what the run reports, not the ``Cancelled`` it caused in
+the others. A rejected key sets it from the gateway, before the document has failed. With
+``on_error=continue`` a failed document is recorded with its cause and the others go on;
+what would fail every document anyway (a reached budget, a rejected key, an interrupt)
+still stops the job, and so does the failure of every document (there is nothing to
+report). A document whose summary came with the data skips the strategy.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import Mapping
-from concurrent.futures import ThreadPoolExecutor, as_completed
+from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -55,6 +56,7 @@ def run_documents(job: Job, progress: Progress) -> Done:
             outcome: DocumentOutcome | None = process(item, job, locks)
         except Exception as err:
             if not tolerate or isinstance(err, STOPS_THE_JOB):
+                job.cancel.stop(err)  # now: the other documents stop at their next call
                 raise
             errors[item.doc_id] = err
             outcome = None
@@ -68,11 +70,21 @@ def run_documents(job: Job, progress: Progress) -> Done:
             future.result()  # the first failure, in the order failures happen
         if errors and len(errors) == len(futures):
             raise next(iter(errors.values()))  # every document failed: the run has no result
-    except BaseException:
+    except BaseException as err:
         job.cancel.set()
         pool.shutdown(wait=False, cancel_futures=True)
-        raise
-    pool.shutdown()
+        stopped_by = job.cancel.cause if isinstance(err, Cancelled) else None
+        if stopped_by is None:
+            raise
+    else:
+        pool.shutdown()
+        return _done(futures, errors, job)
+    raise stopped_by  # what stopped the job, not a document it stopped; its own traceback
+
+
+def _done(
+    futures: list[Future[DocumentOutcome | None]], errors: dict[str, Exception], job: Job
+) -> Done:
     outcomes = [o for o in (f.result() for f in futures) if o is not None]
     order = [item.doc_id for item in job.items if item.doc_id in errors]
     return Done(outcomes, {doc: f"{type(errors[doc]).__name__}: {errors[doc]}" for doc in order})

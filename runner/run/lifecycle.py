@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import sys
 import tempfile
-import threading
 import time
 import traceback
 from dataclasses import dataclass, field
@@ -33,6 +32,7 @@ from runner.llm.batch import BatchCollector
 from runner.llm.budget import Budget
 from runner.llm.call_log import CallLog, CallTotals
 from runner.llm.gateway import Gateway
+from runner.llm.stop import Stop
 from runner.run import preflight
 from runner.run.document_loop import run_documents
 from runner.run.plugin_calls import older_score_forms
@@ -142,7 +142,7 @@ def run_experiment(config: RunConfig, checked: Checked | None = None) -> RunResu
     sweep = current_sweep()
     name = run_name(config.overrides, sweep)
     progress = Progress(config.progress, label=config.strategy, cell=name if sweep else "")
-    cancel = threading.Event()
+    cancel = Stop()
     done = _finished_cell(config, sweep, checked)  # before any setup: a resumed sweep skips fast
     if done:
         progress.close()

@@ -10,7 +10,6 @@ and leaves no run behind for a report to count.
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +26,7 @@ from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway
 from runner.llm.limits import EndpointLimits
 from runner.llm.local import perf as local_perf
+from runner.llm.stop import Stop
 from runner.run import plugin_calls
 from runner.run.preflight import Checked
 
@@ -52,7 +52,7 @@ class Job:
     """Artifact path -> prompt file this job can read."""
     fingerprint: str
     """The experiment's identity (``runner/config/fingerprint.py``)."""
-    cancel: threading.Event
+    cancel: Stop
     """Set when the job stops: every gateway refuses new calls."""
 
     @property
@@ -68,7 +68,7 @@ class Job:
         return max(1, min(len(self.items), widest))
 
 
-def prepare(config: RunConfig, calls: CallLog, cancel: threading.Event, checked: Checked) -> Job:
+def prepare(config: RunConfig, calls: CallLog, cancel: Stop, checked: Checked) -> Job:
     """Build and check what the preflight could not; raises a ``RunnerError`` naming the fix.
 
     ``checked``: what ``runner.run.preflight.check`` returned for this config.
@@ -94,7 +94,7 @@ def prepare(config: RunConfig, calls: CallLog, cancel: threading.Event, checked:
     )
 
 
-def build_roles(config: RunConfig, calls: CallLog, cancel: threading.Event) -> dict[str, Gateway]:
+def build_roles(config: RunConfig, calls: CallLog, cancel: Stop) -> dict[str, Gateway]:
     """One gateway per role, sharing the call log, the cache and per-endpoint limits.
 
     Each is checked for what needs litellm (``Gateway.check_ready``).

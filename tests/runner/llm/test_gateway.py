@@ -10,13 +10,14 @@ from typing import Any
 
 import pytest
 
-from runner.api.errors import AuthError, ConfigError, ModelUnreachableError
+from runner.api.errors import AuthError, Cancelled, ConfigError, ModelUnreachableError
 from runner.api.types import Message
 from runner.llm.cache import ResponseCache
 from runner.llm.call_log import CallLog
 from runner.llm.gateway import Gateway, ModelSpec
 from runner.llm.limits import EndpointLimits
 from runner.llm.retry import RetryPolicy
+from runner.llm.stop import Stop
 from runner.run import preflight
 from tests.helpers.fake_server import FakeOpenAIServer, FakeReply
 
@@ -76,18 +77,26 @@ def test_5xx_is_retried(tmp_path: Path) -> None:
         assert len(s.requests) == 3
 
 
-def test_401_fails_at_once_with_a_clear_message() -> None:
+def test_401_fails_at_once_and_stops_the_job_s_other_calls() -> None:
+    stop = Stop()
     with FakeOpenAIServer(lambda r: FakeReply(status=401, text="bad key")) as s:
-        with pytest.raises(AuthError, match="model=fake: the API key was rejected"):
-            Gateway(spec(s.url), CallLog(None)).complete("x")
+        with pytest.raises(AuthError, match="model=fake: the API key was rejected") as caught:
+            Gateway(spec(s.url), CallLog(None), cancel=stop).complete("x")
         assert len(s.requests) == 1
+        # another role of the same job: it makes no call once the key was rejected
+        with pytest.raises(Cancelled, match="judge=fake: the job was stopped"):
+            Gateway(spec(s.url), CallLog(None), role="judge", cancel=stop).complete("y")
+        assert len(s.requests) == 1
+    assert stop.cause is caught.value  # what the run will report, not the Cancelled
 
 
-def test_404_fails_at_once() -> None:
+def test_404_fails_at_once_without_stopping_the_job() -> None:
+    stop = Stop()  # another role may still work: the document fails, and on_error decides
     with FakeOpenAIServer(lambda r: FakeReply(status=404, text="no such model")) as s:
         with pytest.raises(Exception, match="model not found"):
-            Gateway(spec(s.url), CallLog(None)).complete("x")
+            Gateway(spec(s.url), CallLog(None), cancel=stop).complete("x")
         assert len(s.requests) == 1
+    assert not stop.is_set() and stop.cause is None
 
 
 def test_unreachable_server_names_the_fix() -> None:
