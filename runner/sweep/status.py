@@ -10,6 +10,7 @@ newest run (a resumed sweep supersedes a killed or failed run of the same finger
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -60,11 +61,25 @@ def finish_parent(uri: str, run_id: str, failed_jobs: Sequence[str], experiment:
     tracker.finish("FINISHED")
     print(
         f"sweep: {finished} runs FINISHED under parent run {run_id}; the tables: "
-        f"python -m runner.report tracking.experiment={experiment}",
+        f"{report_command(uri, experiment)}",
         file=sys.stderr,
     )
     _print_link(uri, tracker.experiment_id, run_id)
     return "FINISHED"
+
+
+def report_command(uri: str, experiment: str) -> str:
+    """The report's command for this sweep's store and experiment, as the user pastes it.
+
+    A store other than this folder's default is named (a pasted command without it would
+    report from ``./mlruns``, another store); its credentials never are (``shown``).
+    """
+    from runner.tracking.store import default_tracking_uri, shown
+
+    words = ["python", "-m", "runner.report", f"tracking.experiment={experiment}"]
+    if uri != default_tracking_uri():
+        words.append(f"tracking.uri={shown(uri)}")
+    return shlex.join(words)
 
 
 def show_children(tracker: Any, children: Sequence[Any]) -> None:

@@ -156,6 +156,10 @@ def test_a_finished_sweep_prints_its_link_with_every_jobs_headline(
     serve = next(line for line in printed.splitlines() if "python -m runner.ui" in line)
     argv = command(shlex.split(serve.strip())[3:])  # the pasted command serves this store
     assert argv[argv.index("--backend-store-uri") + 1] == store.uri
+    # the report's command names this store too: pasted, it reads these runs, not ./mlruns
+    report = shlex.split(printed.split("the tables: ")[1].splitlines()[0])
+    assert report[:3] == ["python", "-m", "runner.report"]
+    assert f"tracking.uri={store.uri}" in report and "tracking.experiment=links" in report
 
 
 def test_a_store_behind_a_server_needs_no_command() -> None:
