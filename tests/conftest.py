@@ -45,6 +45,7 @@ SLOW_MODULES = (
     "tests/test_first_day.py",
     "tests/test_packaging.py",
     "tests/metrics/test_booookscore_local.py",
+    "tests/runner/tracking/test_tracking_server.py",
     "tests/runner/sweep/test_ray_launcher.py",
     "tests/runner/test_ui_first_screen.py",
     "tests/runner/report/test_reproduce_storysumm.py",

@@ -1,0 +1,161 @@
+"""A shared tracking server, as a lab runs one: ``mlflow server`` on PostgreSQL with served
+artifacts (docs/guides/across-machines.md), both started here on loopback ports.
+
+A sweep of four cells is recorded there (a FINISHED parent, four FINISHED children, their
+artifacts in the server's artifact folder), resumed with no model call, and reported with
+the command the sweep prints; the API key reaches neither the database nor an artifact; and
+a server restarted in the middle of a sweep loses nothing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import secrets
+import shlex
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mlflow.tracking import MlflowClient
+
+from tests.conftest import missing
+from tests.helpers.cli import REPO, runner_cli
+from tests.helpers.fake_server import FakeOpenAIServer
+from tests.helpers.tracking_server import MlflowServer, dump, mlflow_server, postgres
+from tests.runner.test_app import overrides
+from tests.strategies.conftest import responder
+
+CELLS = ("strategy=baseline,hier", "chunk=512,1024", "data.limit=1")
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MlflowServer]:
+    """One PostgreSQL cluster and one ``mlflow server`` on it for the module's tests."""
+    if importlib.util.find_spec("psycopg") is None:
+        missing("psycopg is not installed: pip install -e .[server]", "the lock's psycopg")
+    with postgres() as backend, mlflow_server(backend, tmp_path_factory.mktemp("served")) as s:
+        yield s
+
+
+def _sweep(
+    server: FakeOpenAIServer, served: MlflowServer, tmp: Path, experiment: str
+) -> tuple[int, str]:
+    stores = {"tracking.uri": served.url, "cache.dir": str(tmp / "cache")}
+    args = [
+        "-m",
+        *CELLS,
+        f"tracking.experiment={experiment}",
+        f"hydra.sweep.dir={tmp / 'sweep'}",
+        *overrides(server.url, stores),
+    ]
+    proc = runner_cli(args)
+    _, stderr = proc.communicate(timeout=600)
+    return proc.returncode, stderr
+
+
+def _runs(url: str, experiment: str) -> tuple[list[Any], list[Any]]:
+    """(sweep parents, jobs) of ``experiment`` on the server."""
+    client = MlflowClient(url)
+    found = client.get_experiment_by_name(experiment)
+    assert found is not None, f"no experiment {experiment} on the server"
+    runs = client.search_runs([found.experiment_id], max_results=1000)
+    parents = [r for r in runs if r.data.tags.get("runner.kind") == "sweep"]
+    return parents, [r for r in runs if r not in parents]
+
+
+def _one_parent_four_finished_children(url: str, experiment: str) -> list[Any]:
+    parents, jobs = _runs(url, experiment)
+    assert len(parents) == 1 and parents[0].info.status == "FINISHED"
+    assert len(jobs) == 4, [j.info.run_name for j in jobs]
+    assert {j.info.status for j in jobs} == {"FINISHED"}
+    assert {j.data.tags.get("mlflow.parentRunId") for j in jobs} == {parents[0].info.run_id}
+    return jobs
+
+
+def _summaries_served(url: str, served: MlflowServer, jobs: list[Any]) -> None:
+    """Each job's summaries.json comes back through the server, from its artifact folder."""
+    client = MlflowClient(url)
+    for job in jobs:
+        assert job.info.artifact_uri.startswith("mlflow-artifacts:/"), job.info.artifact_uri
+        local = Path(client.download_artifacts(job.info.run_id, "summaries.json"))
+        stored = next(served.artifacts.rglob(f"{job.info.run_id}/artifacts/summaries.json"))
+        assert local.read_bytes() == stored.read_bytes()
+        assert "salt-and-copper" in local.read_text(encoding="utf-8")
+
+
+def test_a_sweep_on_the_server_is_recorded_resumed_and_reported(
+    served: MlflowServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = f"sk-test-{secrets.token_hex(12)}"
+    monkeypatch.setenv("OPENAI_COMPATIBLE_API_KEY", key)  # the role's api_key_env
+    with FakeOpenAIServer(responder(), latency_s=0.02) as server:
+        code, stderr = _sweep(server, served, tmp_path, "shared")
+        assert code == 0, stderr[-3000:]
+        first_calls = len(server.requests)
+        assert first_calls > 0 and {a for a in server.authorizations} == {f"Bearer {key}"}
+        jobs = _one_parent_four_finished_children(served.url, "shared")
+        _summaries_served(served.url, served, jobs)
+
+        code, again = _sweep(server, served, tmp_path, "shared")  # resumed: every cell done
+        assert code == 0, again[-3000:]
+        assert len(server.requests) == first_calls  # no model call
+    assert sorted(j.info.run_id for j in _runs(served.url, "shared")[1]) == sorted(
+        j.info.run_id for j in jobs
+    )  # and no new run
+
+    # the key is in no row of the server's database and in no artifact it serves
+    rows = dump(served.backend_uri)
+    assert jobs[0].info.run_id in rows and key not in rows  # the dump holds the runs, no key
+    files = [p for p in served.artifacts.rglob("*") if p.is_file()]
+    assert len(files) >= 4 * 3, files  # each job's summaries, scores, calls at least
+    for path in files:
+        assert key.encode() not in path.read_bytes(), path
+
+    # the report's command as the sweep printed it reads the server's runs
+    command = shlex.split(stderr.split("the tables: ")[1].splitlines()[0])
+    assert f"tracking.uri={served.url}" in command
+    out = tmp_path / "report"
+    done = subprocess.run(
+        [sys.executable, *command[1:], f"out={out}"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    table = (out / "table.md").read_text(encoding="utf-8")
+    assert f"Store: {served.url}. 4 runs averaged, 0 not." in table, table
+    assert "| 512 |" in table and "| 1024 |" in table and "hier: Avg length" in table
+    parent = _runs(served.url, "shared")[0][0]  # the report's files, logged through the server
+    logged = MlflowClient(served.url).list_artifacts(parent.info.run_id, "report")
+    assert "report/table.md" in {a.path for a in logged}
+
+
+def test_a_server_restarted_mid_sweep_loses_nothing(served: MlflowServer, tmp_path: Path) -> None:
+    answer = responder()
+    calls = 0
+    restarted = threading.Event()
+    lock = threading.Lock()
+
+    def restarting(request: dict[str, Any]) -> Any:
+        """The last cell's first call waits while the tracking server restarts."""
+        nonlocal calls
+        with lock:
+            calls += 1
+            due = calls == 9  # baseline: 1 call (its second cell is cached); hier 512: 7
+            if due:
+                served.stop()
+                served.start()
+                restarted.set()
+        return answer(request)
+
+    with FakeOpenAIServer(restarting) as server:
+        code, stderr = _sweep(server, served, tmp_path, "restarted")
+    assert restarted.is_set(), "the sweep made fewer calls than planned; move the restart"
+    assert code == 0, stderr[-3000:]
+    jobs = _one_parent_four_finished_children(served.url, "restarted")
+    _summaries_served(served.url, served, jobs)
