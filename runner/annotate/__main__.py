@@ -121,10 +121,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     args = parser().parse_args(words)
-    from runner.tracking.store import default_tracking_uri, missing_store, unreachable_server
+    from runner.tracking.store import default_tracking_uri, missing_store, unusable_server
 
     uri = given or default_tracking_uri()
-    missing = (missing_store(uri) if _reads_runs(args) else None) or unreachable_server(uri)
+    missing = (missing_store(uri) if _reads_runs(args) else None) or unusable_server(uri)
     if missing:  # MLflow would create an empty store there and then miss the runs
         print(f"error: {missing}", file=sys.stderr)
         return 2

@@ -16,14 +16,14 @@ from runner.config.folders import (
 )
 from runner.config.hydra_errors import reported
 from runner.report.make import _one_line, main
-from runner.tracking.store import default_tracking_uri, missing_store, unreachable_server
+from runner.tracking.store import default_tracking_uri, missing_store, unusable_server
 
 
 def _refuse_missing_store(argv: list[str]) -> None:
     if any(a.partition("=")[0] in HELP_FLAGS for a in argv):
         return
     uri = given(argv).get("tracking.uri") or default_tracking_uri()
-    missing = missing_store(uri) or unreachable_server(uri)
+    missing = missing_store(uri) or unusable_server(uri)
     if missing:
         print(f"error: {missing}", file=sys.stderr)
         sys.exit(2)

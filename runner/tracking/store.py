@@ -10,6 +10,7 @@ writer. Nothing here imports MLflow (``runner/tracking/writer.py`` is its door).
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import fcntl
 import os
@@ -20,7 +21,7 @@ import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TypeVar
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
 T = TypeVar("T")
 _SQLITE = "sqlite:///"
@@ -153,21 +154,23 @@ def shown(uri: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
-def unreachable_server(uri: str, key: str = "tracking.uri") -> str | None:
-    """The one line for an ``http(s)://`` tracking server that does not answer, else None.
+def unusable_server(uri: str, key: str = "tracking.uri") -> str | None:
+    """The one line for an ``http(s)://`` tracking server this command cannot use, else None.
 
-    Any HTTP answer (even 401 or 404) means a server is there; only silence is an error.
-    MLflow itself retries an unanswered server for minutes and then prints a traceback.
+    Silence is one problem: MLflow itself retries an unanswered server for minutes and then
+    prints a traceback. A server that answers but refuses this user (MLflow's basic-auth
+    app) is the other: MLflow would fail with a traceback at the run's first write. Any
+    other answer is left to MLflow.
     """
     parts = urlsplit(uri)
     if parts.scheme not in ("http", "https"):
         return None
-    url = uri.rstrip("/") + "/health"
+    url = shown(uri).rstrip("/") + "/health"  # a user and password in the URI are no host
     try:
         with urllib.request.urlopen(url, timeout=SERVER_TIMEOUT_S):
-            return None
+            pass
     except urllib.error.HTTPError:
-        return None
+        pass  # a server is there
     except (urllib.error.URLError, OSError, ValueError) as err:
         reason = getattr(err, "reason", err)
         port = parts.port or (443 if parts.scheme == "https" else 80)
@@ -175,6 +178,55 @@ def unreachable_server(uri: str, key: str = "tracking.uri") -> str | None:
             f"{key}={shown(uri)}: no MLflow server answers there ({reason}); start it "
             f"(mlflow server --host {parts.hostname or '127.0.0.1'} --port {port}) or fix {key}"
         )
+    return _refused(uri, key)
+
+
+CREDENTIALS = ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD", "MLFLOW_TRACKING_TOKEN")
+"""Where MLflow's client takes a tracking server's credentials from (never from a config)."""
+
+
+def _refused(uri: str, key: str) -> str | None:
+    """The line for a server that refuses this user the experiments, as MLflow would ask."""
+    parts = urlsplit(uri)
+    url = shown(uri).rstrip("/") + "/api/2.0/mlflow/experiments/search?max_results=1"
+    request = urllib.request.Request(url, headers=_authorization(parts))
+    try:
+        with urllib.request.urlopen(request, timeout=SERVER_TIMEOUT_S):
+            return None
+    except urllib.error.HTTPError as err:
+        code = err.code
+    except (urllib.error.URLError, OSError, ValueError):
+        return None  # it answered /health: anything else is MLflow's to report
+    given = [name for name in CREDENTIALS if os.environ.get(name)]
+    if parts.username and not given:
+        given = [f"the user in {key}"]
+    if code == 401:
+        sent = f"refused {' and '.join(given)}" if given else "none was given"
+        return (
+            f"{key}={shown(uri)}: the server asks for a user (401) and {sent}; set "
+            "MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD (or MLFLOW_TRACKING_TOKEN) "
+            "to one of its users"
+        )
+    if code == 403:
+        user = os.environ.get("MLFLOW_TRACKING_USERNAME") or parts.username or "this user"
+        return (
+            f"{key}={shown(uri)}: the server does not let {user} read its experiments (403); "
+            "ask its admin for READ permission (EDIT to run jobs)"
+        )
+    return None
+
+
+def _authorization(parts: SplitResult) -> dict[str, str]:
+    """The header MLflow's client sends: a token, else a user and password (env or URI)."""
+    token = os.environ.get("MLFLOW_TRACKING_TOKEN")
+    if token:
+        return {"Authorization": f"Bearer {token}"}
+    user = os.environ.get("MLFLOW_TRACKING_USERNAME") or unquote(parts.username or "")
+    password = os.environ.get("MLFLOW_TRACKING_PASSWORD") or unquote(parts.password or "")
+    if not user and not password:
+        return {}
+    pair = base64.b64encode(f"{user}:{password}".encode()).decode()
+    return {"Authorization": f"Basic {pair}"}
 
 
 @contextlib.contextmanager

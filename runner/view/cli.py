@@ -95,10 +95,10 @@ def main(render_run: Render, argv: list[str] | None = None) -> int:
     except ValueError as err:
         print(f"error: {err}\n{USAGE}", file=sys.stderr)
         return 2
-    from runner.tracking.store import default_tracking_uri, missing_store, unreachable_server
+    from runner.tracking.store import default_tracking_uri, missing_store, unusable_server
 
     uri = options.get("tracking.uri") or default_tracking_uri()
-    missing = missing_store(uri) or unreachable_server(uri)
+    missing = missing_store(uri) or unusable_server(uri)
     if missing:  # reading through MLflow would create an empty store here
         print(f"error: {missing}", file=sys.stderr)
         return 2

@@ -103,12 +103,20 @@ def dump(backend_uri: str) -> str:
     return done.stdout
 
 
-class MlflowServer:
-    """``mlflow server`` over a backend store, serving artifacts from ``artifacts``."""
+ADMIN = "admin"
 
-    def __init__(self, backend_uri: str, artifacts: Path) -> None:
+
+class MlflowServer:
+    """``mlflow server`` over a backend store, serving artifacts from ``artifacts``.
+
+    With ``password``, MLflow's basic-auth app guards it: its admin is ``ADMIN`` with that
+    password, its users in a sqlite file beside the artifacts, readable by every user.
+    """
+
+    def __init__(self, backend_uri: str, artifacts: Path, password: str | None = None) -> None:
         self.backend_uri = backend_uri
         self.artifacts = artifacts
+        self.password = password
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = artifacts.parent / "mlflow-server.log"
@@ -134,6 +142,9 @@ class MlflowServer:
             "1",
         ]
         env = {**os.environ, "MLFLOW_SERVER_ENABLE_JOB_EXECUTION": "false"}
+        if self.password is not None:
+            command += ["--app-name", "basic-auth"]
+            env.update(self._auth_env())
         with self.log.open("ab") as log:
             self.process = subprocess.Popen(command, stdout=log, stderr=log, env=env)
         deadline = time.monotonic() + 120
@@ -147,6 +158,26 @@ class MlflowServer:
                 time.sleep(0.2)
         raise RuntimeError(f"mlflow server did not answer in 120 s: {self.log.read_text()[-3000:]}")
 
+    def _auth_env(self) -> dict[str, str]:
+        """The basic-auth app's settings: its ini file, admin password and CSRF key."""
+        ini = self.artifacts.parent / "basic_auth.ini"
+        users = self.artifacts.parent / "users.db"
+        ini.write_text(
+            "[mlflow]\ndefault_permission = READ\n"
+            f"database_uri = sqlite:///{users}\nadmin_username = {ADMIN}\n"
+            "authorization_function = mlflow.server.auth:authenticate_request_basic_auth\n"
+            # a verified password is kept a minute: else each request spends ~0.5 s of CPU
+            # in PBKDF2, and a 4-cell sweep takes 10x as long (docs: across-machines.md)
+            "auth_cache_ttl_seconds = 60\n",
+            encoding="utf-8",
+        )
+        assert self.password is not None
+        return {
+            "MLFLOW_AUTH_CONFIG_PATH": str(ini),
+            "MLFLOW_AUTH_ADMIN_PASSWORD": self.password,
+            "MLFLOW_FLASK_SERVER_SECRET_KEY": "runner-tests-csrf-key",
+        }
+
     def stop(self) -> None:
         """Stop it as a service manager would (SIGTERM), and wait."""
         if self.process is not None and self.process.poll() is None:
@@ -159,9 +190,11 @@ class MlflowServer:
 
 
 @contextmanager
-def mlflow_server(backend_uri: str, folder: Path) -> Iterator[MlflowServer]:
+def mlflow_server(
+    backend_uri: str, folder: Path, password: str | None = None
+) -> Iterator[MlflowServer]:
     """A started ``MlflowServer`` whose artifacts are in ``folder``; stopped at the end."""
-    server = MlflowServer(backend_uri, folder / "artifacts")
+    server = MlflowServer(backend_uri, folder / "artifacts", password)
     server.artifacts.mkdir(parents=True, exist_ok=True)
     server.start()
     try:

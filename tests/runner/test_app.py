@@ -136,7 +136,7 @@ def test_missing_api_key_fails_before_any_run(
     assert all_runs(stores["tracking.uri"]) == []
 
 
-def test_unreachable_server_fails_before_any_run(stores: dict[str, str]) -> None:
+def test_unusable_server_fails_before_any_run(stores: dict[str, str]) -> None:
     items = overrides("http://127.0.0.1:9/v1", stores, "model.timeout_s=2")
     with pytest.raises(
         ModelUnreachableError, match="cannot reach http://127.0.0.1:9/v1 .*fix model.api_base"

@@ -99,7 +99,7 @@ def test_404_fails_at_once_without_stopping_the_job() -> None:
     assert not stop.is_set() and stop.cause is None
 
 
-def test_unreachable_server_names_the_fix() -> None:
+def test_unusable_server_names_the_fix() -> None:
     gw = Gateway(spec("http://127.0.0.1:9/v1", timeout_s=2), CallLog(None))
     with pytest.raises(ModelUnreachableError, match="fix model.api_base"):
         gw.complete("x")

@@ -22,7 +22,7 @@ import pytest
 
 from runner.annotate.__main__ import main as annotate
 from runner.tracking import store
-from runner.tracking.store import filesystem_of, networked_store, shown, unreachable_server
+from runner.tracking.store import filesystem_of, networked_store, shown, unusable_server
 from runner.view import cli as view
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.in_process import run_in_process
@@ -59,7 +59,7 @@ def test_the_credentials_of_a_uri_are_never_shown() -> None:
 
 
 class _LoginFirst(http.server.BaseHTTPRequestHandler):
-    """A server behind MLflow's basic-auth app, as far as /health goes: 401."""
+    """A server that refuses every request without a user (401), /health included."""
 
     def do_GET(self) -> None:  # noqa: N802 - the handler's API
         self.send_response(401)
@@ -69,19 +69,20 @@ class _LoginFirst(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_a_server_that_answers_anything_passes_and_silence_is_one_line() -> None:
+def test_a_server_refusing_every_request_and_silence_are_one_line_each() -> None:
     with http.server.HTTPServer(("127.0.0.1", 0), _LoginFirst) as server:
         threading.Thread(target=server.serve_forever, daemon=True).start()
         base = f"http://127.0.0.1:{server.server_address[1]}"
         with pytest.raises(urllib.error.HTTPError):  # the server is there: it refuses
             urllib.request.urlopen(base + "/health", timeout=5)
-        assert unreachable_server(base) is None
+        line = unusable_server(base)  # there, but asking for a user: that is the line
+        assert line is not None and "asks for a user (401) and none was given" in line
         server.shutdown()
     port = closed_port()
-    line = unreachable_server(f"http://127.0.0.1:{port}", "tracking.uri")
+    line = unusable_server(f"http://127.0.0.1:{port}", "tracking.uri")
     assert line is not None and line.startswith(f"tracking.uri=http://127.0.0.1:{port}: no MLflow")
     assert f"mlflow server --host 127.0.0.1 --port {port}" in line
-    assert unreachable_server("sqlite:////tmp/x.db") is None
+    assert unusable_server("sqlite:////tmp/x.db") is None
 
 
 def _job(tmp_path: Path, uri: str) -> tuple[int, list[str], int]:

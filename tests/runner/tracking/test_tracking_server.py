@@ -1,10 +1,12 @@
 """A shared tracking server, as a lab runs one: ``mlflow server`` on PostgreSQL with served
-artifacts (docs/guides/across-machines.md), both started here on loopback ports.
+artifacts behind MLflow's basic-auth app (docs/guides/across-machines.md), both started here
+on loopback ports.
 
 A sweep of four cells is recorded there (a FINISHED parent, four FINISHED children, their
 artifacts in the server's artifact folder), resumed with no model call, and reported with
-the command the sweep prints; the API key reaches neither the database nor an artifact; and
-a server restarted in the middle of a sweep loses nothing.
+the command the sweep prints; neither the API key nor the server's password reaches the
+database or an artifact; a job without a user, or with a wrong password, is one line before
+any model call; and a server restarted in the middle of a sweep loses nothing.
 """
 
 from __future__ import annotations
@@ -25,20 +27,33 @@ from mlflow.tracking import MlflowClient
 from tests.conftest import missing
 from tests.helpers.cli import REPO, runner_cli
 from tests.helpers.fake_server import FakeOpenAIServer
-from tests.helpers.tracking_server import MlflowServer, dump, mlflow_server, postgres
+from tests.helpers.in_process import run_in_process
+from tests.helpers.tracking_server import ADMIN, MlflowServer, dump, mlflow_server, postgres
 from tests.runner.test_app import overrides
 from tests.strategies.conftest import responder
 
 CELLS = ("strategy=baseline,hier", "chunk=512,1024", "data.limit=1")
 
 
+PASSWORD = f"pw-{secrets.token_hex(8)}"
+
+
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[MlflowServer]:
-    """One PostgreSQL cluster and one ``mlflow server`` on it for the module's tests."""
-    if importlib.util.find_spec("psycopg") is None:
-        missing("psycopg is not installed: pip install -e .[server]", "the lock's psycopg")
-    with postgres() as backend, mlflow_server(backend, tmp_path_factory.mktemp("served")) as s:
-        yield s
+    """One PostgreSQL cluster and one ``mlflow server`` on it for the module's tests; every
+    command of the module signs in as its admin, as MLflow's client does, from the environment."""
+    for module in ("psycopg", "flask_wtf"):
+        if importlib.util.find_spec(module) is None:
+            missing(f"{module} is not installed: pip install -e .[server]", "the server extra")
+    folder = tmp_path_factory.mktemp("served")
+    with (
+        postgres() as backend,
+        mlflow_server(backend, folder, PASSWORD) as server,
+        pytest.MonkeyPatch.context() as env,
+    ):
+        env.setenv("MLFLOW_TRACKING_USERNAME", ADMIN)
+        env.setenv("MLFLOW_TRACKING_PASSWORD", PASSWORD)
+        yield server
 
 
 def _sweep(
@@ -107,13 +122,15 @@ def test_a_sweep_on_the_server_is_recorded_resumed_and_reported(
         j.info.run_id for j in jobs
     )  # and no new run
 
-    # the key is in no row of the server's database and in no artifact it serves
+    # neither the key nor the server's password is in a row of its database or an artifact
     rows = dump(served.backend_uri)
-    assert jobs[0].info.run_id in rows and key not in rows  # the dump holds the runs, no key
+    assert jobs[0].info.run_id in rows  # the dump holds the runs
+    assert key not in rows and PASSWORD not in rows
     files = [p for p in served.artifacts.rglob("*") if p.is_file()]
     assert len(files) >= 4 * 3, files  # each job's summaries, scores, calls at least
     for path in files:
         assert key.encode() not in path.read_bytes(), path
+        assert PASSWORD.encode() not in path.read_bytes(), path
 
     # the report's command as the sweep printed it reads the server's runs
     command = shlex.split(stderr.split("the tables: ")[1].splitlines()[0])
@@ -159,3 +176,27 @@ def test_a_server_restarted_mid_sweep_loses_nothing(served: MlflowServer, tmp_pa
     assert code == 0, stderr[-3000:]
     jobs = _one_parent_four_finished_children(served.url, "restarted")
     _summaries_served(served.url, served, jobs)
+
+
+@pytest.mark.parametrize("password", [None, "wrong"])
+def test_a_job_the_server_refuses_is_one_line_before_any_model_call(
+    served: MlflowServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, password: str | None
+) -> None:
+    if password is None:
+        monkeypatch.delenv("MLFLOW_TRACKING_USERNAME")
+        monkeypatch.delenv("MLFLOW_TRACKING_PASSWORD")
+    else:
+        monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", password)
+    with FakeOpenAIServer(responder()) as server:
+        done = run_in_process(
+            *overrides(server.url, {"tracking.uri": served.url}, "data.limit=1"),
+            f"cache.dir={tmp_path / 'cache'}",
+            cwd=tmp_path,
+        )
+        assert server.requests == []
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1, lines
+    sent = "none was given" if password is None else "refused MLFLOW_TRACKING_USERNAME and"
+    assert lines[0].startswith(f"error: tracking.uri={served.url}: the server asks for a user")
+    assert sent in lines[0] and "MLFLOW_TRACKING_PASSWORD" in lines[0]
+    assert PASSWORD not in done.stderr and (password is None or password not in lines[0])

@@ -397,7 +397,7 @@ def test_500_while_looking_is_transient_and_the_batch_is_still_there() -> None:
         assert run_to_end(batches, batch_id)[-1] == "ended"
 
 
-def test_an_unreachable_server_is_a_transient_unreachable_error() -> None:
+def test_an_unusable_server_is_a_transient_unreachable_error() -> None:
     s = spec(f"http://127.0.0.1:{free_port()}")
     with pytest.raises(ModelUnreachableError, match="judge=claude: cannot reach the model"):
         adapter(s).state("msgbatch_x")

@@ -369,7 +369,7 @@ def test_http_errors_become_runner_errors_without_the_key(
     assert uploaded == [] and len(server.batches.deleted) == 1  # no orphan input file
 
 
-def test_an_unreachable_server_is_model_unreachable() -> None:
+def test_an_unusable_server_is_model_unreachable() -> None:
     with FakeOpenAIServer() as server:
         url = server.url
     adapter = OpenAIBatches(spec(url, timeout_s=2.0), "no-key", role="judge")
