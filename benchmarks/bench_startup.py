@@ -17,6 +17,11 @@ not a target is met. Medians of --repeat runs.
 
 ``--quick``: one repeat, and the job is the first sample story instead of the book (so it
 needs no ../shared/data); seconds, to check that the benchmark still runs.
+
+``--server``: the same cached rerun logged to an ``mlflow server`` on PostgreSQL (started
+here on loopback ports, as the shared-server tests start it) and to the sqlite store, in
+turn (A B A B), each pair's ratio server/sqlite and the medians. Needs PostgreSQL's server
+programs and the ``server`` extra.
 """
 
 from __future__ import annotations
@@ -113,6 +118,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--quick", action="store_true", help="one sample story, one repeat")
+    parser.add_argument("--server", action="store_true", help="a tracking server vs sqlite")
     args = parser.parse_args()
     repeat = 1 if args.quick else max(1, args.repeat)
     if args.quick:
@@ -122,6 +128,8 @@ def main() -> int:
     else:
         print("skipped: ../shared/data is absent (the book is needed)")
         return 0
+    if args.server:
+        return server_vs_sqlite(data, what, repeat)
     from tests.helpers.fake_server import FakeOpenAIServer
 
     baseline = median_of(BASELINE, repeat)
@@ -148,6 +156,48 @@ def main() -> int:
         f"floor `import mlflow, hydra` + opening this sqlite store (MLflow's own cost of any "
         f"job that logs a run): {floor:.2f} s = {floor / baseline:.2f}x the baseline; "
         f"the cached rerun is {wall_of(walls) / floor:.2f}x the floor"
+    )
+    return 0
+
+
+def server_vs_sqlite(data: list[str], what: str, repeat: int) -> int:
+    """The cached rerun against a tracking server on PostgreSQL and against sqlite, paired."""
+    from tests.helpers.tracking_server import mlflow_server, postgres, postgres_bin
+
+    if postgres_bin("initdb") is None:
+        print("skipped: PostgreSQL's initdb is not installed")
+        return 0
+    from tests.helpers.fake_server import FakeOpenAIServer
+
+    with (
+        tempfile.TemporaryDirectory() as tmp,
+        FakeOpenAIServer(answer) as server,
+        postgres() as backend,
+        mlflow_server(backend, Path(tmp) / "served") as served,
+    ):
+        folder = Path(tmp)
+        if BOOK.exists() and "data=dir" in data:
+            books = folder / "books"
+            books.mkdir()
+            (books / BOOK.name).write_text(BOOK.read_text(encoding="utf-8"), encoding="utf-8")
+            data = [*data, f"data.path={books}"]
+        local = job(server.url, folder, data)
+        remote = [
+            w if not w.startswith("tracking.uri=") else f"tracking.uri={served.url}" for w in local
+        ]
+        timed(local)  # fills the cache; the server's first job then only logs
+        calls = len(server.requests)
+        timed(remote)
+        pairs = [(timed(remote), timed(local)) for _ in range(repeat)]
+        if len(server.requests) != calls:
+            raise SystemExit("a rerun called the model: the cache did not serve it")
+    ratios = [a / b for a, b in pairs]
+    print(f"job: strategy=hier metrics=paper on {what}; {repeat} pair(s), server then sqlite")
+    print(
+        f"cached rerun logging to mlflow server on PostgreSQL: "
+        f"{statistics.median(a for a, _ in pairs):.2f} s; to sqlite: "
+        f"{statistics.median(b for _, b in pairs):.2f} s; server/sqlite per pair: median "
+        f"{statistics.median(ratios):.2f}x (min {min(ratios):.2f}, max {max(ratios):.2f})"
     )
     return 0
 

@@ -56,7 +56,7 @@ from hydra_plugins.summarization_runner_sweeper.resume import (
     skipped_line,
 )
 from runner.sweep.callback import job_run_name, parent_of
-from runner.sweep.launcher import refuse_bad_launcher
+from runner.sweep.launcher import refuse_bad_launcher, unshared_state
 from runner.sweep.outcome import JobOutcome, failure_message, failures
 from runner.sweep.parent import SweepParent
 from runner.sweep.stop import stoppable
@@ -119,6 +119,9 @@ class ResumingSweeper(Sweeper):
         if problem:
             print(problem, file=sys.stderr)
             raise SystemExit(2)
+        note = unshared_state(self.config.hydra.launcher, self.config, self.config.hydra.sweep.dir)
+        if note:
+            print(note, file=sys.stderr)
         parent = parent_of(self.config)
         if parent.find():
             keys = ", ".join(parent.keys)

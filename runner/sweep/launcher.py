@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import sys
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import yaml
@@ -29,6 +30,38 @@ def refuse_bad_launcher(launcher: Any) -> None:
             file=sys.stderr,
         )
         raise SystemExit(2)
+
+
+RAY_LAUNCHER = "hydra_plugins.hydra_ray_launcher.ray_launcher.RayLauncher"
+
+
+def unshared_state(launcher: Any, config: Any, sweep_dir: str) -> str | None:
+    """One line on what a sweep on a Ray cluster keeps in folders, else None.
+
+    On a cluster (``hydra.launcher.ray.init.address`` set) the jobs may run on several
+    machines. The runs go to ``tracking.uri`` and rate limits to a Ray actor, but the response
+    cache and its batch ledgers (``cache.dir``) and the sweep budget's ledger
+    (``hydra.sweep.dir``) are files: each machine has its own unless the folder is mounted at
+    the same path on all of them, which the sweep cannot see. A sqlite store is a file too.
+    """
+    if launcher is None or launcher.get("_target_") != RAY_LAUNCHER:
+        return None
+    if not ((launcher.get("ray") or {}).get("init") or {}).get("address"):
+        return None  # a Ray inside this process: one machine
+    from runner.config.run_config import default_cache_dir
+    from runner.tracking.store import default_tracking_uri
+
+    cache = (config.get("cache") or {}).get("dir") or default_cache_dir()
+    folders = [f"cache.dir={Path(cache).resolve()} (response cache, batch ledgers)"]
+    if (config.get("budget") or {}).get("sweep_usd") is not None:
+        folders.append(f"hydra.sweep.dir={Path(sweep_dir).resolve()} (budget.sweep_usd's ledger)")
+    uri = (config.get("tracking") or {}).get("uri") or default_tracking_uri()
+    if not str(uri).startswith(("http://", "https://")):
+        folders.append(f"tracking.uri={uri} (a file: give an mlflow server's http:// address)")
+    return (
+        "note: on a Ray cluster these are folders, each machine's own unless mounted at the "
+        f"same path on all of them: {'; '.join(folders)} (docs/guides/across-machines.md)"
+    )
 
 
 def launcher_key_hint(err: BaseException, store: Any) -> str | None:

@@ -156,3 +156,7 @@ def test_a_ray_sweep_is_one_parent_with_its_children(
     )  # no store or cache where Ray started
     calls = sum(int(c.data.metrics["calls"]) for c in children)
     assert calls > 0 and len(server.requests) == calls
+    # joining a cluster, the sweep said which of its state is in folders of this machine
+    (note,) = [line for line in stderr.splitlines() if line.startswith("note: on a Ray cluster")]
+    assert f"cache.dir={(project / '.cache' / 'llm').resolve()} (response cache" in note
+    assert f"tracking.uri={uri} (a file" in note and "budget.sweep_usd" not in note
