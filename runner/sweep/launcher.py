@@ -33,35 +33,49 @@ def refuse_bad_launcher(launcher: Any) -> None:
 
 
 RAY_LAUNCHER = "hydra_plugins.hydra_ray_launcher.ray_launcher.RayLauncher"
+SLURM_LAUNCHER = "hydra_plugins.hydra_submitit_launcher.submitit_launcher.SlurmLauncher"
 
 
 def unshared_state(launcher: Any, config: Any, sweep_dir: str) -> str | None:
-    """One line on what a sweep on a Ray cluster keeps in folders, else None.
+    """One line on what a sweep whose jobs may run on several machines keeps in folders.
 
-    On a cluster (``hydra.launcher.ray.init.address`` set) the jobs may run on several
-    machines. The runs go to ``tracking.uri`` and rate limits to a Ray actor, but the response
-    cache and its batch ledgers (``cache.dir``) and the sweep budget's ledger
-    (``hydra.sweep.dir``) are files: each machine has its own unless the folder is mounted at
-    the same path on all of them, which the sweep cannot see. A sqlite store is a file too.
+    Jobs on a Ray cluster (``hydra.launcher.ray.init.address`` set) or Slurm may run on
+    several machines. The runs go to ``tracking.uri``, and on Ray rate limits to a Ray actor,
+    but the response cache and its batch ledgers (``cache.dir``), the sweep budget's ledger
+    (and on Slurm the rate limits: ``hydra.sweep.dir``) are files: each machine has its own
+    unless the folder is mounted at the same path on all of them, which the sweep cannot
+    see. A sqlite store is a file too. None on one machine.
     """
-    if launcher is None or launcher.get("_target_") != RAY_LAUNCHER:
+    where = _machines(launcher)
+    if where is None:
         return None
-    if not ((launcher.get("ray") or {}).get("init") or {}).get("address"):
-        return None  # a Ray inside this process: one machine
     from runner.config.run_config import default_cache_dir
     from runner.tracking.store import default_tracking_uri
 
     cache = (config.get("cache") or {}).get("dir") or default_cache_dir()
     folders = [f"cache.dir={Path(cache).resolve()} (response cache, batch ledgers)"]
+    kept = ["rate limits"] if where == "Slurm" else []
     if (config.get("budget") or {}).get("sweep_usd") is not None:
-        folders.append(f"hydra.sweep.dir={Path(sweep_dir).resolve()} (budget.sweep_usd's ledger)")
+        kept.append("budget.sweep_usd's ledger")
+    if kept:
+        folders.append(f"hydra.sweep.dir={Path(sweep_dir).resolve()} ({', '.join(kept)})")
     uri = (config.get("tracking") or {}).get("uri") or default_tracking_uri()
     if not str(uri).startswith(("http://", "https://")):
         folders.append(f"tracking.uri={uri} (a file: give an mlflow server's http:// address)")
     return (
-        "note: on a Ray cluster these are folders, each machine's own unless mounted at the "
+        f"note: on {where} these are folders, each machine's own unless mounted at the "
         f"same path on all of them: {'; '.join(folders)} (docs/guides/across-machines.md)"
     )
+
+
+def _machines(launcher: Any) -> str | None:
+    """Where the launcher may run jobs on several machines ('a Ray cluster', 'Slurm'), or None."""
+    target = launcher.get("_target_") if launcher is not None else None
+    if target == SLURM_LAUNCHER:
+        return "Slurm"
+    if target == RAY_LAUNCHER and ((launcher.get("ray") or {}).get("init") or {}).get("address"):
+        return "a Ray cluster"  # with no address, a Ray inside the sweep's process
+    return None
 
 
 def launcher_key_hint(err: BaseException, store: Any) -> str | None:
