@@ -15,12 +15,13 @@ screen shows (``runner/ui.py``).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,7 @@ from mlflow.entities import Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
+from runner.api.errors import ConfigError
 from runner.tracking.owners import HOST_TAG, PID_TAG, STALE_TAG, owner_alive, owner_tags
 from runner.tracking.owners import PID_START_TAG as PID_START_TAG  # re-exported for callers
 from runner.tracking.runs_view import (
@@ -83,6 +85,29 @@ def _create_store(uri: str, artifact_root: Path | None) -> None:
     os.replace(building, path)
 
 
+@contextlib.contextmanager
+def _permitted(uri: str, experiment: str) -> Iterator[None]:
+    """A tracking server's 403 (MLflow's basic-auth app) as one line naming the fix.
+
+    A user that may only read an experiment (the app's default permission) is refused its
+    first write; MLflow would end the command with its traceback.
+    """
+    try:
+        yield
+    except MlflowException as err:
+        status = err.get_http_status_code()  # type: ignore[no-untyped-call]
+        if status != 403 and "error code 403" not in str(err):
+            raise
+        from runner.tracking.store import shown
+
+        user = os.environ.get("MLFLOW_TRACKING_USERNAME") or "this user"
+        raise ConfigError(
+            f"tracking.uri={shown(uri)}: the server does not let {user} write to experiment "
+            f"{experiment!r} (403); ask its admin for EDIT on it, or choose a "
+            "tracking.experiment=NAME of your own (its creator may write to it)"
+        ) from err
+
+
 class Tracker:
     """One MLflow run: params, metrics, artifacts, and its final status."""
 
@@ -91,7 +116,10 @@ class Tracker:
         with store_lock(uri):  # MlflowClient() itself creates and migrates a missing store
             _create_store(uri, artifact_root)
             self.client = MlflowClient(tracking_uri=uri)
-            self.experiment_id = self._experiment(experiment, artifact_root)
+            with _permitted(uri, experiment):
+                self.experiment_id = self._experiment(experiment, artifact_root)
+        self.experiment = experiment
+        self.uri = uri
         self.run_id = ""
 
     def _experiment(self, name: str, artifact_root: Path | None) -> str:
@@ -124,16 +152,19 @@ class Tracker:
         """A tracker bound to an existing run (e.g. a sweep's parent, from another process)."""
         tracker = cls.__new__(cls)
         tracker.client = MlflowClient(tracking_uri=uri)
+        tracker.uri = uri
         tracker.run_id = run_id
         tracker.experiment_id = tracker.client.get_run(run_id).info.experiment_id
+        tracker.experiment = tracker.experiment_id  # (its id: enough for a message)
         return tracker
 
     def start(self, run_name: str, tags: dict[str, str]) -> str:
         """Create the run (status RUNNING, its owner tagged in the same write) and return its id."""
         tags = {**owner_tags(), **tags}
-        run = retrying(
-            lambda: self.client.create_run(self.experiment_id, run_name=run_name, tags=tags)
-        )
+        with _permitted(self.uri, self.experiment):
+            run = retrying(
+                lambda: self.client.create_run(self.experiment_id, run_name=run_name, tags=tags)
+            )
         self.run_id = run.info.run_id
         return self.run_id
 

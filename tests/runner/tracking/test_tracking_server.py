@@ -200,3 +200,48 @@ def test_a_job_the_server_refuses_is_one_line_before_any_model_call(
     assert lines[0].startswith(f"error: tracking.uri={served.url}: the server asks for a user")
     assert sent in lines[0] and "MLFLOW_TRACKING_PASSWORD" in lines[0]
     assert PASSWORD not in done.stderr and (password is None or password not in lines[0])
+
+
+def test_a_user_the_admin_adds_runs_jobs_in_the_experiment_it_may_edit(
+    served: MlflowServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The docs' steps for a lab member: the admin adds a user and gives it EDIT on an
+    experiment (MLflow's auth client); the user's job logs there, signed in as the user, and
+    where the user may only read, the job is one line before any model call."""
+    from mlflow.server import get_app_client
+
+    auth = get_app_client("basic-auth", tracking_uri=served.url)  # as the admin (env)
+    auth.create_user(username="alice", password="alice-pw-0123")
+    experiment = MlflowClient(served.url).create_experiment("alice-study")
+    auth.grant_user_permission("alice", "experiment", experiment, "EDIT")
+    monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", "alice")
+    monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", "alice-pw-0123")
+    with FakeOpenAIServer(responder()) as server:
+        done = run_in_process(
+            *overrides(server.url, {"tracking.uri": served.url}, "data.limit=1"),
+            "strategy=baseline",
+            "tracking.experiment=alice-study",
+            f"cache.dir={tmp_path / 'cache'}",
+            cwd=tmp_path,
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    (run,) = MlflowClient(served.url).search_runs([experiment])
+    assert run.info.status == "FINISHED"
+    assert "alice-pw-0123" not in dump(served.backend_uri)
+    # where she may only read (the server's default), her job is one line, no run, no call
+    with FakeOpenAIServer(responder()) as server:
+        done = run_in_process(
+            *overrides(server.url, {"tracking.uri": served.url}, "data.limit=1"),
+            "strategy=baseline",
+            "tracking.experiment=Default",
+            f"cache.dir={tmp_path / 'other-cache'}",
+            cwd=tmp_path,
+        )
+        assert server.requests == []
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert done.returncode == 2 and len(lines) == 1, lines
+    assert lines[0] == (
+        f"error: tracking.uri={served.url}: the server does not let alice write to experiment "
+        "'Default' (403); ask its admin for EDIT on it, or choose a tracking.experiment=NAME "
+        "of your own (its creator may write to it)"
+    )
