@@ -22,9 +22,12 @@ def test_a_slurm_sweep_composes_checks_its_cells_and_submits_nothing(tmp_path: P
     sweep = tmp_path / "sweep"
     done = run_in_process(
         "-m",
-        "hydra/launcher=submitit_slurm",
+        "hydra/launcher=submitit_slurm",  # the worked config of docs/guides/across-machines.md
         "hydra.launcher.partition=cpu",
+        "hydra.launcher.cpus_per_task=4",
+        "hydra.launcher.mem_gb=8",
         "hydra.launcher.timeout_min=240",
+        "hydra.launcher.array_parallelism=8",
         "strategy=hier,incremental",
         "data.limit=1",
         "estimate=true",
