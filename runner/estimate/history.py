@@ -5,8 +5,10 @@ request (its litellm ``model``, ``max_tokens`` and ``sample``, the regeneration 
 purpose ('hier/level0', 'booookscore', ...), the provider's token counts and the latency.
 The newest runs of the model (``RUNS_READ``) are found in a sqlite store by
 ``runner.tracking.sqlite_peek`` and read from their artifact folders, without MLflow (slow to
-import); a store of another kind has no history here and the defaults apply. The model is matched by
-its litellm string alone, whatever the server: a model's speed belongs to the model.
+import); on a tracking server (``http(s)://``) they are asked for through MLflow and their
+two files downloaded; a store of another kind has no history here and the defaults apply.
+The model is matched by its litellm string alone, whatever the server: a model's speed
+belongs to the model.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import functools
 import heapq
 import json
 import statistics
+import tempfile
 from collections import defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -129,11 +132,30 @@ def _served(lines: list[dict[str, Any]], concurrency: int) -> list[tuple[dict[st
 
 @functools.cache
 def history(uri: str, model: str, concurrency: int = 8) -> History:
-    """The store's measurements of ``model`` (empty when it has none, or is not sqlite).
+    """The store's measurements of ``model`` (empty when it has none).
+
+    A sqlite store's runs are found without MLflow (``sqlite_peek``); a tracking server's
+    are asked for, and their two files downloaded.
 
     ``concurrency``: the endpoint's limit, taken as the runs' own for their waits.
     """
-    folders = model_run_folders(uri, model, RUNS_READ)
+    if uri.startswith(("http://", "https://")):
+        with tempfile.TemporaryDirectory(prefix="runner-history-") as tmp:
+            return _measured(_served_folders(uri, model, Path(tmp)), model, concurrency)
+    return _measured(model_run_folders(uri, model, RUNS_READ), model, concurrency)
+
+
+def _served_folders(uri: str, model: str, into: Path) -> list[tuple[Path, float]]:
+    """A tracking server's newest runs of ``model``, their two files downloaded into ``into``."""
+    from runner.plugins.contract import MODEL_ROLES
+    from runner.tracking.reader import served_model_runs
+
+    files = (CALLS_FILE, USAGE_FILE)
+    return served_model_runs(uri, model, RUNS_READ, tuple(MODEL_ROLES), files, into)
+
+
+def _measured(folders: list[tuple[Path, float]], model: str, concurrency: int) -> History:
+    """What the runs in ``folders`` (artifact folder, seconds) measured of ``model``."""
     if not folders:
         return History()
     served: list[tuple[dict[str, Any], float]] = []

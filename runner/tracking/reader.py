@@ -115,6 +115,46 @@ def client(uri: str) -> MlflowClient:
     return MlflowClient(tracking_uri=uri)
 
 
+def served_model_runs(
+    uri: str, model: str, limit: int, roles: tuple[str, ...], files: tuple[str, ...], into: Path
+) -> list[tuple[Path, float]]:
+    """(folder, seconds from start to end) of a server's newest finished runs of ``model``.
+
+    ``model`` is matched against any role's ``<role>.model`` param; each folder holds those
+    of ``files`` the run has, downloaded into ``into``: what ``sqlite_peek.model_run_folders``
+    reads from a sqlite store's own folders. Empty when the server cannot be asked.
+    """
+    mlflow = client(uri)
+    try:
+        ids = [e.experiment_id for e in mlflow.search_experiments()]
+        found: dict[str, Run] = {}
+        for role in roles:
+            query = (
+                f"params.`{role}.model` = '{_literal(model)}' AND attributes.status = 'FINISHED'"
+            )
+            for run in mlflow.search_runs(
+                ids, query, max_results=limit, order_by=["attributes.start_time DESC"]
+            ):
+                found[run.info.run_id] = run
+    except MlflowException:
+        return []
+    newest = sorted(found.values(), key=lambda r: -int(r.info.start_time))[:limit]
+    folders = []
+    for run in newest:
+        if run.info.end_time is None:
+            continue
+        folder = into / run.info.run_id
+        folder.mkdir(parents=True, exist_ok=True)
+        for name in files:
+            try:
+                mlflow.download_artifacts(run.info.run_id, name, str(folder))
+            except (MlflowException, OSError):
+                continue  # a run without the file: the reader does without it
+        seconds = (int(run.info.end_time) - int(run.info.start_time)) / 1000.0
+        folders.append((folder, seconds))
+    return folders
+
+
 def run_filter(
     *, sweep: str | None = None, fingerprint: str | None = None, status: str | None = None
 ) -> str:

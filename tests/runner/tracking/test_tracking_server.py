@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
+from runner.estimate.history import history
 from tests.conftest import missing
 from tests.helpers.cli import REPO, runner_cli
 from tests.helpers.fake_server import FakeOpenAIServer
@@ -121,6 +122,11 @@ def test_a_sweep_on_the_server_is_recorded_resumed_and_reported(
     assert sorted(j.info.run_id for j in _runs(served.url, "shared")[1]) == sorted(
         j.info.run_id for j in jobs
     )  # and no new run
+
+    # an estimate against the server reads what its runs measured, as from a sqlite store
+    measured = history(served.url, jobs[0].data.params["model.model"])
+    assert (measured.runs, measured.calls) == (4, first_calls)
+    assert measured.latency is not None and measured.overhead_s is not None
 
     # neither the key nor the server's password is in a row of its database or an artifact
     rows = dump(served.backend_uri)
