@@ -31,6 +31,7 @@ def ready_made_stores(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None
 
 SLOW_MODULES = (
     "tests/runner/sweep/test_sweep_stop.py",
+    "tests/runner/sweep/test_ray_cluster.py",
     "tests/test_crashes.py",
     "tests/test_benchmarks_quick.py",
     "tests/runner/sweep/test_sweeps.py",

@@ -3,16 +3,25 @@
 A process killed outright (SIGKILL, OOM, power) cannot end its run, so every run records its
 owner (``PID_TAG``, ``HOST_TAG``, ``PID_START_TAG``) and the next run of the same cell marks
 runs whose owner is gone KILLED (``Tracker.close_stale`` in ``runner/tracking/writer.py``).
+
+Another machine's process cannot be looked at, except on a Ray cluster: a job that runs on a
+Ray worker also records its node (``RAY_NODE_TAG``), and a job of the same cluster knows the
+run's owner is gone when Ray says that node is dead (a machine lost to the cluster, whose
+task Ray then runs again elsewhere).
 """
 
 from __future__ import annotations
 
 import os
 import socket
+import sys
 from pathlib import Path
+from typing import Any
 
 PID_TAG, HOST_TAG, PID_START_TAG = "runner.pid", "runner.host", "runner.pid_start"
 """Who owns a run: its process id, host name, and the process's start (to tell a reused pid)."""
+RAY_NODE_TAG = "runner.ray_node"
+"""The Ray node a job ran on (jobs of a Ray launcher only)."""
 STALE_TAG = "runner.stale"
 """Set on a run marked KILLED because its process had died without ending it."""
 
@@ -20,11 +29,35 @@ STALE_TAG = "runner.stale"
 def owner_tags() -> dict[str, str]:
     """Tags naming this process as a run's owner, so a later run can tell it died."""
     pid = os.getpid()
-    return {
+    tags = {
         PID_TAG: str(pid),
         HOST_TAG: socket.gethostname(),
         PID_START_TAG: _process_start(pid) or "",
     }
+    ray = _ray()
+    if ray is not None:
+        tags[RAY_NODE_TAG] = str(ray.get_runtime_context().get_node_id())
+    return tags
+
+
+def _ray() -> Any:
+    """Ray, when this process already runs on it (never imported here: costly, optional)."""
+    ray = sys.modules.get("ray")
+    if ray is None or not getattr(ray, "is_initialized", lambda: False)():
+        return None
+    return ray
+
+
+def _ray_node_dead(node: str) -> bool:
+    """Whether Ray knows node ``node`` of this process's cluster and says it is dead."""
+    ray = _ray()
+    if ray is None or not node:
+        return False
+    try:
+        nodes = ray.nodes()
+    except Exception:  # noqa: BLE001 - a cluster that cannot answer proves nothing
+        return False
+    return any(n.get("NodeID") == node and not n.get("Alive", True) for n in nodes)
 
 
 def _process_start(pid: int) -> str | None:
@@ -43,10 +76,12 @@ def owner_alive(tags: dict[str, str]) -> bool:
     """False only when the run's owner is provably gone; unknown owners count as alive.
 
     Gone means: a process of this host whose pid is unused, a zombie, or reused by a later
-    process.
+    process; or a process on a Ray node that this process's cluster says is dead.
     """
     if tags.get(HOST_TAG) != socket.gethostname() or not tags.get(PID_TAG, "").isdigit():
-        return True  # another machine's run, or one from before owners were recorded
+        # another machine's run, or one from before owners were recorded: alive unless the
+        # Ray cluster this process runs on says its node is dead
+        return not _ray_node_dead(tags.get(RAY_NODE_TAG, ""))
     pid = int(tags[PID_TAG])
     try:
         os.kill(pid, 0)

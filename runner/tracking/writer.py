@@ -31,7 +31,14 @@ from mlflow.exceptions import MlflowException
 from mlflow.tracking import MlflowClient
 
 from runner.api.errors import ConfigError
-from runner.tracking.owners import HOST_TAG, PID_TAG, STALE_TAG, owner_alive, owner_tags
+from runner.tracking.owners import (
+    HOST_TAG,
+    PID_TAG,
+    RAY_NODE_TAG,
+    STALE_TAG,
+    owner_alive,
+    owner_tags,
+)
 from runner.tracking.owners import PID_START_TAG as PID_START_TAG  # re-exported for callers
 from runner.tracking.runs_view import (
     KIND_TAG,
@@ -199,9 +206,10 @@ class Tracker:
         ]
         for run in stale:
             tags = run.data.tags
+            node = f" (Ray node {tags[RAY_NODE_TAG]})" if tags.get(RAY_NODE_TAG) else ""
             self._mark_killed(
                 run.info.run_id,
-                f"process {tags[PID_TAG]} on {tags[HOST_TAG]} ended without "
+                f"process {tags[PID_TAG]} on {tags[HOST_TAG]}{node} ended without "
                 f"closing this run (killed or crashed); marked KILLED by process {os.getpid()}",
             )
         return [r.info.run_id for r in stale]

@@ -1,0 +1,181 @@
+"""A sweep on a Ray cluster of two nodes logging to ``mlflow server`` on PostgreSQL, all started
+here on loopback ports (docs/guides/across-machines.md): a worker node killed in the middle of
+the sweep leaves its job's run KILLED or FAILED, never RUNNING or FINISHED (Ray runs the lost
+task again on the other node, which marks the run KILLED); every cell ends with one FINISHED
+run; and the rerun skips every cell with no model call.
+
+The two nodes are two ``ray start`` on this machine, each one CPU, so the sweep's jobs spread
+over both; killing the worker node's session is what a machine lost to the cluster looks like
+to Ray.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from runner.tracking.owners import HOST_TAG, RAY_NODE_TAG, owner_alive
+from tests.conftest import missing
+from tests.helpers.fake_server import FakeOpenAIServer
+from tests.helpers.ports import free_port
+from tests.helpers.tracking_server import MlflowServer, mlflow_server, postgres
+from tests.runner.sweep.test_ray_launcher import _ray_cli, _require_ray, _stop
+from tests.runner.test_app import overrides
+from tests.strategies.conftest import responder
+
+
+class Node:
+    """One ``ray start`` (head or worker) in a session of its own, stopped by killing it."""
+
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path) -> None:
+        self.process = subprocess.Popen(
+            [*_ray_cli(), "start", *args, "--num-cpus=1", "--disable-usage-stats"],
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+            text=True,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        out, _ = self.process.communicate(timeout=180)
+        assert self.process.returncode == 0, out[-3000:]
+
+    def kill(self) -> None:
+        """Every process of the node's session (raylet, its workers), as a lost machine."""
+        _stop(self.process.pid)
+
+
+@pytest.fixture
+def cluster(tmp_path: Path) -> Iterator[tuple[str, Node, dict[str, str]]]:
+    """(head address, the worker node, the environment the nodes and the sweep share)."""
+    _require_ray()
+    env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
+    env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    base = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # short: Ray's socket paths
+    (base / "cwd").mkdir()
+    port = free_port()
+    head = Node(
+        ["--head", f"--port={port}", "--include-dashboard=false", f"--temp-dir={base / 'tmp'}"],
+        env,
+        base / "cwd",
+    )
+    nodes = [head]
+    try:
+        nodes.append(Node([f"--address=127.0.0.1:{port}"], env, base / "cwd"))
+        yield f"127.0.0.1:{port}", nodes[1], env
+    finally:
+        for node in reversed(nodes):
+            node.kill()
+        shutil.rmtree(base, ignore_errors=True)
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[MlflowServer]:
+    if importlib.util.find_spec("psycopg") is None:
+        missing("psycopg is not installed: pip install -e .[server]", "the server extra")
+    with postgres() as backend, mlflow_server(backend, tmp_path / "served") as server:
+        yield server
+
+
+def _sweep(
+    address: str, env: dict[str, str], project: Path, url: str, served: MlflowServer
+) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "runner",
+            "-m",
+            "hydra/launcher=ray",
+            f"hydra.launcher.ray.init.address={address}",
+            "strategy=hier",
+            "chunk=256,384,512,768",
+            "data.limit=1",
+            "progress=false",
+            f"hydra.sweep.dir={project / 'sweep'}",
+            *overrides(url, {"tracking.uri": served.url, "cache.dir": str(project / "cache")}),
+        ],
+        cwd=project,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _children(url: str) -> list[Any]:
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(url)
+    experiment = client.get_experiment_by_name("summarization")
+    if experiment is None:  # the sweep has not opened its parent yet
+        return []
+    runs = client.search_runs([experiment.experiment_id], max_results=1000)
+    return [r for r in runs if r.data.tags.get("runner.kind") != "sweep"]
+
+
+def test_a_lost_node_leaves_its_job_killed_and_the_sweep_completes_each_cell_once(
+    cluster: tuple[str, Node, dict[str, str]],
+    served: MlflowServer,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    address, worker, env = cluster
+    project = tmp_path / "project"
+    project.mkdir()
+    with FakeOpenAIServer(responder(), latency_s=0.5) as server:
+        sweep = _sweep(address, env, project, server.url, served)
+        try:
+            # both nodes have a job with its run open (one CPU each): the worker node goes
+            deadline = time.monotonic() + 300
+            while sum(r.info.status == "RUNNING" for r in _children(served.url)) < 2:
+                assert sweep.poll() is None and time.monotonic() < deadline, "no two jobs at once"
+                time.sleep(0.2)
+            worker.kill()
+            _, stderr = sweep.communicate(timeout=900)
+        finally:
+            sweep.kill()  # no-op once it has ended
+        first = len(server.requests)
+        rerun = _sweep(address, env, project, server.url, served)
+        _, again_err = rerun.communicate(timeout=900)
+        again = len(server.requests) - first
+    assert sweep.returncode == 0, stderr[-4000:]
+    runs = _children(served.url)
+    statuses = sorted(r.info.status for r in runs)
+    assert "RUNNING" not in statuses, statuses
+    finished = [r for r in runs if r.info.status == "FINISHED"]
+    assert sorted(r.data.params["chunk"] for r in finished) == ["256", "384", "512", "768"]
+    lost = [r for r in runs if r.info.status != "FINISHED"]
+    assert lost and {r.info.status for r in lost} <= {"KILLED", "FAILED"}, statuses
+    assert rerun.returncode == 0, again_err[-4000:]
+    assert again == 0 and len(_children(served.url)) == len(runs)
+    # Here both nodes are one host, so the lost job's pid told it was gone. On two machines
+    # Ray tells: the run names its node, which the cluster reports dead, and a process on the
+    # cluster takes a run of another host on that node for gone.
+    tags = lost[0].data.tags
+    assert f"(Ray node {tags[RAY_NODE_TAG]})" in tags["failure"]
+    monkeypatch.setenv("RAY_AUTH_MODE", env["RAY_AUTH_MODE"])
+    monkeypatch.setenv("RAY_AUTH_TOKEN", env["RAY_AUTH_TOKEN"])
+    import ray
+
+    ray.init(address=address, log_to_driver=False)
+    try:
+        dead = {n["NodeID"] for n in ray.nodes() if not n["Alive"]}
+        assert tags[RAY_NODE_TAG] in dead
+        elsewhere = {**tags, HOST_TAG: "another-machine"}
+        assert not owner_alive(elsewhere)
+        live = next(r for r in finished if r.data.tags[RAY_NODE_TAG] not in dead)
+        assert owner_alive({**live.data.tags, HOST_TAG: "another-machine"})
+    finally:
+        ray.shutdown()
