@@ -3,8 +3,8 @@ artifacts behind MLflow's basic-auth app (docs/guides/across-machines.md), both 
 on loopback ports.
 
 A sweep of four cells is recorded there (a FINISHED parent, four FINISHED children, their
-artifacts in the server's artifact folder), resumed with no model call, and reported with
-the command the sweep prints; neither the API key nor the server's password reaches the
+artifacts in the server's artifact folder), resumed with no model call, viewed, exported for
+annotation, estimated from and reported with the command the sweep prints; neither the API key nor the server's password reaches the
 database or an artifact; a job without a user, or with a wrong password, is one line before
 any model call; and a server restarted in the middle of a sweep loses nothing.
 """
@@ -24,7 +24,9 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
+from runner.annotate.__main__ import main as annotate
 from runner.estimate.history import history
+from runner.view.page import main as view_main
 from tests.conftest import missing
 from tests.helpers.cli import REPO, runner_cli
 from tests.helpers.fake_server import FakeOpenAIServer
@@ -122,6 +124,18 @@ def test_a_sweep_on_the_server_is_recorded_resumed_and_reported(
     assert sorted(j.info.run_id for j in _runs(served.url, "shared")[1]) == sorted(
         j.info.run_id for j in jobs
     )  # and no new run
+
+    # the viewer and the annotation export read a job's artifacts through the server
+    job = jobs[0].info.run_id
+    page = tmp_path / "viewer.html"
+    assert view_main([job, f"tracking.uri={served.url}", f"out={page}"]) == 0
+    assert "salt-and-copper" in page.read_text(encoding="utf-8")
+    tasks = tmp_path / "tasks"
+    assert (
+        annotate(["export", "coherence", job, "--out", str(tasks), f"tracking.uri={served.url}"])
+        == 0
+    )
+    assert "salt-and-copper" in (tasks / "tasks.json").read_text(encoding="utf-8")
 
     # an estimate against the server reads what its runs measured, as from a sqlite store
     measured = history(served.url, jobs[0].data.params["model.model"])
