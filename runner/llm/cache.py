@@ -11,11 +11,14 @@ leaves only its temp file (``tmp*.tmp``), which no reader opens (they read ``<ke
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +40,31 @@ class ResponseCache:
         """A cache in ``folder`` (its subfolders are made by the first write to each)."""
         self.folder = Path(folder).expanduser()
         self._tidied: set[Path] = set()
+        self._lock = threading.Lock()
+        self._asking: dict[str, threading.Event] = {}
+
+    @contextlib.contextmanager
+    def claim(self, key: str) -> Iterator[None]:
+        """Hold ``key`` while its request is asked; another claim of it waits meanwhile.
+
+        A thread of this process claiming it waits until the first is done, then finds its
+        answer here instead of paying for the same call again (a strategy's threads may send
+        identical requests at once: two chunks with the same text). If the first fails, the
+        next one asks.
+        """
+        while True:
+            with self._lock:
+                asking = self._asking.get(key)
+                if asking is None:
+                    mine = self._asking[key] = threading.Event()
+                    break
+            asking.wait()
+        try:
+            yield
+        finally:
+            with self._lock:
+                del self._asking[key]
+            mine.set()
 
     def _path(self, key: str) -> Path:
         return self.folder / key[:2] / f"{key}.json"

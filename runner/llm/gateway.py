@@ -166,13 +166,27 @@ class Gateway:
         elif self._batch is not None and self._batch.accepts(request):
             completion = self._batch.ask(key, request)  # its answer is in the cache already
         else:
-            completion = self._call(request, sample, purpose)
-            if self.cache:
-                self.cache.put(key, to_stored(completion))
+            completion = self._online(key, request, sample, purpose)
         self.call_log.record(self.role, self.name, fields, completion, purpose)
         if self._own is not None:
             self._own.add(DOCUMENT.get(), completion.text)
         return completion
+
+    def _online(self, key: str, request: Request, sample: int, purpose: str) -> Completion:
+        """The answer from the provider, asked once even when threads send it at once.
+
+        Under the cache's claim on ``key`` (``ResponseCache.claim``): a thread that waited
+        for another's identical request finds its answer in the cache, as a cache hit.
+        """
+        if self.cache is None:
+            return self._call(request, sample, purpose)
+        with self.cache.claim(key):
+            stored = self.cache.get(key)
+            if stored is not None:
+                return from_stored(stored, cost=0.0, latency=0.0, cached=True)
+            completion = self._call(request, sample, purpose)
+            self.cache.put(key, to_stored(completion))
+            return completion
 
     def _call(self, request: Request, sample: int, purpose: str) -> Completion:
         kwargs = request.litellm_kwargs()

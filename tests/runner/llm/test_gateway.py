@@ -181,3 +181,23 @@ def test_api_key_never_reaches_the_call_log(
     log = CallLog(tmp_path / "calls.jsonl")
     Gateway(spec(server.url, api_key_env="FAKE_KEY"), log).complete("x")
     assert secret not in (tmp_path / "calls.jsonl").read_text()
+
+
+def test_identical_requests_at_once_are_asked_once(tmp_path: Path) -> None:
+    """Threads of a strategy may send the same request at once (two chunks with the same
+    text): the first is asked, the others wait for it and take its answer from the cache."""
+    log, cache = CallLog(None), ResponseCache(tmp_path / "cache")
+    with FakeOpenAIServer(latency_s=0.3) as server:
+        gateway = Gateway(spec(server.url, concurrency=4), log, cache)
+        results: list[str] = []
+        threads = [
+            threading.Thread(target=lambda: results.append(gateway.complete("same").text))
+            for _ in range(3)
+        ]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert len(server.requests) == 1
+    assert len(results) == 3 and len(set(results)) == 1
+    assert log.totals.calls == 1 and log.totals.cache_hits == 2
