@@ -4,9 +4,10 @@ on loopback ports.
 
 A sweep of four cells is recorded there (a FINISHED parent, four FINISHED children, their
 artifacts in the server's artifact folder), resumed with no model call, viewed, exported for
-annotation, estimated from and reported with the command the sweep prints; neither the API key nor the server's password reaches the
-database or an artifact; a job without a user, or with a wrong password, is one line before
-any model call; and a server restarted in the middle of a sweep loses nothing.
+annotation, estimated from and reported with the command the sweep prints; neither the API
+key nor the server's password reaches the database or an artifact; a job without a user, or
+with a wrong password, is one line before any model call; and a server restarted in the
+middle of a sweep loses nothing.
 """
 
 from __future__ import annotations
