@@ -12,6 +12,7 @@ task Ray then runs again elsewhere).
 
 from __future__ import annotations
 
+import getpass
 import os
 import socket
 import sys
@@ -22,6 +23,8 @@ PID_TAG, HOST_TAG, PID_START_TAG = "runner.pid", "runner.host", "runner.pid_star
 """Who owns a run: its process id, host name, and the process's start (to tell a reused pid)."""
 RAY_NODE_TAG = "runner.ray_node"
 """The Ray node a job ran on (jobs of a Ray launcher only)."""
+USER_TAG = "mlflow.user"
+"""MLflow's own tag for who ran a run (its runs table's User column, ``run.info.user_id``)."""
 STALE_TAG = "runner.stale"
 """Set on a run marked KILLED because its process had died without ending it."""
 
@@ -33,11 +36,25 @@ def owner_tags() -> dict[str, str]:
         PID_TAG: str(pid),
         HOST_TAG: socket.gethostname(),
         PID_START_TAG: _process_start(pid) or "",
+        USER_TAG: user(),
     }
     ray = _ray()
     if ray is not None:
         tags[RAY_NODE_TAG] = str(ray.get_runtime_context().get_node_id())
     return tags
+
+
+def user() -> str:
+    """Who runs this process, as a shared server's runs table should show it.
+
+    The tracking server's user (``MLFLOW_TRACKING_USERNAME``) when one signs in, else the
+    login name; MLflow's client records "unknown" unless told.
+    """
+    try:
+        login = getpass.getuser()
+    except (KeyError, OSError):  # no name for this uid (a container)
+        login = "unknown"
+    return os.environ.get("MLFLOW_TRACKING_USERNAME") or login
 
 
 def _ray() -> Any:

@@ -247,7 +247,7 @@ def test_a_user_the_admin_adds_runs_jobs_in_the_experiment_it_may_edit(
         )
     assert done.returncode == 0, done.stderr[-3000:]
     (run,) = MlflowClient(served.url).search_runs([experiment])
-    assert run.info.status == "FINISHED"
+    assert run.info.status == "FINISHED" and run.info.user_id == "alice"  # the UI's User
     assert "alice-pw-0123" not in dump(served.backend_uri)
     # where she may only read (the server's default), her job is one line, no run, no call
     with FakeOpenAIServer(responder()) as server:
