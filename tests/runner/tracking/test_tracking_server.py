@@ -106,6 +106,21 @@ def _summaries_served(url: str, served: MlflowServer, jobs: list[Any]) -> None:
         assert "salt-and-copper" in local.read_text(encoding="utf-8")
 
 
+def _job(
+    served: MlflowServer, folder: Path, *extra: str
+) -> tuple[subprocess.CompletedProcess[str], int]:
+    """One job on the sample's first story, logged to the server: its result and model calls."""
+    folder.mkdir(exist_ok=True)
+    with FakeOpenAIServer(responder()) as server:
+        done = run_in_process(
+            *overrides(server.url, {"tracking.uri": served.url}, "data.limit=1"),
+            f"cache.dir={folder / 'cache'}",
+            *extra,
+            cwd=folder,
+        )
+    return done, len(server.requests)
+
+
 def test_a_sweep_on_the_server_is_recorded_resumed_and_reported(
     served: MlflowServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -208,13 +223,8 @@ def test_a_job_the_server_refuses_is_one_line_before_any_model_call(
         monkeypatch.delenv("MLFLOW_TRACKING_PASSWORD")
     else:
         monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", password)
-    with FakeOpenAIServer(responder()) as server:
-        done = run_in_process(
-            *overrides(server.url, {"tracking.uri": served.url}, "data.limit=1"),
-            f"cache.dir={tmp_path / 'cache'}",
-            cwd=tmp_path,
-        )
-        assert server.requests == []
+    done, calls = _job(served, tmp_path)
+    assert calls == 0
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 2 and len(lines) == 1, lines
     sent = "none was given" if password is None else "refused MLFLOW_TRACKING_USERNAME and"
@@ -237,28 +247,14 @@ def test_a_user_the_admin_adds_runs_jobs_in_the_experiment_it_may_edit(
     auth.grant_user_permission("alice", "experiment", experiment, "EDIT")
     monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", "alice")
     monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", "alice-pw-0123")
-    with FakeOpenAIServer(responder()) as server:
-        done = run_in_process(
-            *overrides(server.url, {"tracking.uri": served.url}, "data.limit=1"),
-            "strategy=baseline",
-            "tracking.experiment=alice-study",
-            f"cache.dir={tmp_path / 'cache'}",
-            cwd=tmp_path,
-        )
+    done, _ = _job(served, tmp_path, "strategy=baseline", "tracking.experiment=alice-study")
     assert done.returncode == 0, done.stderr[-3000:]
     (run,) = MlflowClient(served.url).search_runs([experiment])
     assert run.info.status == "FINISHED" and run.info.user_id == "alice"  # the UI's User
     assert "alice-pw-0123" not in dump(served.backend_uri)
     # where she may only read (the server's default), her job is one line, no run, no call
-    with FakeOpenAIServer(responder()) as server:
-        done = run_in_process(
-            *overrides(server.url, {"tracking.uri": served.url}, "data.limit=1"),
-            "strategy=baseline",
-            "tracking.experiment=Default",
-            f"cache.dir={tmp_path / 'other-cache'}",
-            cwd=tmp_path,
-        )
-        assert server.requests == []
+    done, calls = _job(served, tmp_path / "ro", "strategy=baseline", "tracking.experiment=Default")
+    assert calls == 0
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert done.returncode == 2 and len(lines) == 1, lines
     assert lines[0] == (
