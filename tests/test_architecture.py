@@ -341,6 +341,7 @@ PUBLIC_API_MODULES = (
     "runner.api.budgets",
     "runner.api.claims",
     "runner.api.generation",
+    "runner.api.human_task",
     "runner.api.judging",
     "runner.api.meta",
     "runner.api.params",

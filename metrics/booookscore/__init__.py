@@ -41,6 +41,7 @@ from metrics.booookscore.judge import Ask, judge_all
 from metrics.booookscore.meta import meta_tables as meta_tables  # report meta=true's tables
 from metrics.booookscore.parse import LABELS, Verdict, type_key
 from metrics.booookscore.prompt import BATCH_PROMPT, SENTENCE_PROMPT, Template, load_template
+from metrics.booookscore.tasks import HUMAN_TASKS as HUMAN_TASKS  # Label Studio task kinds
 from runner.api import LLM, ConfigError, Document, Metric, MetricResult, Value, split_sentences
 from runner.api import Verdict as TraceVerdict  # not parse.Verdict, the judge's answer
 from runner.api.judging import Usage

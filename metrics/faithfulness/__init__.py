@@ -49,6 +49,7 @@ from metrics.faithfulness.label import Label, LabelJudge
 from metrics.faithfulness.meta import meta_tables as meta_tables  # report meta=true's tables
 from metrics.faithfulness.prompts import Prompts, load
 from metrics.faithfulness.retrieval import check_retrieval, prepare
+from metrics.faithfulness.tasks import HUMAN_TASKS as HUMAN_TASKS  # Label Studio task kinds
 from metrics.faithfulness.verdicts import ANSWERS, ARTIFACT, on_trace
 from runner.api import (
     LLM,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from runner.annotate.configs import KINDS
 from runner.annotate.sources import SourceError
 from runner.api.errors import RunnerError
 from runner.config.folders import SpellingError, store_given
@@ -29,12 +28,7 @@ def parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(prog="python -m runner.annotate", description=DESCRIPTION)
     sub = top.add_subparsers(dest="command", required=True)
     out = sub.add_parser("export", help="write tasks.json, key.json and labeling-<kind>.xml")
-    out.add_argument(
-        "kind",
-        choices=KINDS,
-        help="pairwise preference, span annotation (coherence), Appendix J validation or "
-        "faithfulness claims tasks",
-    )
+    out.add_argument("kind", help=f"the task kind: {_kinds_help()}")
     out.add_argument("run", nargs="*", help="MLflow run ids: two for preference, one otherwise")
     out.add_argument("--out", required=True, help="folder to write the three files to")
     out.add_argument("--seed", type=int, help="seed of the order and sides (default: drawn)")
@@ -45,7 +39,8 @@ def parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="SOURCE=FILE",
-        help="validation: annotations to validate, BooookScore's or the authors' human format",
+        help="a kind's own inputs (validation: annotations to validate, BooookScore's or the "
+        "authors' human format)",
     )
     back = sub.add_parser(
         "import",
@@ -64,7 +59,7 @@ def parser() -> argparse.ArgumentParser:
         default=[],
         help="a run whose summaries are candidates for matching by text (repeatable)",
     )
-    back.add_argument("--kind", choices=KINDS, help="the task kind expected (default: any)")
+    back.add_argument("--kind", help="the task kind expected (default: any)")
     back.add_argument("--out", help="write the judgments here as JSON lines (to_record)")
     back.add_argument(
         "--no-record", action="store_true", help="do not write the human run to MLflow"
@@ -92,8 +87,24 @@ def parser() -> argparse.ArgumentParser:
     )
     _systems(back)
     for command in (out, back):
+        command.add_argument(
+            "--metric",
+            help="a metric to find task kinds in (HUMAN_TASKS) beside the installed ones: a "
+            "module file of this folder or an import path (a key names it when needed)",
+        )
         _store_in_help(command)
     return top
+
+
+def _kinds_help() -> str:
+    """Each task kind with what people do in it and who declares it."""
+    from runner.human.task_kinds import declared
+
+    try:
+        found, _ = declared()
+    except RunnerError as err:  # two metrics declaring one kind: the command says it on use
+        return str(err)
+    return "; ".join(f"{k} ({d.task.help}; {d.origin})" for k, d in found.items())
 
 
 def _systems(command: argparse.ArgumentParser) -> None:

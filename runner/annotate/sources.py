@@ -1,21 +1,26 @@
 """Where the summaries to judge come from: MLflow runs, or ``{doc_id: summary}`` files.
 
-A run's summaries are its ``summaries.json`` artifact (what ``runner.run.recording`` logs)
-and its judge's annotations its ``annotations.json`` (BooookScore's, ``{doc_id: {sentence:
-{"questions", "types"}}}``), both read through ``runner.tracking.reader``'s client, so this
-package imports no MLflow. A named system's summaries are a JSON file in the same shape as
-``summaries.json`` (the authors' released summaries). Every failure is a ``SourceError``: one
-line naming the run or file and what to do.
+A run's summaries are its ``summaries.json`` artifact (what ``runner.run.recording`` logs),
+read through ``runner.tracking.reader``'s client, so this package imports no MLflow; a task
+kind may read its other artifacts (BooookScore's ``annotations.json``, faithfulness's
+``claims.json``) and its documents again (through the data loader its logged config names)
+through the ``runner.api.TaskSystem`` it is given. A named system's summaries are a JSON file
+in the same shape as ``summaries.json`` (the authors' released summaries). Every failure is a
+``SourceError``: one line naming the run or file and what to do.
 """
 
 from __future__ import annotations
 
 import json
 import tempfile
-from dataclasses import dataclass
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
+import yaml
+
+from runner.api.human_task import TaskSystem
+from runner.api.types import WorkItem
 from runner.tracking.store import quiet_downloads
 
 
@@ -23,17 +28,8 @@ class SourceError(ValueError):
     """A run or file that cannot give summaries; the message is one line with the fix."""
 
 
-@dataclass(frozen=True)
-class System:
-    """One system's summaries: an MLflow run id, or a name given on the command line."""
-
-    name: str
-    summaries: dict[str, str]
-    annotations: dict[str, Any] | None = None
-    """The run's BooookScore ``annotations.json`` (doc_id -> sentence -> annotation); None
-    for a named system or a run without the metric."""
-    run: bool = False
-    """True for an MLflow run (its artifacts can be read), False for a named file."""
+System = TaskSystem
+"""One system's summaries: an MLflow run id, or a name given on the command line."""
 
 
 def named(spec: str) -> tuple[str, str]:
@@ -95,11 +91,48 @@ def from_run(uri: str, run_id: str) -> System:
         summaries = read_json(
             Path(mlflow.download_artifacts(run_id, "summaries.json", tmp)), "summaries"
         )
-        annotations = None
-        if "annotations.json" in present:
-            file = mlflow.download_artifacts(run_id, "annotations.json", tmp)
-            annotations = read_json(Path(file), "annotations")
-    return System(run_id, {str(k): str(v) for k, v in summaries.items()}, annotations, run=True)
+    return TaskSystem(
+        run_id,
+        {str(k): str(v) for k, v in summaries.items()},
+        is_run=True,
+        artifact=partial(_artifact, uri, run_id, frozenset(present)),
+        items=cache(partial(run_items, uri, run_id, frozenset(present))),
+    )
+
+
+def _artifact(uri: str, run_id: str, present: frozenset[str], name: str) -> Any:
+    """The run's artifact ``name`` parsed (YAML for ``.yaml``, else JSON), None if absent."""
+    from runner.tracking.reader import client
+
+    if name not in present:
+        return None
+    with tempfile.TemporaryDirectory(prefix="annotate-") as tmp, quiet_downloads():
+        file = Path(client(uri).download_artifacts(run_id, name, tmp))
+        if name.endswith((".yaml", ".yml")):
+            return yaml.safe_load(file.read_text(encoding="utf-8"))
+        return read_json(file, f"run {run_id}'s {name}")
+
+
+def run_items(uri: str, run_id: str, present: frozenset[str]) -> tuple[list[WorkItem], str]:
+    """The run's documents read again through the data loader its config names, and ''.
+
+    Or no items and why not: runs log no source text, so a moved file or an unreleased book
+    cannot be shown.
+    """
+    from runner.config.data_config import data_config
+    from runner.data.sources import read_items
+
+    config = _artifact(uri, run_id, present, "config.yaml")
+    block = config.get("data") if isinstance(config, dict) else None
+    if not isinstance(block, dict):
+        return [], "the run logged no config.yaml with a data block"
+    try:
+        data = data_config(dict(block))
+        items = read_items(data.source, data.values(), data.limit)
+    except Exception as err:  # noqa: BLE001 - any loader's failure: the caller notes it
+        first = str(err).splitlines()[0] if str(err) else type(err).__name__
+        return [], f"its data={block.get('source')} cannot be read here: {first}"
+    return list(items), ""
 
 
 def gather(uri: str, runs: list[str], files: list[str]) -> list[System]:

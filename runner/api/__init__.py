@@ -22,7 +22,11 @@ A metric whose score people can give too declares ``HUMAN = HumanFormat(...)``
 and the meta-evaluation read, record and compare through it. A metric whose human judgments
 come as files of their own (StorySumm's, FABLES' releases) declares ``HUMAN_FILES``, a tuple of
 ``HumanFile`` readers giving ``ClaimsJudgment`` values (summary label, claims' labels), which
-``python -m runner.annotate import FILE`` finds by the file's shape. Its tables of agreement
+``python -m runner.annotate import FILE`` finds by the file's shape. The kinds of Label Studio
+task people annotate for it are its ``HUMAN_TASKS``, a tuple of ``HumanTask``
+(``runner.api.human_task``: its config, its controls, what a task shows, what one person's
+answers mean; ``span_task(HUMAN)`` is a span format's), which ``python -m runner.annotate
+export KIND`` and ``import`` find as they find the core's ``preference``. Its tables of agreement
 with people come from ``meta_tables(inputs)`` (``runner.api.meta``), which
 ``python -m runner.report meta=true`` asks of every built-in and installed metric; a
 validator's verdict on an annotation (BooookScore's Appendix J) is a ``Validation``, one of
@@ -104,13 +108,23 @@ from runner.api.human_format import (
     HumanDataError,
     HumanFile,
     HumanFormat,
+    Rating,
     Relation,
     Span,
     Validation,
 )
 from runner.api.human_format import VERDICTS as VALIDATION_VERDICTS
+from runner.api.human_task import (
+    Control,
+    HumanTask,
+    TaskAnswer,
+    TaskInput,
+    TaskItem,
+    TaskSystem,
+)
 from runner.api.lookup import plugin
 from runner.api.metric import Metric, ScoreInput, mean_values
+from runner.api.span_annotation import span_task
 from runner.api.spreadsheet import header_and_rows as read_csv
 from runner.api.text import (
     count_tokens,
@@ -156,6 +170,14 @@ __all__ = [
     "ClaimLabel",
     "ClaimsJudgment",
     "HumanFile",
+    "HumanTask",
+    "Rating",
+    "Control",
+    "TaskAnswer",
+    "TaskInput",
+    "TaskItem",
+    "TaskSystem",
+    "span_task",
     "LLM",
     "VERSION",
     "Chart",

@@ -6,7 +6,8 @@ level. The core (``runner.human``, ``runner.annotate``, ``runner.report.meta``) 
 records and compares those annotations through it, so it knows no metric by name: the labels
 a span may carry, the human score of one annotated summary, the values a human run records
 under the metric's label, the names of the assessments on the judged document's trace and
-the Label Studio task people annotate in all come from the metric.
+the text of the Label Studio task people annotate in (``span_task(HUMAN)``, declared in the
+metric's ``HUMAN_TASKS``) all come from the metric.
 
 An annotation names the metric that owns it (``CoherenceAnnotation.metric``, as the registry
 finds it: an entry point's name, an import path or a loose module's stem). An empty name is
@@ -96,13 +97,29 @@ class HumanFormat:
     summary_assessment: str
     """The assessment name of the summary's human score on that trace."""
     task: str
-    """The Label Studio task kind people annotate (``python -m runner.annotate export
-    <task>``), and the ``kind`` of the annotations in the task key."""
+    """The name of the format's Label Studio task kind, ``span_task(HUMAN)``, which the
+    metric declares in ``HUMAN_TASKS`` (``python -m runner.annotate export <task>``)."""
     task_title: str = "Find the confusing spans of a summary"
     instructions: tuple[str, ...] = ()
     """The task's instructions, one paragraph each, above the labels."""
     label_help: Mapping[str, str] = field(default_factory=dict)
     """Label -> its definition, shown with the task."""
+
+
+@dataclass(frozen=True)
+class Rating:
+    """One person's score or label of one summary on one criterion (a Likert rating...).
+
+    What a ratings table's row is, and what a task kind of a metric's gives for a question
+    with one answer per summary; recorded as a HUMAN assessment named ``criterion`` on the
+    judged document's trace.
+    """
+
+    doc_id: str
+    system: str
+    criterion: str
+    value: float | str
+    annotator: str
 
 
 CLAIM_LABELS: tuple[str, ...] = ("supported", "partial", "unsupported", "cannot_tell")

@@ -34,6 +34,7 @@ from runner.api.human_format import (
     ClaimsJudgment,
     CoherenceAnnotation,
     HumanDataError,
+    Rating,
     Relation,
     Span,
 )
@@ -46,6 +47,7 @@ __all__ = [  # the plugin API's
     "ClaimsJudgment",
     "CoherenceAnnotation",
     "HumanDataError",
+    "Rating",
     "Relation",
     "Span",
     "VERDICTS",
@@ -75,17 +77,6 @@ class Preference:
     """``contradiction`` and ``omission:<system>`` -> the annotator's Yes/No."""
     comments: dict[str, str] = field(default_factory=dict)
     """Criterion -> the annotator's free text."""
-
-
-@dataclass(frozen=True)
-class Rating:
-    """A per-document score or label from any tool."""
-
-    doc_id: str
-    system: str
-    criterion: str
-    value: float | str
-    annotator: str
 
 
 Judgment = CoherenceAnnotation | Preference | Verdict | Rating | ClaimsJudgment

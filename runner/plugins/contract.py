@@ -15,6 +15,8 @@ that forgot one is refused with one line rather than read with a silent default 
 - metric: optionally ``HUMAN``, a ``runner.api.HumanFormat``: its human-judgment format
   (``runner.api.human_format``), through which the core reads and records people's
   annotations in its name;
+- metric: optionally ``HUMAN_TASKS``, a tuple of ``runner.api.HumanTask``: the kinds of
+  Label Studio task people annotate for it (``python -m runner.annotate export KIND``);
 - metric: optionally ``meta_tables(inputs)``, its tables of agreement with people for
   ``python -m runner.report meta=true`` (``runner.api.meta``: given people's judgments and
   the experiment's runs, it returns ``MetaTables``; the report checks what it returns);
@@ -50,6 +52,7 @@ from typing import Any
 
 from runner.api.contracts import CONTRACTS, members
 from runner.api.human_format import HumanFormat
+from runner.api.human_task import HumanTask
 from runner.api.value import check_values
 
 MODEL_ROLES = ("embedder", "evaluator", "judge", "model")
@@ -80,6 +83,10 @@ def check_contract(kind: str, module: Any) -> str | None:
     human = getattr(module, "HUMAN", None)
     if kind == "metrics" and human is not None and not isinstance(human, HumanFormat):
         return "HUMAN must be a runner.api.HumanFormat (it is optional: remove it or define it)"
+    if kind == "metrics" and hasattr(module, "HUMAN_TASKS"):
+        problem = _check_tasks(module.HUMAN_TASKS)
+        if problem:
+            return problem
     if kind != "data" and hasattr(module, "VALUES"):
         problem = check_values(module.VALUES)
         if problem:
@@ -196,4 +203,15 @@ def _keywords_cover(function: Callable[..., Any], keys: Any) -> str | None:
     absent = [k for k in keys if k not in parameters]
     if absent:
         return f"load has no parameter {absent[0]!r} for the key its KEYS declare"
+    return None
+
+
+def _check_tasks(tasks: object) -> str | None:
+    """``HUMAN_TASKS`` is a tuple of ``HumanTask`` with distinct kinds."""
+    if not isinstance(tasks, tuple) or not all(isinstance(t, HumanTask) for t in tasks):
+        return "HUMAN_TASKS must be a tuple of runner.api.HumanTask (it is optional)"
+    kinds = [t.kind for t in tasks]
+    twice = sorted({k for k in kinds if kinds.count(k) > 1})
+    if twice:
+        return f"HUMAN_TASKS declares the task kind {twice[0]!r} twice; give each kind once"
     return None

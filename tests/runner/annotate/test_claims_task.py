@@ -10,21 +10,20 @@ from __future__ import annotations
 
 import json
 import re
-import sys
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import pytest
 
-from runner.annotate import claims as claims_module
+from metrics.faithfulness import tasks as claims_module
 from runner.annotate.__main__ import main
 from runner.annotate.configs import labeling_config
 from runner.api.human_format import ClaimLabel, ClaimsJudgment
 from runner.api.types import Document, WorkItem
 from runner.human.judgments import HumanDataError
 from runner.human.labelstudio import read_labelstudio
-from runner.human.ls_controls import CONTROLS
+from runner.human.task_kinds import kinds, task_kind
 from runner.tracking.reader import find_runs
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.plugins import register
@@ -286,11 +285,11 @@ def test_bad_answers_are_one_line_naming_the_task_and_field(
 def test_the_config_names_exactly_the_controls_the_reader_knows() -> None:
     config = labeling_config("claims")
     names = set(re.findall(r'<(?:Choices|Labels|TextArea) name="([^"]+)"', config))
-    assert names == set(CONTROLS["claims"])
+    assert names == set(task_kind("claims").task.controls)
     choices = re.findall(r'<Choice value="([^"]+)"/>', config)
     assert choices == ["Yes", "No", "Supported", "Partially supported", "Not supported",
                        "Cannot tell"]  # fmt: skip
-    assert sys.modules["runner.annotate.configs"].KINDS[-1] == "claims"
+    assert kinds()[-1] == "claims" and task_kind("claims").metric == "faithfulness"
 
 
 def test_the_cli_import_records_the_annotation_as_a_human_run(

@@ -16,7 +16,7 @@ import pytest
 
 from metrics.booookscore.parse import LABELS as ERROR_TYPES
 from runner.annotate.__main__ import main
-from runner.annotate.configs import KINDS, labeling_config
+from runner.annotate.configs import kinds, labeling_config
 from runner.human.judgments import SIDE_CHOICES, VERDICTS
 from tests.runner.annotate.conftest import HIER, INC
 
@@ -151,4 +151,4 @@ def test_labeling_configs_name_the_contracts_controls() -> None:
     assert 'name="agreement"' in validation and 'name="reasons"' in validation
     assert all(f'value="{v}"' in validation for v in VERDICTS)
     assert "Not answered anywhere in the summary" in validation.replace("(b) not", "Not")
-    assert set(KINDS) == {"preference", "coherence", "validation", "claims"}
+    assert kinds() == ("preference", "coherence", "validation", "claims")

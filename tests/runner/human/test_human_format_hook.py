@@ -34,7 +34,7 @@ from tests.runner.human.lstasks import annotation, region, task, write
 CLARITY = textwrap.dedent(
     '''
     """A researcher's metric: people mark unclear spans; the score is 10 per span."""
-    from runner.api import HumanFormat, Metric
+    from runner.api import HumanFormat, Metric, span_task
 
     ROLES = ()
     PROMPT_DIRS = ()
@@ -61,6 +61,7 @@ CLARITY = textwrap.dedent(
         summary_assessment="clarity",
         task="clarity",
     )
+    HUMAN_TASKS = (span_task(HUMAN),)
     '''
 )
 SUMMARY = "The model converges. It uses a lemma. The end."
@@ -83,7 +84,7 @@ def _export(study: Path, labels: list[str]) -> Path:
 
 
 def test_a_loose_metric_owns_its_annotations_from_label_studio_to_meta(study: Path) -> None:
-    key = {"kind": "coherence", "seed": 0, "tasks": {"u1": {"doc_id": "paper", "system": "hier"}}}
+    key = {"kind": "clarity", "seed": 0, "tasks": {"u1": {"doc_id": "paper", "system": "hier"}}}
     judgments, unmatched = read_labelstudio(_export(study, ["vague"]), key, metric="clarity")
     assert unmatched == []
     assert judgments == [
@@ -113,7 +114,7 @@ def test_a_loose_metric_owns_its_annotations_from_label_studio_to_meta(study: Pa
 
 
 def test_a_label_outside_the_owners_format_is_refused(study: Path) -> None:
-    key = {"kind": "coherence", "seed": 0, "tasks": {"u1": {"doc_id": "paper", "system": "hier"}}}
+    key = {"kind": "clarity", "seed": 0, "tasks": {"u1": {"doc_id": "paper", "system": "hier"}}}
     export = _export(study, ["salience"])  # BooookScore's type, not one of clarity's
     with pytest.raises(HumanDataError, match=r"unknown error type \['salience'\].*vague"):
         read_labelstudio(export, key, metric="clarity")

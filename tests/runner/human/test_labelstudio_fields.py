@@ -17,7 +17,7 @@ import pytest
 from runner.annotate.configs import labeling_config
 from runner.human.judgments import HumanDataError
 from runner.human.labelstudio import read_labelstudio
-from runner.human.ls_controls import CONTROLS
+from runner.human.task_kinds import kinds, task_kind
 from tests.runner.human.lstasks import PAIRWISE, annotation, choices, region, task, textarea, write
 
 BOOK = "a-book"
@@ -112,16 +112,17 @@ def test_the_correct_names_still_read(tmp_path: Path) -> None:
     ]
 
 
-@pytest.mark.parametrize("kind", sorted(CONTROLS))
+@pytest.mark.parametrize("kind", kinds())
 def test_the_reader_knows_exactly_the_controls_the_labeling_config_writes(kind: str) -> None:
+    controls = task_kind(kind).task.controls
     root = ET.fromstring(labeling_config(kind))
     written = {
         element.get("name"): element.tag
         for element in root.iter()
         if element.tag in ("Choices", "Labels", "TextArea")
     }
-    assert written == {name: control.tag for name, control in CONTROLS[kind].items()}
+    assert written == {name: control.tag for name, control in controls.items()}
     per_region = {e.get("name") for e in root.iter("TextArea") if e.get("perRegion") == "true"}
     assert per_region == {
-        n for n, c in CONTROLS[kind].items() if "start" in c.may and c.tag == "TextArea"
+        n for n, c in controls.items() if "start" in c.may and c.tag == "TextArea"
     }
