@@ -184,6 +184,12 @@ RULES = (
         Packages(("runner.run", "runner.sweep", "runner.report", "runner.view", "strategies")),
     ),
     Rule(
+        "how far to trust a judge is statistics over values a job already has: no job, no "
+        "model call, no store",
+        Packages(("runner.reliability",)),
+        RUNNER_BEYOND_THE_API,
+    ),
+    Rule(
         "a sweep runs jobs and ends its parent run: it does not draw reports or pages",
         Packages(("runner.sweep",)),
         Packages(("runner.report", "runner.view")),

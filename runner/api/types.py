@@ -217,3 +217,6 @@ class DocumentOutcome:
     """The strategy's summary, trace and counters."""
     scores: dict[str, MetricResult]
     """Metric name -> its result."""
+    samples: dict[str, tuple[dict[str, float], ...]] = field(default_factory=dict)
+    """Metric name -> each of the judge's samples' values (``judge.samples=K``; the result
+    is then their pool); empty when the judge was asked once."""

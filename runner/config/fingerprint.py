@@ -106,6 +106,8 @@ def experiment_config(config: RunConfig) -> dict[str, Any]:
     for role in config.roles:
         block = dict(config.resolved.get(role) or {})
         core[role] = {k: v for k, v in block.items() if k not in NOT_IN_FINGERPRINT}
+        if core[role].get("samples") == 1:  # one sample: the judge as it always was
+            del core[role]["samples"]
     return core
 
 

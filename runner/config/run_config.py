@@ -124,6 +124,10 @@ def _check_params(kind: str, name: str, fn: Callable[..., Any], params: dict[str
         )
 
 
+SAMPLED_ROLE = "judge"
+"""The one role whose answers may be sampled repeatedly (``judge.samples``)."""
+
+
 def model_spec(raw: dict[str, Any], role: str) -> ModelSpec:
     """A ModelSpec from a role's config block, rejecting unknown keys."""
     raw = dict(raw)
@@ -138,6 +142,11 @@ def model_spec(raw: dict[str, Any], role: str) -> ModelSpec:
     if not raw.get("model"):
         raise ConfigError(f"{role}.model is empty; give a litellm model string, e.g. openai/gpt-4o")
     check_fields(ModelSpec, raw, role)
+    if role != SAMPLED_ROLE and raw.get("samples") not in (None, 1):
+        raise ConfigError(
+            f"{role}.samples={raw['samples']}: repeated samples are the judge's; "
+            f"use {SAMPLED_ROLE}.samples={raw['samples']} (or remove {role}.samples)"
+        )
     retry = dict(raw.get("retry") or {})
     settings = [f.name for f in fields(RetryPolicy)]
     stray = sorted(set(retry) - set(settings))

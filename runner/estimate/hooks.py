@@ -11,6 +11,7 @@ figures (cost, wall time) made of these phases are ``runner.estimate.cell``.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 from pathlib import Path
 from types import ModuleType
 
@@ -28,7 +29,7 @@ from runner.api.estimating import (
     takes_one_input,
 )
 from runner.api.types import Chunk, WorkItem
-from runner.config.run_config import RunConfig
+from runner.config.run_config import SAMPLED_ROLE, RunConfig
 from runner.estimate.guide import Guide
 from runner.plugins.identity import prompt_folders
 
@@ -111,10 +112,30 @@ def metric_phases(
                 item.source,
                 dict(item.extras),
             )
-            phases += _called(f"metric {label}", module, inputs)
+            phases += sampled(config, _called(f"metric {label}", module, inputs))
         elif module.ROLES:
             notes.append(UNKNOWN_METRIC.format(label=label))
     return phases, notes
+
+
+def sampled(config: RunConfig, phases: list[Phase]) -> list[Phase]:
+    """A metric's phases with the judge's asked ``judge.samples`` times (one after another)."""
+    judge = config.roles.get(SAMPLED_ROLE)
+    times = judge.samples if judge is not None else 1
+    if times < 2:
+        return phases
+    return [
+        replace(
+            p,
+            calls=p.calls * times,
+            prompt_tokens=p.prompt_tokens * times,
+            completion_tokens=p.completion_tokens * times,
+            rounds=p.rounds * times,
+        )
+        if p.role == SAMPLED_ROLE
+        else p
+        for p in phases
+    ]
 
 
 def deprecated_forms(config: RunConfig) -> list[str]:

@@ -14,6 +14,7 @@ name): an identical rerun served from the cache never imports it.
 
 from __future__ import annotations
 
+import copy
 import os
 import time
 from collections.abc import Sequence
@@ -32,7 +33,7 @@ from runner.llm.limits import EndpointLimits
 from runner.llm.local.stops import OwnAnswers
 from runner.llm.provider_errors import check_answer, translate
 from runner.llm.providers import load_litellm as _litellm
-from runner.llm.request import Request, build_request, cache_fields
+from runner.llm.request import Request, build_request, cache_fields, slot_seed
 from runner.llm.spec import LOCAL_PREFIX, ModelSpec
 from runner.llm.stop import Stop
 
@@ -69,6 +70,8 @@ class Gateway:
         self.role = role
         self.cancel = cancel if cancel is not None else Stop()
         self.repeat = repeat
+        self.slot = 0
+        """Which of the judge's repeated samples this is (``sampled``); 0: the only one."""
         limits = limits or EndpointLimits([spec])
         self.in_flight = limits.semaphore(spec)
         """The endpoint's concurrency limit, held by every call while it is in flight (the
@@ -86,6 +89,17 @@ class Gateway:
         self.context_window = self._context_window()
         """This model's input window: known without litellm (``ModelSpec.known_window``), else
         litellm's (its import paid here only then)."""
+
+    def sampled(self, slot: int) -> Gateway:
+        """This role as its ``slot``-th repeated sample (``judge.samples``, from 1).
+
+        The same model, limits, cache, batches and accounting; each request in a cache slot
+        and with a seed of its own, so that K samples are K answers, never one cached answer
+        seen K times, and a rerun finds each again.
+        """
+        twin = copy.copy(self)
+        twin.slot = slot
+        return twin
 
     @property
     def batch(self) -> bool:
@@ -151,13 +165,17 @@ class Gateway:
             temperature=temperature if temperature is not None else self.temperature,
             max_tokens=max_tokens,
             stop=stop,
-            seed=self.seed,
+            seed=slot_seed(self.seed, self.slot),
             sample=sample,
             response_format=response_format,
             top_logprobs=top_logprobs,
         )
         fields = cache_fields(
-            request, model_file=self._model_path, sample=sample, repeat=self.repeat
+            request,
+            model_file=self._model_path,
+            sample=sample,
+            repeat=self.repeat,
+            judge_sample=self.slot,
         )
         key = cache_key(fields)
         stored = self.cache.get(key) if self.cache else None
@@ -191,7 +209,7 @@ class Gateway:
     def _call(self, request: Request, sample: int, purpose: str) -> Completion:
         kwargs = request.litellm_kwargs()
         if self.spec.in_process:  # a scripted model answers per sample and purpose
-            kwargs["metadata"] = {"sample": sample, "purpose": purpose}
+            kwargs["metadata"] = {"sample": sample, "purpose": purpose, "slot": self.slot}
         if self.call_log.budget is not None:
             self.call_log.budget.check()
         if self.spec.is_local:

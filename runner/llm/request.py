@@ -104,7 +104,7 @@ def build_request(
 
 
 def cache_fields(
-    request: Request, *, model_file: str | None, sample: int, repeat: int
+    request: Request, *, model_file: str | None, sample: int, repeat: int, judge_sample: int = 0
 ) -> dict[str, Any]:
     """The request as the response cache keys it and ``calls.jsonl`` records it.
 
@@ -128,6 +128,8 @@ def cache_fields(
     }
     if repeat:
         fields["repeat"] = repeat
+    if judge_sample:
+        fields["judge_sample"] = judge_sample
     if request.top_logprobs:
         fields.update(logprobs=True, top_logprobs=request.top_logprobs)
     return fields
@@ -163,4 +165,16 @@ def sample_seed(seed: int | None, sample: int) -> int | None:
     if seed is None or sample == 0:
         return seed
     digest = hashlib.sha256(f"{seed}:{sample}".encode()).hexdigest()
+    return int(digest[:8], 16) & 0x7FFFFFFF
+
+
+def slot_seed(seed: int | None, slot: int) -> int | None:
+    """The seed of the judge's ``slot``-th repeated sample.
+
+    The run's for slot 0, a distinct one for each other (from 0 when the run has none), so a
+    seeded provider answers each sample afresh.
+    """
+    if slot == 0:
+        return seed
+    digest = hashlib.sha256(f"{seed or 0}:judge-sample:{slot}".encode()).hexdigest()
     return int(digest[:8], 16) & 0x7FFFFFFF

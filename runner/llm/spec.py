@@ -105,6 +105,12 @@ class ModelSpec:
     none, as for every API model: the papers' prompts are sent as they are). The embedded
     0.5B summarizer copies the story's opening without one."""
 
+    samples: int = field(default=1, metadata=valid(Range(1, example=3)))
+    """The judge's only: how many times each judged item is asked (``judge.samples=3``), each
+    answer in a cache slot and with a seed of its own; the item's value is the samples'
+    majority (a label) or mean (a number), and their agreement is recorded
+    (``runner/run/samples.py``)."""
+
     batch: bool = False
     """Send this role's requests as provider batches (Anthropic's Message Batches, OpenAI's
     Batch API): half the price, answers within hours (``runner/llm/batch/``). Requests are

@@ -49,6 +49,7 @@ def format_summary(result: RunResult) -> str:
         ),
         f"  cost: ${t.cost_usd:.4f}   wall: {sum(result.timings.values()):.1f} s",
     ]
+    lines += [f"  agreement: {line}" for line in result.agreement]
     lines += _table(result)
     lines += [f"  warning: {w}" for w in result.warnings]
     lines += _where(result)

@@ -24,6 +24,8 @@ from runner.api.errors import AuthError, BatchError, BudgetExceeded, Cancelled, 
 from runner.api.metric import ScoreInput
 from runner.api.types import DocumentOutcome, StrategyResult, TraceStep, WorkItem
 from runner.llm.call_log import for_document
+from runner.plugins.values import declared
+from runner.reliability.samples import pool
 from runner.run import plugin_calls
 from runner.run.prepare import Job
 from runner.run.progress import Progress
@@ -96,13 +98,20 @@ def process(
     """Summary (made or given) and scores of one document; its calls are logged as its own."""
     with for_document(item.doc_id):
         result = summarize(item, job)
-        scores = {}
+        scores, samples = {}, {}
         for name, metric in job.metrics.items():
             module = job.config.metric_module(name)
+            scored = ScoreInput(item.source, result.summary, item.doc_id, item.extras)
             with locks[name]:
-                scored = ScoreInput(item.source, result.summary, item.doc_id, item.extras)
-                scores[name] = plugin_calls.score(name, metric, module, scored)
-    return DocumentOutcome(item.doc_id, result, scores)
+                results = [
+                    plugin_calls.score(name, each, module, scored)
+                    for each in (metric, *job.samples.get(name, ()))
+                ]
+            scores[name] = results[0]
+            if len(results) > 1:  # judge.samples=K: the item's value pooled from its samples
+                scores[name] = pool(name, results, declared(module, metric))
+                samples[name] = tuple(dict(r.values) for r in results)
+    return DocumentOutcome(item.doc_id, result, scores, samples)
 
 
 def summarize(item: WorkItem, job: Job) -> StrategyResult:

@@ -84,6 +84,8 @@ class RunResult:
     """The declared title of each value that has one (``runner.api.value.Value.title``)."""
     warnings: tuple[str, ...] = ()
     """Why the numbers may not mean what they seem."""
+    agreement: tuple[str, ...] = ()
+    """How far the judge's repeated samples agree (``judge.samples``), a line per value."""
     failures: dict[str, str] = field(default_factory=dict)
     """doc_id -> cause of the documents that failed under ``on_error=continue``."""
     artifact_dir: str = ""
@@ -209,6 +211,7 @@ def run_experiment(config: RunConfig, checked: Checked | None = None) -> RunResu
         headline=logged.headline,
         titles=logged.titles,
         warnings=logged.warnings,
+        agreement=logged.agreement,
         failures=worked.failures,
         artifact_dir=local_artifact_dir(tracker),
         description=describe(job),

@@ -10,7 +10,7 @@ and leaves no run behind for a report to count.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -19,7 +19,7 @@ from runner.api.metric import Metric
 from runner.api.types import WorkItem
 from runner.config.chunk_window import check_chunk
 from runner.config.fingerprint import fingerprint
-from runner.config.run_config import RunConfig
+from runner.config.run_config import SAMPLED_ROLE, RunConfig
 from runner.llm.batch import Batches
 from runner.llm.cache import ResponseCache
 from runner.llm.call_log import CallLog
@@ -54,6 +54,9 @@ class Job:
     """The experiment's identity (``runner/config/fingerprint.py``)."""
     cancel: Stop
     """Set when the job stops: every gateway refuses new calls."""
+    samples: dict[str, tuple[Metric, ...]] = field(default_factory=dict)
+    """Metric name -> its instances for the judge's further samples (``judge.samples=K``:
+    K - 1 of them, each with the judge's own sample slot); none for a metric without a judge."""
 
     @property
     def workers(self) -> int:
@@ -91,7 +94,25 @@ def prepare(config: RunConfig, calls: CallLog, cancel: Stop, checked: Checked) -
         checked.prompts,
         fingerprint(config, checked.prompts),
         cancel,
+        _further_samples(config, roles),
     )
+
+
+def _further_samples(config: RunConfig, roles: dict[str, Gateway]) -> dict[str, tuple[Metric, ...]]:
+    """Each judged metric set up once more per further sample of the judge (slots 1..K-1)."""
+    judge = roles.get(SAMPLED_ROLE)
+    if judge is None or judge.spec.samples < 2:
+        return {}
+    out = {}
+    for name, params in config.metrics.items():
+        module = config.metric_module(name)
+        if SAMPLED_ROLE not in module.ROLES:
+            continue
+        out[name] = tuple(
+            _set_up(name, module, {**roles, SAMPLED_ROLE: judge.sampled(slot)}, params)
+            for slot in range(1, judge.spec.samples)
+        )
+    return out
 
 
 def build_roles(config: RunConfig, calls: CallLog, cancel: Stop) -> dict[str, Gateway]:

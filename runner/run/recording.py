@@ -20,7 +20,7 @@ from runner.llm.call_log import CallTotals
 from runner.llm.local import perf as local_perf
 from runner.plugins import categories
 from runner.plugins import values as value_facts
-from runner.run import plugin_calls
+from runner.run import plugin_calls, sampled
 from runner.run.prepare import Job
 from runner.run.record_setup import log_setup as log_setup  # re-exported: the lifecycle
 from runner.run.usage import USAGE_FILE, kept_keys, split, usage_table
@@ -47,6 +47,8 @@ class Logged:
     """Why the numbers may not mean what they seem (also the run's ``runner.warnings`` tag)."""
     titles: dict[str, str]
     """The declared title of each value that has one (``runner.api.value``), by metric name."""
+    agreement: tuple[str, ...] = ()
+    """How far the judge's repeated samples agree, one line per value (``judge.samples``)."""
 
 
 def run_warnings(job: Job, outcomes: list[DocumentOutcome]) -> list[str]:
@@ -118,6 +120,9 @@ def log_outcomes(
     log_series(tracker, outcomes)
     tracker.log_json({o.doc_id: o.result.summary for o in outcomes}, "summaries.json")
     tracker.log_json(per_doc, "scores.json")
+    judged = {label: _names(m.headline, outcomes, label) for label, m in job.metrics.items()}
+    if any(o.samples for o in outcomes):
+        tracker.log_json(sampled.samples_artifact(outcomes), sampled.SAMPLES_FILE)
     view = getattr(job.strategy, "trace_view", None)  # optional in the contract (plugins)
     views: dict[str, Any] = {}
     for o in outcomes:
@@ -129,28 +134,34 @@ def log_outcomes(
     calls_file = next((g.call_log.path for g in job.roles.values()), None)  # one CallLog per job
     log_traces(tracker.client, tracker.run_id, job.items, outcomes, failures, calls_file)
     feedback = metric_feedback(job, outcomes)  # the metrics' verdicts on those traces
+    feedback += sampled.sample_feedback(job, outcomes, judged)
     if feedback:
         log_verdicts(tracker.client, tracker.run_id, feedback)
     modules = {label: job.config.metric_module(label) for label in job.metrics}
     tracker.set_tags(categories.tags(modules))
     facts = {label: value_facts.declared(modules[label], m) for label, m in job.metrics.items()}
     strategy_facts = value_facts.declared(job.strategy)
+    agreed, agreement = sampled.agreement(outcomes, judged, facts)
+    if agreed:
+        tracker.log_metrics(agreed)
+        system.update(agreed)
     tracker.set_tags(value_facts.tags(facts, strategy_facts))
     for file, content in merged.items():
         tracker.log_json(content, file)
     if any(notes.values()):
         tracker.log_json({k: v for k, v in notes.items() if v}, "notes.json")
     headline = tuple(f"{name}/{v}" for name, m in job.metrics.items() for v in m.headline)
-    judged = [
+    by_judge = [
         f"{n}/{v}"
         for n, m in job.metrics.items()
         if job.config.metric_module(n).ROLES
         for v in m.headline
     ]
-    lines, nothing = undecided(judged, per_doc)
+    lines, nothing = undecided(by_judge, per_doc)
     if nothing:
         tracker.set_tags({UNDECIDED_TAG: json.dumps(nothing)})
     warnings = lines + run_warnings(job, outcomes) + log_failures(tracker, failures, len(outcomes))
+    warnings += sampled.temperature_warning(job)
     if warnings:
         tracker.set_tags({"runner.warnings": " | ".join(warnings)})
     tracker.set_tags({HEADLINE_TAG: json.dumps(headline)})  # the viewer's columns
@@ -161,7 +172,16 @@ def log_outcomes(
         for name, value in declared.items()
         if value.title
     }
-    return Logged(system, per_doc, headline, tuple(warnings), titles)
+    return Logged(system, per_doc, headline, tuple(warnings), titles, tuple(agreement))
+
+
+def _names(
+    headline: tuple[str, ...], outcomes: list[DocumentOutcome], label: str
+) -> tuple[str, ...]:
+    """A metric's headline values; all its values when it names none (``headline = ()``)."""
+    if headline:
+        return headline
+    return tuple(sorted({k for o in outcomes if label in o.scores for k in o.scores[label].values}))
 
 
 UNDECIDED_LISTED = 3

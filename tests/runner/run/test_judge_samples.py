@@ -1,0 +1,175 @@
+"""``judge.samples=K``: each judged item asked K times, pooled by kind, kept, and agreed on.
+
+A researcher's metric asks the judge (a loopback OpenAI-compatible server) to rate each
+given summary; the server answers from the request's seed, so the K samples of one item
+differ as a sampling judge's do. What the run records is checked against what the server
+answered (its own log), never against the runner's output.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import types
+from pathlib import Path
+from typing import Any
+
+import krippendorff
+import numpy as np
+import pytest
+from mlflow.tracking import MlflowClient
+
+from runner.api.errors import ConfigError
+from runner.api.metric import Metric
+from runner.api.types import LLM, Document, MetricResult
+from runner.api.value import Value
+from runner.config.run_config import build_run_config
+from runner.run.lifecycle import RunResult, run_experiment
+from tests.helpers.fake_server import FakeOpenAIServer
+from tests.helpers.plugins import register
+from tests.runner.config.test_config import composed
+
+SUMMARIES = {
+    "tide": "Mara and her brother wait on the rocks until the boat returns.",
+    "mill": "The mill stops.",
+    "fox": "A fox and her cubs live under the library steps.",
+    "bell": "The bell rings twice and the town wakes.",
+}
+
+
+class _Rating(Metric):
+    headline = ("rating", "good")
+
+    def __init__(self, judge: LLM) -> None:
+        self.judge = judge
+
+    def score(self, document: Document | None, summary: str) -> MetricResult:
+        rating = float(self.judge.complete(f"Rate 1-5: {summary}", purpose="rating").text)
+        return MetricResult({"rating": rating, "good": float(rating >= 3)})
+
+
+def _setup(judge: LLM) -> _Rating:
+    return _Rating(judge)
+
+
+@pytest.fixture
+def rating(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = types.ModuleType("rating")
+    module.ROLES = ("judge",)  # type: ignore[attr-defined]
+    module.PROMPT_DIRS = ()  # type: ignore[attr-defined]
+    module.VALUES = {"rating": Value(kind="ordinal"), "good": Value(kind="label")}  # type: ignore[attr-defined]
+    module.setup = _setup  # type: ignore[attr-defined]
+    register(monkeypatch, "metrics", "rating", module)
+
+
+class Judge:
+    """Answers a rating from the request's seed; keeps (summary, seed, rating) of each ask."""
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[str, int, int]] = []
+
+    def __call__(self, request: dict[str, Any]) -> str:
+        summary = str(request["messages"][-1]["content"]).removeprefix("Rate 1-5: ")
+        seed = int(request["seed"])
+        rating = 1 + (seed * 7 + len(summary)) % 5
+        self.asked.append((summary, seed, rating))
+        return str(rating)
+
+
+def _run(url: str, stores: dict[str, str], tmp_path: Path, *extra: str) -> RunResult:
+    data = tmp_path / "summaries.json"
+    data.write_text(json.dumps(SUMMARIES), encoding="utf-8")
+    items = [
+        "strategy=none",
+        "data=summaries",
+        f"data.path={data}",
+        "judge=openai_compatible",
+        f"judge.api_base={url}",
+        "judge.model=openai/judge",
+        "metrics=stats",
+        *extra,
+        *[f"{k}={v}" for k, v in stores.items()],
+    ]
+    raw = composed(*items)
+    raw["metrics"]["rating"] = {}
+    return run_experiment(build_run_config(raw, tuple(items)))
+
+
+def test_each_item_is_asked_k_times_pooled_by_kind_kept_and_agreed_on(
+    rating: None, stores: dict[str, str], tmp_path: Path
+) -> None:
+    judge = Judge()
+    with FakeOpenAIServer(judge) as server:
+        result = _run(server.url, stores, tmp_path, "judge.samples=3", "judge.temperature=0.7")
+        asked_first = len(judge.asked)
+        again = _run(server.url, stores, tmp_path, "judge.samples=3", "judge.temperature=0.7")
+    assert asked_first == 3 * len(SUMMARIES) and len(judge.asked) == asked_first  # rerun: cached
+    assert again.totals.cache_hits == asked_first
+    assert {r["temperature"] for r in server.requests} == {0.7}
+    answers: dict[str, list[int]] = {}
+    for summary, _, given in judge.asked:
+        answers.setdefault(summary, []).append(given)
+    seeds = {s: {seed for text, seed, _ in judge.asked if text == s} for s in SUMMARIES.values()}
+    assert all(len(found) == 3 for found in seeds.values())  # three distinct requests each
+
+    client = MlflowClient(stores["tracking.uri"])
+    folder = Path(client.download_artifacts(result.run_id, "", str(tmp_path / "got")))
+    scores = json.loads((folder / "scores.json").read_text())
+    samples = json.loads((folder / "samples.json").read_text())
+    for doc, summary in SUMMARIES.items():
+        given = answers[summary]
+        assert scores[doc]["rating/rating"] == pytest.approx(statistics.mean(given))
+        good = [float(g >= 3) for g in given]
+        assert scores[doc]["rating/good"] == max(set(good), key=good.count)  # 3 samples: no tie
+        assert [s["rating"] for s in samples[doc]["rating"]] == [float(g) for g in given]
+        assert "rating" not in samples[doc].get("stats", {}) and "stats" not in samples[doc]
+
+    rows = [[float(answers[s][k]) for s in SUMMARIES.values()] for k in range(3)]
+    expected = krippendorff.alpha(reliability_data=np.array(rows), level_of_measurement="ordinal")
+    metrics = client.get_run(result.run_id).data.metrics
+    assert metrics["rating/rating/samples_alpha"] == pytest.approx(expected)
+    assert metrics["rating/rating/samples_alpha_low"] <= expected
+    assert any(
+        line.startswith("rating/rating: the judge's 3 samples agree") for line in result.agreement
+    )
+    assert not any("temperature=0" in w for w in result.warnings)
+
+    experiment = client.get_run(result.run_id).info.experiment_id
+    traces = client.search_traces(
+        locations=[experiment], filter_string=f"attributes.run_id = '{result.run_id}'"
+    )
+    per_sample = {
+        (t.info.tags["runner.document"], a.metadata["sample"]): a.value
+        for t in traces
+        for a in t.info.assessments
+        if a.name == "rating/rating" and a.metadata and "sample" in a.metadata
+    }
+    expected_samples = {
+        (doc, str(k)): float(answers[summary][k])
+        for doc, summary in SUMMARIES.items()
+        for k in range(3)
+    }
+    assert per_sample == expected_samples
+
+
+def test_at_temperature_zero_the_run_says_what_the_samples_measure(
+    rating: None, stores: dict[str, str], tmp_path: Path
+) -> None:
+    with FakeOpenAIServer(Judge()) as server:
+        result = _run(server.url, stores, tmp_path, "judge.samples=2")
+    (line,) = [w for w in result.warnings if "judge.samples" in w]
+    assert line.startswith("judge.samples=2 at judge.temperature=0: the samples measure only")
+
+
+def test_a_bad_samples_setting_is_one_line() -> None:
+    with pytest.raises(ConfigError) as raised:
+        build_run_config(composed("judge.samples=0"), ("judge.samples=0",))
+    assert str(raised.value) == "judge.samples=0 is out of range: at least 1; e.g. judge.samples=3"
+    raw = composed()
+    raw["model"]["samples"] = 3  # Hydra refuses the key on the command line; a dict may not
+    with pytest.raises(ConfigError) as raised:
+        build_run_config(raw, ())
+    assert str(raised.value) == (
+        "model.samples=3: repeated samples are the judge's; use judge.samples=3 (or remove "
+        "model.samples)"
+    )
