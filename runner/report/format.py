@@ -89,6 +89,29 @@ def caption(table: Table) -> str:
     )
     if table.per_run:
         text += f" One value per run (no per-document values): {', '.join(sorted(table.per_run))}."
+    return text + _sampled(table)
+
+
+def _sampled(table: Table) -> str:
+    """What the caption says of cells whose judge was sampled.
+
+    How their interval was drawn, the variance split of each, and which cells were judged once.
+    """
+    sampled = {k: e for k, e in table.cells.items() if e.samples}
+    if not sampled:
+        return ""
+    split = "; ".join(
+        f"{table.title(metric)} {' '.join((*row, *column))}: between documents "
+        f"{readable(e.between)}, between samples {readable(e.within)} ({e.samples} samples)"
+        for (row, column, metric), e in sorted(sampled.items())
+    )
+    text = (
+        " Cells whose judge was sampled (judge.samples) resample documents and, within each, "
+        f"the judge's samples (cluster bootstrap); variance split: {split}."
+    )
+    once = sorted({table.title(m) for (_, _, m), e in table.cells.items() if not e.samples})
+    if once:
+        text += f" Judged once (documents resampled only): {', '.join(once)}."
     return text
 
 

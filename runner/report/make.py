@@ -145,6 +145,7 @@ def _cells(
 ) -> Any:
     """Cells of ``metrics`` with the configured bootstrap (one call shape for table and plots)."""
     from runner.report.table import build_table
+    from runner.tracking.reader import samples_of
 
     return build_table(
         selection.runs,
@@ -154,6 +155,7 @@ def _cells(
         resamples=config.resamples,
         confidence=config.confidence,
         seed=config.seed,
+        samples=samples_of(config.uri, list(selection.runs)),
     )
 
 

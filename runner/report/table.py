@@ -29,6 +29,8 @@ from runner.tracking.reader import RunRecord
 
 Scores = Mapping[str, Mapping[str, Mapping[str, float]]]
 """run id -> document id -> value name -> value: each run's ``scores.json``."""
+Samples = Mapping[str, Mapping[str, Mapping[str, Sequence[float]]]]
+"""run id -> document id -> value name -> the judge's samples (``samples.json``)."""
 Key = tuple[str, ...]
 """A row's or a column's values of its keys."""
 
@@ -47,6 +49,13 @@ class Estimate:
     """Number of observations averaged."""
     runs: int
     """Number of runs they came from."""
+    samples: int = 0
+    """The judge's samples per document (``judge.samples``); 0: judged once, the interval
+    resamples documents only."""
+    between: float = math.nan
+    """Variance of the documents' values (between documents), for a sampled cell."""
+    within: float = math.nan
+    """Mean variance of one document's samples (between samples of the judge)."""
 
 
 @dataclass(frozen=True)
@@ -99,6 +108,68 @@ def bootstrap_ci(
     return float(low), float(high)
 
 
+def cluster_ci(
+    clusters: Sequence[Sequence[float]], *, resamples: int, confidence: float, seed: int
+) -> tuple[float, float]:
+    """Percentile interval of the mean over documents, by a two-stage cluster bootstrap.
+
+    Documents are resampled, and within each picked document its samples; a document's value
+    is the mean of its drawn samples.
+    """
+    sizes = np.array([len(c) for c in clusters])
+    if sizes.size == 1 and sizes[0] == 1:
+        return float(clusters[0][0]), float(clusters[0][0])
+    width = int(sizes.max())
+    table = np.full((len(clusters), width), np.nan)
+    for i, cluster in enumerate(sorted(clusters, key=lambda c: (len(c), sorted(c)))):
+        table[i, : len(cluster)] = sorted(cluster)
+    sizes = np.sum(~np.isnan(table), axis=1)
+    rng = np.random.default_rng(seed)
+    picked = rng.integers(0, len(clusters), size=(resamples, len(clusters)))
+    draws = np.floor(rng.random((resamples, len(clusters), width)) * sizes[picked][..., None])
+    values = table[picked[..., None], draws.astype(int)]
+    used = np.arange(width)[None, None, :] < sizes[picked][..., None]
+    doc_means = np.where(used, values, 0.0).sum(axis=2) / sizes[picked]
+    means = doc_means.mean(axis=1)
+    tail = (1.0 - confidence) / 2.0
+    low, high = np.percentile(means, [100.0 * tail, 100.0 * (1.0 - tail)])
+    return float(low), float(high)
+
+
+def variance_split(clusters: Sequence[Sequence[float]]) -> tuple[float, float]:
+    """(between documents, between samples) of the clusters' values.
+
+    The variance of the documents' sample means, and the mean variance of a document's
+    samples (ddof 1; NaN where undefined).
+    """
+    means = [float(np.mean(c)) for c in clusters]
+    between = float(np.var(means, ddof=1)) if len(means) > 1 else math.nan
+    spreads = [float(np.var(c, ddof=1)) for c in clusters if len(c) > 1]
+    within = float(np.mean(spreads)) if spreads else math.nan
+    return between, within
+
+
+def clusters_of(
+    runs: Sequence[RunRecord], scores: Scores, samples: Samples, metric: str
+) -> list[list[float]] | None:
+    """Each document's decided samples of ``metric`` in these runs.
+
+    None when no run of them sampled its judge for it; a document judged once is a cluster
+    of its one value.
+    """
+    if not any(metric in v for r in runs for v in samples.get(r.run_id, {}).values()):
+        return None
+    out = []
+    for run in runs:
+        drawn = samples.get(run.run_id, {})
+        for doc, values in scores.get(run.run_id, {}).items():
+            if metric not in values or math.isnan(values[metric]):
+                continue
+            decided = [v for v in drawn.get(doc, {}).get(metric, ()) if not math.isnan(v)]
+            out.append(decided or [float(values[metric])])
+    return out or None
+
+
 def observations(
     run: RunRecord, docs: Mapping[str, Mapping[str, float]], metric: str
 ) -> list[float]:
@@ -130,8 +201,13 @@ def build_table(
     resamples: int,
     confidence: float,
     seed: int,
+    samples: Samples | None = None,
 ) -> Table:
-    """Group ``runs`` into cells by the layout's keys and estimate every metric of each."""
+    """Group ``runs`` into cells by the layout's keys and estimate every metric of each.
+
+    A metric whose judge was sampled (``samples``, ``judge.samples=K``) gets the cluster
+    bootstrap's interval and its variance split; the others resample documents.
+    """
     groups: dict[tuple[Key, Key], list[RunRecord]] = {}
     for run in runs:
         row = tuple(param(run, k) for k in layout.rows)
@@ -142,14 +218,23 @@ def build_table(
         for metric in metrics:
             per_run = [observations(r, scores.get(r.run_id, {}), metric) for r in members]
             values = [v for found in per_run for v in found]
-            if values:
+            if not values:
+                continue
+            mean = float(np.mean(values))
+            used = sum(1 for found in per_run if found)
+            clusters = clusters_of(members, scores, samples or {}, metric)
+            if clusters is None or len(clusters) != len(values):
                 low, high = bootstrap_ci(
                     values, resamples=resamples, confidence=confidence, seed=seed
                 )
-                mean = float(np.mean(values))
-                cells[(row, column, metric)] = Estimate(
-                    mean, low, high, len(values), sum(1 for found in per_run if found)
-                )
+                cells[(row, column, metric)] = Estimate(mean, low, high, len(values), used)
+                continue
+            low, high = cluster_ci(clusters, resamples=resamples, confidence=confidence, seed=seed)
+            between, within = variance_split(clusters)
+            count = max(len(c) for c in clusters)
+            cells[(row, column, metric)] = Estimate(
+                mean, low, high, len(values), used, count, between, within
+            )
     documented = {m for m in metrics for docs in scores.values() for v in docs.values() if m in v}
     return Table(
         layout=layout,

@@ -59,12 +59,17 @@ def _git(*args: str) -> str:
 
 
 def role_params(job: Job) -> dict[str, Any]:
-    """``<role>``, ``<role>.model``, ``<role>.temperature`` for every role the job uses."""
+    """``<role>``, ``<role>.model``, ``<role>.temperature`` for every role the job uses.
+
+    And ``judge.samples`` when the judge is sampled (the report's clusters read it).
+    """
     out: dict[str, Any] = {}
     for role, gateway in job.roles.items():
         out[role] = gateway.name
         out[f"{role}.model"] = gateway.spec.model
         out[f"{role}.temperature"] = gateway.temperature
+        if gateway.spec.samples > 1:  # one sample: no param, as before samples existed
+            out[f"{role}.samples"] = gateway.spec.samples
     return out
 
 

@@ -330,3 +330,37 @@ def _scores(client: MlflowClient, run: RunRecord) -> dict[str, dict[str, Any]]:
     if not isinstance(scores, dict):
         raise TypeError(f"run {run.run_id}: scores.json is not an object of documents")
     return scores
+
+
+SAMPLES_FILE = "samples.json"
+"""A run's judge samples (``judge.samples=K``): ``{doc: {metric: [{value: x}, ...]}}``."""
+
+
+def samples_of(uri: str, runs: list[RunRecord]) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """Run id -> doc -> ``<metric>/<value>`` -> its samples (NaN undecided).
+
+    Only the runs whose judge was sampled (param ``judge.samples`` above 1) are read.
+    """
+    sampled = [r for r in runs if r.params.get("judge.samples", "1") not in ("1", "None")]
+    if not sampled:
+        return {}
+    client = MlflowClient(tracking_uri=uri)
+    out: dict[str, dict[str, dict[str, list[float]]]] = {}
+    for run in sampled:
+        with tempfile.TemporaryDirectory(prefix="samples-") as tmp:
+            try:
+                path = client.download_artifacts(run.run_id, SAMPLES_FILE, dst_path=tmp)
+            except (MlflowException, OSError):
+                continue
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        out[run.run_id] = {
+            str(doc): {
+                f"{metric}/{name}": [
+                    float("nan") if s.get(name) is None else float(s[name]) for s in drawn
+                ]
+                for metric, drawn in metrics.items()
+                for name in (drawn[0] if drawn else {})
+            }
+            for doc, metrics in data.items()
+        }
+    return out

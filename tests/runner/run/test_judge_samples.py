@@ -151,6 +151,23 @@ def test_each_item_is_asked_k_times_pooled_by_kind_kept_and_agreed_on(
     }
     assert per_sample == expected_samples
 
+    # The report's cell resamples documents and, within each, the judge's samples.
+    from runner.report.config import ReportConfig
+    from runner.report.make import make_report
+
+    out = tmp_path / "report"
+    report = make_report(
+        ReportConfig(uri=stores["tracking.uri"], experiment="summarization", out=out)
+    )
+    cell = next(e for (_, _, m), e in report.table.cells.items() if m == "rating/rating")
+    means = [statistics.mean(answers[s]) for s in SUMMARIES.values()]
+    assert cell.samples == 3 and cell.n == len(SUMMARIES)  # the newest run of the cell
+    assert cell.mean == pytest.approx(statistics.mean(means))
+    assert cell.within == pytest.approx(
+        statistics.mean(statistics.variance(answers[s]) for s in SUMMARIES.values())
+    )
+    assert "cluster bootstrap" in report.markdown and "Judged once" in report.markdown
+
 
 def test_at_temperature_zero_the_run_says_what_the_samples_measure(
     rating: None, stores: dict[str, str], tmp_path: Path
@@ -173,3 +190,11 @@ def test_a_bad_samples_setting_is_one_line() -> None:
         "model.samples=3: repeated samples are the judge's; use judge.samples=3 (or remove "
         "model.samples)"
     )
+
+
+def test_the_offline_preset_samples_the_embedded_judge_three_times_at_0_7() -> None:
+    config = build_run_config(composed("+experiment=judge_reliability"), ())
+    judge = config.roles["judge"]
+    assert (judge.samples, judge.temperature, judge.is_local) == (3, 0.7, True)
+    assert config.data.source == "sample" and list(config.metrics) == ["vagueness"]
+    assert config.strategy == "baseline" and config.experiment == "judge_reliability"
