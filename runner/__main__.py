@@ -70,6 +70,16 @@ def _stop(err: BaseException) -> None:
     raise err
 
 
+def _composed(overrides: list[str]) -> dict[str, Any]:
+    """The config composed again with ``overrides`` (a panel member's ``judge=<name>``)."""
+    from hydra import compose
+
+    cfg = compose(config_name="config", overrides=overrides)
+    out = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    assert isinstance(out, dict)
+    return {str(k): v for k, v in out.items()}
+
+
 @hydra.main(config_path="pkg://runner.conf", config_name="config", version_base="1.3")
 def main(cfg: DictConfig) -> JobOutcome:
     """Compose, validate, run, report.
@@ -78,6 +88,7 @@ def main(cfg: DictConfig) -> JobOutcome:
     ``JobOutcome``, which the launcher hands back to the sweeper (the exit status comes from
     there); a single run exits 2 on a ``RunnerError``.
     """
+    from runner.config.panel import with_members
     from runner.config.run_config import build_run_config
     from runner.run import preflight
 
@@ -90,7 +101,8 @@ def main(cfg: DictConfig) -> JobOutcome:
     try:
         raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         assert isinstance(raw, dict)
-        config = build_run_config({str(k): v for k, v in raw.items()}, _overrides())
+        raw = with_members({str(k): v for k, v in raw.items()}, _overrides(), _composed)
+        config = build_run_config(raw, _overrides())
         if raw.get("estimate"):  # estimate=true: counts and prints; no run, no model call
             from runner.config.overrides import is_experiment_override
             from runner.estimate.command import estimate_job

@@ -208,6 +208,17 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class JudgedSample:
+    """One judge's one sample of a metric's values for one document."""
+
+    judge: str
+    """The panel member's alias ('' for the one judge)."""
+    sample: int
+    """0 to ``judge.samples`` - 1."""
+    values: dict[str, float]
+
+
+@dataclass(frozen=True)
 class DocumentOutcome:
     """Summary, trace and scores of one document."""
 
@@ -217,6 +228,8 @@ class DocumentOutcome:
     """The strategy's summary, trace and counters."""
     scores: dict[str, MetricResult]
     """Metric name -> its result."""
-    samples: dict[str, tuple[dict[str, float], ...]] = field(default_factory=dict)
-    """Metric name -> each of the judge's samples' values (``judge.samples=K``; the result
-    is then their pool); empty when the judge was asked once."""
+    samples: dict[str, tuple[JudgedSample, ...]] = field(default_factory=dict)
+    """Metric name -> every judge's samples (``judge.samples=K``, ``judges=``; the result is
+    then their pool); empty when one judge was asked once."""
+    judges: dict[str, dict[str, MetricResult]] = field(default_factory=dict)
+    """Metric name -> panel member -> its result (its samples pooled); empty without a panel."""

@@ -103,6 +103,8 @@ def experiment_config(config: RunConfig) -> dict[str, Any]:
         for k, v in config.resolved.items()
         if k not in NON_EXPERIMENT_KEYS and k not in ALL_ROLES
     }
+    if core.get("judges") is None:  # no panel: the config as it was before panels
+        core.pop("judges", None)
     for role in config.roles:
         block = dict(config.resolved.get(role) or {})
         core[role] = {k: v for k, v in block.items() if k not in NOT_IN_FINGERPRINT}

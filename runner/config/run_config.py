@@ -20,6 +20,7 @@ from runner.api.params import declared
 from runner.config.batching import check_batch
 from runner.config.checks import check_fields, number, refuse_secret
 from runner.config.data_config import DataConfig, data_config
+from runner.config.panel import JUDGE, PANEL_KEY, is_judge_role, member_role, panel_names
 from runner.data.sources import SOURCE_KEYS
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec, narrower_ranges
@@ -75,6 +76,8 @@ class RunConfig:
     ends FAILED; 'continue': the other documents finish, the failed ones are recorded."""
     resolved: dict[str, Any] = field(default_factory=dict)
     """The full resolved config, logged as config.yaml."""
+    panel: tuple[str, ...] = ()
+    """The judge aliases of ``judges=``: each a role ``judge:<name>`` replacing ``judge``."""
     overrides: tuple[str, ...] = ()
     """Hydra overrides of this job; they name the MLflow run."""
     plugins: dict[str, Plugin] = field(default_factory=dict)
@@ -142,7 +145,7 @@ def model_spec(raw: dict[str, Any], role: str) -> ModelSpec:
     if not raw.get("model"):
         raise ConfigError(f"{role}.model is empty; give a litellm model string, e.g. openai/gpt-4o")
     check_fields(ModelSpec, raw, role)
-    if role != SAMPLED_ROLE and raw.get("samples") not in (None, 1):
+    if not is_judge_role(role) and raw.get("samples") not in (None, 1):
         raise ConfigError(
             f"{role}.samples={raw['samples']}: repeated samples are the judge's; "
             f"use {SAMPLED_ROLE}.samples={raw['samples']} (or remove {role}.samples)"
@@ -243,6 +246,24 @@ def _named_plugins(at: str, module: Any, params: dict[str, Any]) -> dict[str, Pl
     return found
 
 
+def _panel_needs(needs: dict[str, str], panel: tuple[str, ...], strategy: str) -> dict[str, str]:
+    """The roles with ``judge`` replaced by one ``judge:<name>`` per member of the panel."""
+    who = needs.get(JUDGE)
+    if who is None:
+        raise ConfigError(
+            f"judges=[{','.join(panel)}] is a panel of the metrics' judge, but no metric of this "
+            "job asks a judge; add one (metrics=booookscore) or leave judges out"
+        )
+    if who == f"strategy={strategy}":
+        raise ConfigError(
+            f"judges= replaces the metrics' judge, but strategy={strategy} asks the judge itself; "
+            "give it one judge=<alias> and leave judges out"
+        )
+    out = {role: by for role, by in needs.items() if role != JUDGE}
+    out.update({member_role(name): who for name in panel})
+    return out
+
+
 def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> RunConfig:
     """Validate the composed config (a plain dict) into a RunConfig."""
     strategy_raw = dict(raw.get("strategy") or {})
@@ -262,6 +283,9 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
         _check_params(f"metrics.{metric}", metric, module.setup, params)
         plugins.update(_named_plugins(f"metrics.{metric}", module, params))
         needs.update({role: f"metric {metric}" for role in module.ROLES if role not in needs})
+    panel = panel_names(raw.get(PANEL_KEY))
+    if panel:
+        needs = _panel_needs(needs, panel, str(name))
     chunk = raw.get("chunk")
     if not isinstance(chunk, int) or isinstance(chunk, bool) or chunk <= 0:
         raise ConfigError(
@@ -298,6 +322,7 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
         repeat=_repeat(raw.get("repeat", 0)),
         on_error=_on_error(raw.get("on_error", "fail")),
         resolved=raw,
+        panel=panel,
         overrides=tuple(overrides),
         plugins=plugins,
     )

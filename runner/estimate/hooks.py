@@ -29,6 +29,7 @@ from runner.api.estimating import (
     takes_one_input,
 )
 from runner.api.types import Chunk, WorkItem
+from runner.config.panel import member_role
 from runner.config.run_config import SAMPLED_ROLE, RunConfig
 from runner.estimate.guide import Guide
 from runner.plugins.identity import prompt_folders
@@ -103,30 +104,46 @@ def metric_phases(
     for label, params in config.metrics.items():
         module = config.metric_module(label)
         if getattr(module, "estimate", None) is not None:
-            inputs = MetricEstimateInput(
-                item.summary,
-                summary,
-                {role: guide[role] for role in module.ROLES},
-                _prompts(module),
-                params,
-                item.source,
-                dict(item.extras),
-            )
-            phases += sampled(config, _called(f"metric {label}", module, inputs))
+            for judge, role in _judges(config, module):
+                roles = {r: guide[role if r == SAMPLED_ROLE else r] for r in module.ROLES}
+                inputs = MetricEstimateInput(
+                    item.summary,
+                    summary,
+                    roles,
+                    _prompts(module),
+                    params,
+                    item.source,
+                    dict(item.extras),
+                )
+                found = _called(f"metric {label}", module, inputs)
+                phases += sampled(config, found, role) if judge is not None else found
         elif module.ROLES:
             notes.append(UNKNOWN_METRIC.format(label=label))
     return phases, notes
 
 
-def sampled(config: RunConfig, phases: list[Phase]) -> list[Phase]:
-    """A metric's phases with the judge's asked ``judge.samples`` times (one after another)."""
-    judge = config.roles.get(SAMPLED_ROLE)
-    times = judge.samples if judge is not None else 1
-    if times < 2:
-        return phases
+def _judges(config: RunConfig, module: ModuleType) -> list[tuple[str | None, str]]:
+    """(alias, role) of each judge the metric is asked through.
+
+    Each panel member's role, else the judge; ``[(None, "")]`` for a metric without a judge.
+    """
+    if SAMPLED_ROLE not in module.ROLES:
+        return [(None, "")]
+    if config.panel:
+        return [(name, member_role(name)) for name in config.panel]
+    return [("", SAMPLED_ROLE)]
+
+
+def sampled(config: RunConfig, phases: list[Phase], role: str = SAMPLED_ROLE) -> list[Phase]:
+    """A metric's judge phases as ``role``'s, asked ``<role>.samples`` times.
+
+    ``role`` is the judge or a panel member's; its samples run one after another.
+    """
+    times = config.roles[role].samples if role in config.roles else 1
     return [
         replace(
             p,
+            role=role,
             calls=p.calls * times,
             prompt_tokens=p.prompt_tokens * times,
             completion_tokens=p.completion_tokens * times,

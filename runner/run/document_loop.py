@@ -22,12 +22,12 @@ from typing import Any
 from runner.api.chunking import split_into_chunks
 from runner.api.errors import AuthError, BatchError, BudgetExceeded, Cancelled, PluginContractBreach
 from runner.api.metric import ScoreInput
-from runner.api.types import DocumentOutcome, StrategyResult, TraceStep, WorkItem
+from runner.api.types import DocumentOutcome, JudgedSample, StrategyResult, TraceStep, WorkItem
 from runner.llm.call_log import for_document
 from runner.plugins.values import declared
 from runner.reliability.samples import pool
 from runner.run import plugin_calls
-from runner.run.prepare import Job
+from runner.run.prepare import Job, Replica
 from runner.run.progress import Progress
 
 STOPS_THE_JOB = (BudgetExceeded, AuthError, BatchError, Cancelled, PluginContractBreach)
@@ -98,20 +98,31 @@ def process(
     """Summary (made or given) and scores of one document; its calls are logged as its own."""
     with for_document(item.doc_id):
         result = summarize(item, job)
-        scores, samples = {}, {}
+        scores, samples, judges = {}, {}, {}
         for name, metric in job.metrics.items():
             module = job.config.metric_module(name)
             scored = ScoreInput(item.source, result.summary, item.doc_id, item.extras)
+            first = job.config.panel[0] if job.config.panel else ""
+            replicas = (Replica(first, 0, metric), *job.replicas.get(name, ()))
             with locks[name]:
-                results = [
-                    plugin_calls.score(name, each, module, scored)
-                    for each in (metric, *job.samples.get(name, ()))
-                ]
+                results = [plugin_calls.score(name, r.metric, module, scored) for r in replicas]
             scores[name] = results[0]
-            if len(results) > 1:  # judge.samples=K: the item's value pooled from its samples
-                scores[name] = pool(name, results, declared(module, metric))
-                samples[name] = tuple(dict(r.values) for r in results)
-    return DocumentOutcome(item.doc_id, result, scores, samples)
+            if len(results) == 1:
+                continue
+            facts = declared(module, metric)
+            samples[name] = tuple(
+                JudgedSample(r.judge, r.slot, dict(done.values))
+                for r, done in zip(replicas, results, strict=True)
+            )
+            per_judge = {
+                judge: pool(name, [d for r, d in zip(replicas, results, strict=True)
+                                   if r.judge == judge], facts)
+                for judge in dict.fromkeys(r.judge for r in replicas)
+            }  # fmt: skip
+            scores[name] = pool(name, list(per_judge.values()), facts)  # the panel's value
+            if job.config.panel:
+                judges[name] = per_judge
+    return DocumentOutcome(item.doc_id, result, scores, samples, judges)
 
 
 def summarize(item: WorkItem, job: Job) -> StrategyResult:

@@ -19,7 +19,8 @@ from runner.api.metric import Metric
 from runner.api.types import WorkItem
 from runner.config.chunk_window import check_chunk
 from runner.config.fingerprint import fingerprint
-from runner.config.run_config import SAMPLED_ROLE, RunConfig
+from runner.config.panel import JUDGE, member_role
+from runner.config.run_config import RunConfig
 from runner.llm.batch import Batches
 from runner.llm.cache import ResponseCache
 from runner.llm.call_log import CallLog
@@ -32,6 +33,17 @@ from runner.run.preflight import Checked
 
 BATCH_DOCUMENTS = 1024
 """Documents a job with a batched role works on at once; beyond, each 1,024 make a batch."""
+
+
+@dataclass(frozen=True)
+class Replica:
+    """A metric set up once more: for a panel member's judge and one sample slot of it."""
+
+    judge: str
+    """The panel member's alias ('' for the one judge)."""
+    slot: int
+    """The sample (0 to ``judge.samples`` - 1)."""
+    metric: Metric
 
 
 @dataclass(frozen=True)
@@ -54,9 +66,20 @@ class Job:
     """The experiment's identity (``runner/config/fingerprint.py``)."""
     cancel: Stop
     """Set when the job stops: every gateway refuses new calls."""
-    samples: dict[str, tuple[Metric, ...]] = field(default_factory=dict)
-    """Metric name -> its instances for the judge's further samples (``judge.samples=K``:
-    K - 1 of them, each with the judge's own sample slot); none for a metric without a judge."""
+    replicas: dict[str, tuple[Replica, ...]] = field(default_factory=dict)
+    """Metric name -> its further instances: one per further sample of the judge
+    (``judge.samples=K``) and per panel member (``judges=``) and each of its samples; none
+    for a metric without a judge or a judge asked once."""
+
+    def role(self, role: str) -> Gateway:
+        """The gateway of ``role`` as a metric names it.
+
+        With a panel, ``judge`` is the first member's: the one whose verdicts and artifacts
+        the run keeps.
+        """
+        if role == JUDGE and self.config.panel:
+            return self.roles[member_role(self.config.panel[0])]
+        return self.roles[role]
 
     @property
     def workers(self) -> int:
@@ -81,8 +104,9 @@ def prepare(config: RunConfig, calls: CallLog, cancel: Stop, checked: Checked) -
     model = roles.get("model")
     if model is not None and checked.window is None:  # the window came from litellm
         check_chunk(config.chunk, model.context_window, model.name)
+    judging = _judges(config, roles)  # the panel's first member stands for the judge
     metrics = {
-        name: _set_up(name, config.metric_module(name), roles, params)
+        name: _set_up(name, config.metric_module(name), {**roles, **judging}, params)
         for name, params in config.metrics.items()
     }
     return Job(
@@ -94,23 +118,44 @@ def prepare(config: RunConfig, calls: CallLog, cancel: Stop, checked: Checked) -
         checked.prompts,
         fingerprint(config, checked.prompts),
         cancel,
-        _further_samples(config, roles),
+        _replicas(config, roles),
     )
 
 
-def _further_samples(config: RunConfig, roles: dict[str, Gateway]) -> dict[str, tuple[Metric, ...]]:
-    """Each judged metric set up once more per further sample of the judge (slots 1..K-1)."""
-    judge = roles.get(SAMPLED_ROLE)
-    if judge is None or judge.spec.samples < 2:
+def _judges(config: RunConfig, roles: dict[str, Gateway]) -> dict[str, Gateway]:
+    """``{"judge": ...}``: the first panel member's gateway with a panel, else nothing."""
+    if not config.panel:
+        return {}
+    return {JUDGE: roles[member_role(config.panel[0])]}
+
+
+def judge_gateways(config: RunConfig, roles: dict[str, Gateway]) -> dict[str, Gateway]:
+    """Alias ('' for the one judge) -> its gateway: each panel member's, or the judge's."""
+    if config.panel:
+        return {name: roles[member_role(name)] for name in config.panel}
+    return {"": roles[JUDGE]} if JUDGE in roles else {}
+
+
+def _replicas(config: RunConfig, roles: dict[str, Gateway]) -> dict[str, tuple[Replica, ...]]:
+    """Each judged metric set up once more per (judge, sample) after the first's sample 0."""
+    judges = judge_gateways(config, roles)
+    pairs = [
+        (name, slot) for name, gateway in judges.items() for slot in range(gateway.spec.samples)
+    ][1:]
+    if not pairs:
         return {}
     out = {}
-    for name, params in config.metrics.items():
-        module = config.metric_module(name)
-        if SAMPLED_ROLE not in module.ROLES:
+    for label, params in config.metrics.items():
+        module = config.metric_module(label)
+        if JUDGE not in module.ROLES:
             continue
-        out[name] = tuple(
-            _set_up(name, module, {**roles, SAMPLED_ROLE: judge.sampled(slot)}, params)
-            for slot in range(1, judge.spec.samples)
+        out[label] = tuple(
+            Replica(
+                name,
+                slot,
+                _set_up(label, module, {**roles, JUDGE: judges[name].sampled(slot)}, params),
+            )
+            for name, slot in pairs
         )
     return out
 

@@ -85,6 +85,8 @@ def log_setup(tracker: Tracker, job: Job) -> dict[str, str]:
         "metrics": ",".join(config.metrics) or "none",
     }
     params.update(role_params(job))
+    if config.panel:  # judges=: each member is a role judge:<alias> above
+        params["judges"] = ",".join(config.panel)
     if "model" in job.roles:
         params["context_window"] = job.roles["model"].context_window
     params.update({f"strategy.{k}": v for k, v in config.strategy_params.items()})

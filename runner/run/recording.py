@@ -60,7 +60,7 @@ def run_warnings(job: Job, outcomes: list[DocumentOutcome]) -> list[str]:
             name, metric, module, {o.doc_id: o.scores[name] for o in outcomes}
         )
         for role in module.ROLES:
-            gateway = job.roles[role]
+            gateway = job.role(role)
             if gateway.spec.is_local:
                 found.append(
                     f"{role}={gateway.name} is the embedded 0.5B model: its {name} scores check "
@@ -97,6 +97,8 @@ def log_outcomes(
                 merged.setdefault(file, {})[o.doc_id] = content
             notes.setdefault(o.doc_id, []).extend(scored.notes)
         per_doc[o.doc_id] = values
+    for doc, members in sampled.member_values(outcomes).items():  # judges=: each member's
+        per_doc[doc].update(members)
     system = system_values(job, outcomes)
     system.update(
         {
@@ -241,7 +243,7 @@ def metric_feedback(job: Job, outcomes: list[DocumentOutcome]) -> list[Feedback]
                         verdict.name,
                         verdict.value,
                         LLM_JUDGE,
-                        verdict.source or job.roles[verdict.role].spec.model,
+                        verdict.source or job.role(verdict.role).spec.model,
                         verdict.rationale,
                         dict(verdict.metadata),
                     )
@@ -328,6 +330,11 @@ def system_values(job: Job, outcomes: list[DocumentOutcome]) -> dict[str, float]
         per_document = {o.doc_id: o.scores[name] for o in outcomes}
         reduced = plugin_calls.reduce(name, metric, job.config.metric_module(name), per_document)
         out.update({f"{name}/{k}": v for k, v in reduced.items()})
+        for judge in job.config.panel:  # judges=: each member's values reduced as the panel's
+            mine = {o.doc_id: o.judges[name][judge] for o in outcomes if name in o.judges}
+            if mine:
+                found = plugin_calls.reduce(name, metric, job.config.metric_module(name), mine)
+                out.update({f"{name}:{judge}/{k}": v for k, v in found.items()})
     counters = [o.result.counters for o in outcomes]
     for key in sorted({k for c in counters for k in c}):
         finite = [float(c[key]) for c in counters if key in c and not math.isnan(float(c[key]))]

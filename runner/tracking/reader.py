@@ -333,7 +333,8 @@ def _scores(client: MlflowClient, run: RunRecord) -> dict[str, dict[str, Any]]:
 
 
 SAMPLES_FILE = "samples.json"
-"""A run's judge samples (``judge.samples=K``): ``{doc: {metric: [{value: x}, ...]}}``."""
+"""A run's judge samples (``judge.samples=K``, ``judges=``): ``{doc: {metric: [{"judge",
+"sample", "values": {value: x}}, ...]}}``."""
 
 
 def samples_of(uri: str, runs: list[RunRecord]) -> dict[str, dict[str, dict[str, list[float]]]]:
@@ -341,7 +342,11 @@ def samples_of(uri: str, runs: list[RunRecord]) -> dict[str, dict[str, dict[str,
 
     Only the runs whose judge was sampled (param ``judge.samples`` above 1) are read.
     """
-    sampled = [r for r in runs if r.params.get("judge.samples", "1") not in ("1", "None")]
+    sampled = [
+        r
+        for r in runs
+        if r.params.get("judge.samples", "1") not in ("1", "None") or "judges" in r.params
+    ]
     if not sampled:
         return {}
     client = MlflowClient(tracking_uri=uri)
@@ -356,10 +361,11 @@ def samples_of(uri: str, runs: list[RunRecord]) -> dict[str, dict[str, dict[str,
         out[run.run_id] = {
             str(doc): {
                 f"{metric}/{name}": [
-                    float("nan") if s.get(name) is None else float(s[name]) for s in drawn
+                    float("nan") if s["values"].get(name) is None else float(s["values"][name])
+                    for s in drawn
                 ]
                 for metric, drawn in metrics.items()
-                for name in (drawn[0] if drawn else {})
+                for name in (drawn[0]["values"] if drawn else {})
             }
             for doc, metrics in data.items()
         }

@@ -59,6 +59,7 @@ TOP_LEVEL: dict[str, tuple[str, str]] = {
     "chunk": ("int > 0", ""),
     "temperature": ("float 0..2 or null", ""),
     "seed": ("int or null", ""),
+    "judges": ("list of judge aliases (2+) or null", ""),
     "repeat": ("int >= 0", ""),
     "tracking.uri": ("str or null", ""),
     "tracking.experiment": ("str", ""),

@@ -121,7 +121,9 @@ def test_each_item_is_asked_k_times_pooled_by_kind_kept_and_agreed_on(
         assert scores[doc]["rating/rating"] == pytest.approx(statistics.mean(given))
         good = [float(g >= 3) for g in given]
         assert scores[doc]["rating/good"] == max(set(good), key=good.count)  # 3 samples: no tie
-        assert [s["rating"] for s in samples[doc]["rating"]] == [float(g) for g in given]
+        drawn = samples[doc]["rating"]
+        assert [s["values"]["rating"] for s in drawn] == [float(g) for g in given]
+        assert [(s["judge"], s["sample"]) for s in drawn] == [("", 0), ("", 1), ("", 2)]
         assert "rating" not in samples[doc].get("stats", {}) and "stats" not in samples[doc]
 
     rows = [[float(answers[s][k]) for s in SUMMARIES.values()] for k in range(3)]
@@ -175,7 +177,7 @@ def test_at_temperature_zero_the_run_says_what_the_samples_measure(
     with FakeOpenAIServer(Judge()) as server:
         result = _run(server.url, stores, tmp_path, "judge.samples=2")
     (line,) = [w for w in result.warnings if "judge.samples" in w]
-    assert line.startswith("judge.samples=2 at judge.temperature=0: the samples measure only")
+    assert line.startswith("judge.samples=2 at temperature 0: the samples measure only")
 
 
 def test_a_bad_samples_setting_is_one_line() -> None:
@@ -198,3 +200,88 @@ def test_the_offline_preset_samples_the_embedded_judge_three_times_at_0_7() -> N
     assert (judge.samples, judge.temperature, judge.is_local) == (3, 0.7, True)
     assert config.data.source == "sample" and list(config.metrics) == ["vagueness"]
     assert config.strategy == "baseline" and config.experiment == "judge_reliability"
+
+
+def _panel(url: str, stores: dict[str, str], tmp_path: Path, *extra: str) -> RunResult:
+    """A job whose metric is judged by the panel judges=[a,b], both on the loopback server."""
+    from runner.config.panel import with_members
+
+    data = tmp_path / "summaries.json"
+    data.write_text(json.dumps(SUMMARIES), encoding="utf-8")
+    items = ["strategy=none", "data=summaries", f"data.path={data}", "metrics=stats", *extra]
+    items += [f"{k}={v}" for k, v in stores.items()]
+    raw = composed(*items)
+    raw["metrics"]["rating"] = {}
+    raw["judges"] = ["a", "b"]
+
+    def member(overrides: list[str]) -> dict[str, Any]:  # judge=a: a model of the server
+        name = overrides[-1].removeprefix("judge=")
+        ours = ["judge=openai_compatible", f"judge.api_base={url}", f"judge.model=openai/{name}"]
+        return composed(*overrides[:-1], *ours)
+
+    raw = with_members(raw, items, member)
+    config = build_run_config(raw, tuple(items))
+    return run_experiment(config)
+
+
+class Panel(Judge):
+    """Judge ``a`` rates from the seed; judge ``b`` one point higher (at most 5)."""
+
+    def __call__(self, request: dict[str, Any]) -> str:
+        rating = int(super().__call__(request))
+        if request["model"] == "b":
+            rating = min(5, rating + 1)
+            summary, seed, _ = self.asked[-1]
+            self.asked[-1] = (summary, seed, rating)
+        self.by_model.append(request["model"])
+        return str(rating)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.by_model: list[str] = []
+
+
+def test_a_panel_asks_every_member_records_each_and_pools_them(
+    rating: None, stores: dict[str, str], tmp_path: Path
+) -> None:
+    judge = Panel()
+    with FakeOpenAIServer(judge) as server:
+        result = _panel(server.url, stores, tmp_path, "judge.temperature=0.7")
+    assert sorted(judge.by_model) == ["a"] * 4 + ["b"] * 4  # every item to every member
+    client = MlflowClient(stores["tracking.uri"])
+    run = client.get_run(result.run_id)
+    folder = Path(client.download_artifacts(result.run_id, "", str(tmp_path / "got")))
+    scores = json.loads((folder / "scores.json").read_text())
+    given = {(m, s): r for (s, _, r), m in zip(judge.asked, judge.by_model, strict=True)}
+    for doc, summary in SUMMARIES.items():
+        a, b = given[("a", summary)], given[("b", summary)]
+        assert scores[doc]["rating:a/rating"] == a and scores[doc]["rating:b/rating"] == b
+        assert scores[doc]["rating/rating"] == pytest.approx((a + b) / 2)  # the panel's mean
+    assert run.data.params["judges"] == "a,b" and run.data.params["judge:b.model"] == "openai/b"
+    rows = [[float(given[(m, s)]) for s in SUMMARIES.values()] for m in ("a", "b")]
+    expected = krippendorff.alpha(reliability_data=np.array(rows), level_of_measurement="ordinal")
+    assert run.data.metrics["rating/rating/judges_alpha"] == pytest.approx(expected)
+    assert "rating:a/rating" in result.system_metrics
+    usage = {r: 0 for r in ("judge:a", "judge:b")}
+    for line in (folder / "calls.jsonl").read_text().splitlines():
+        usage[json.loads(line)["role"]] += 1
+    assert usage == {"judge:a": 4, "judge:b": 4}  # each member's own calls
+
+
+@pytest.mark.parametrize(
+    ("judges", "words"),
+    [
+        ([], "judges=[] names no judge"),
+        (["a"], "judges=[a] has one member: a panel needs two or more; for one judge use judge=a"),
+        (["a", "a"], "judges= names a twice"),
+        (["gpt4", "nosuch"], "no judge alias 'nosuch'"),
+    ],
+)
+def test_a_bad_panel_is_one_line(judges: list[str], words: str) -> None:
+    from runner.config.panel import with_members
+
+    raw = composed()
+    raw["judges"] = judges
+    with pytest.raises(ConfigError) as raised:
+        with_members(raw, [], lambda overrides: composed(*overrides))
+    assert words in str(raised.value) and "\n" not in str(raised.value)
