@@ -102,12 +102,15 @@ def _sampled(table: Table) -> str:
         return ""
     split = "; ".join(
         f"{table.title(metric)} {' '.join((*row, *column))}: between documents "
-        f"{readable(e.between)}, between samples {readable(e.within)} ({e.samples} samples)"
+        f"{readable(e.between)}, between judgments of a document {readable(e.within)} "
+        f"({e.samples} per document"
+        + "".join(f", alpha among {among} {value:.2f}" for among, value in e.agreement)
+        + ")"
         for (row, column, metric), e in sorted(sampled.items())
     )
     text = (
-        " Cells whose judge was sampled (judge.samples) resample documents and, within each, "
-        f"the judge's samples (cluster bootstrap); variance split: {split}."
+        " Cells whose judge was sampled (judge.samples) or a panel (judges=) resample documents "
+        f"and, within each, its judgments (cluster bootstrap); variance split: {split}."
     )
     once = sorted({table.title(m) for (_, _, m), e in table.cells.items() if not e.samples})
     if once:

@@ -56,6 +56,9 @@ class Estimate:
     """Variance of the documents' values (between documents), for a sampled cell."""
     within: float = math.nan
     """Mean variance of one document's samples (between samples of the judge)."""
+    agreement: tuple[tuple[str, float], ...] = ()
+    """Krippendorff's alpha its runs recorded: ``("samples", a)`` among a judge's samples,
+    ``("judges", a)`` among a panel's members (the mean over the cell's runs)."""
 
 
 @dataclass(frozen=True)
@@ -170,6 +173,20 @@ def clusters_of(
     return out or None
 
 
+def _alphas(runs: Sequence[RunRecord], metric: str) -> tuple[tuple[str, float], ...]:
+    """The alphas the runs recorded for ``metric`` (``<metric>/samples_alpha``...), averaged."""
+    out = []
+    for among in ("samples", "judges"):
+        found = [
+            r.metrics[f"{metric}/{among}_alpha"]
+            for r in runs
+            if f"{metric}/{among}_alpha" in r.metrics
+        ]
+        if found:
+            out.append((among, float(np.mean(found))))
+    return tuple(out)
+
+
 def observations(
     run: RunRecord, docs: Mapping[str, Mapping[str, float]], metric: str
 ) -> list[float]:
@@ -233,7 +250,7 @@ def build_table(
             between, within = variance_split(clusters)
             count = max(len(c) for c in clusters)
             cells[(row, column, metric)] = Estimate(
-                mean, low, high, len(values), used, count, between, within
+                mean, low, high, len(values), used, count, between, within, _alphas(members, metric)
             )
     documented = {m for m in metrics for docs in scores.values() for v in docs.values() if m in v}
     return Table(

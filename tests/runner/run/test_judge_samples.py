@@ -169,6 +169,8 @@ def test_each_item_is_asked_k_times_pooled_by_kind_kept_and_agreed_on(
         statistics.mean(statistics.variance(answers[s]) for s in SUMMARIES.values())
     )
     assert "cluster bootstrap" in report.markdown and "Judged once" in report.markdown
+    assert dict(cell.agreement)["samples"] == pytest.approx(expected)
+    assert f"alpha among samples {expected:.2f}" in report.markdown
 
 
 def test_at_temperature_zero_the_run_says_what_the_samples_measure(
