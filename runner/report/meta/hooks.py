@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from functools import partial
 
 from runner.api.errors import DataError, RunnerError
@@ -68,7 +69,7 @@ def views(
     unread = [r for r in runs if r.run_id not in scores]
     if unread:
         scores = {**read_scores(uri, unread), **scores}
-    return [
+    made = [
         RunView(
             r.run_id,
             r.start_time,
@@ -79,6 +80,67 @@ def views(
         )
         for r in runs
     ]
+    return [each for view in made for each in panel_views(view)]
+
+
+SHARED_ARTIFACTS = ("summaries.json", "config.yaml")
+"""What every judge of a panel shares: the summaries and the config. A metric's own
+artifacts (``claims.json``, ``annotations.json``) are its first member's alone."""
+
+
+def panel_views(view: RunView) -> list[RunView]:
+    """A panel run (``judges=``) as one view of the panel and one per member; else itself.
+
+    Each view holds its judge's values under the metric's usual names (a member's
+    ``<metric>:<name>/<value>`` renamed ``<metric>/<value>``) and names its judge in the
+    ``judge`` and ``judge.model`` params, so a metric's tables give each member a row and the
+    panel one, and a researcher sees whether the panel beats its best member. A view reads
+    only the artifacts every member shares: a table built on a member's own artifacts (the
+    claim-level one) leaves panel runs out rather than give the first member's as another's.
+    """
+    members = [m for m in view.params.get("judges", "").split(",") if m]
+    if not members:
+        return [view]
+    shared = partial(_shared_only, view.read_text)
+    models = [view.params.get(f"judge:{m}.model", m) for m in members]
+    panel = {
+        doc: {k: v for k, v in values.items() if ":" not in k.split("/", 1)[0]}
+        for doc, values in view.values.items()
+    }
+    named = f"panel({','.join(members)})"
+    out = [
+        replace(
+            view,
+            params={**view.params, "judge": named, "judge.model": f"panel of {', '.join(models)}"},
+            values=panel,
+            read_text=shared,
+        )
+    ]
+    for member, model in zip(members, models, strict=True):
+        mine = {doc: _members_values(values, member) for doc, values in view.values.items()}
+        out.append(
+            replace(
+                view,
+                params={**view.params, "judge": member, "judge.model": model},
+                values=mine,
+                read_text=shared,
+            )
+        )
+    return out
+
+
+def _members_values(values: Mapping[str, float], member: str) -> dict[str, float]:
+    """``<metric>:<member>/<value>`` of one document as ``<metric>/<value>``."""
+    out = {}
+    for key, value in values.items():
+        label, _, rest = key.partition("/")
+        if label.endswith(f":{member}"):
+            out[f"{label.removesuffix(f':{member}')}/{rest}"] = value
+    return out
+
+
+def _shared_only(read: Callable[[str], str | None], name: str) -> str | None:
+    return read(name) if name in SHARED_ARTIFACTS else None
 
 
 def plugin_tables(

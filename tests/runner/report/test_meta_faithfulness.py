@@ -8,6 +8,7 @@ textbook formulas (or by hand), never by the module's own helpers.
 from __future__ import annotations
 
 import csv
+import json
 import math
 from pathlib import Path
 from typing import Any
@@ -361,3 +362,41 @@ def test_coherence_only_meta_has_nothing_of_faithfulness() -> None:
     tables, notes = build_tables(inputs, ("booookscore/score",), BOOT, declared)
     text = markdown(tables, notes)
     assert "aithful" not in text and "no meta_sentences table" in text
+
+
+def test_a_panel_run_gives_a_row_per_member_and_one_for_the_panel() -> None:
+    from metrics.faithfulness.meta import read_raters
+    from runner.report.meta.hooks import panel_views
+
+    other = {d: (1.0 - v if d in ("s5", "s6") else v) for d, v in RATER.items()}  # catches s6
+    pooled = {d: max(RATER[d], other[d]) for d in RATER}  # what the job recorded for the panel
+    values = {
+        d: {
+            "faithfulness/faithful": pooled[d],
+            "faithfulness:a/faithful": RATER[d],
+            "faithfulness:b/faithful": other[d],
+        }
+        for d in RATER
+    }
+    texts = {"summaries.json": json.dumps({d: summary_of(d) for d in RATER}), "claims.json": "{}"}
+    params = {
+        "judges": "a,b",
+        "judge:a.model": "openai/a",
+        "judge:b.model": "openai/b",
+        "metrics.faithfulness.method": "binary",
+    }
+    run = RunView("p" * 32, 5, params, values, texts.get)
+    views = panel_views(run)
+    assert [v.params["judge.model"] for v in views] == [
+        "panel of openai/a, openai/b", "openai/a", "openai/b"
+    ]  # fmt: skip
+    assert all(v.read_text("claims.json") is None for v in views)  # the first member's alone
+    table, _ = faithfulness_table(people(), read_raters(views), BOOT)
+    assert table is not None
+    rows = {r[2]: dict(zip(table.header, r, strict=True)) for r in table.rows}
+    alone = row_of(faithfulness_table(people(), [rater(RATER)], BOOT)[0], "binary")
+    assert value(rows["openai/a"]["precision"]) == value(alone["precision"])  # member a = RATER
+    assert value(rows["openai/b"]["% easy caught"]) == pytest.approx(50.0)  # s6 of s5, s6
+    assert value(rows["panel of openai/a, openai/b"]["% faithful"]) == pytest.approx(
+        100 * sum(pooled[d] for d in PEOPLE) / len(PEOPLE)
+    )
