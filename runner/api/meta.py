@@ -30,6 +30,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from runner.api.errors import ConfigError, DataError
+
 Indices = np.ndarray
 """Positions of the units in one resample."""
 
@@ -239,6 +241,73 @@ class RunView:
 
 
 @dataclass(frozen=True)
+class Anchored:
+    """The human-scale mean of a value from a few people's labels and many judged documents.
+
+    Prediction-powered inference (Angelopoulos et al., Science 2023) with PPI++ power
+    tuning, computed by the authors' ``ppi_py``: the judge's mean over every document,
+    corrected by the judge's error where people labelled, with a CI that stays valid however
+    biased the judge is.
+    """
+
+    ppi: Stat
+    """The prediction-powered estimate and its CI (``n``: people's labels)."""
+    classical: Stat
+    """People's labels alone: their mean and its CI (``ppi_py.classical_mean_ci``)."""
+    judge_only: float
+    """The judge's mean over every document it judged (no correction)."""
+    judged: int
+    """Documents the judge decided, people's included."""
+    worth: float
+    """The human labels the judge was worth: n x (classical CI width / PPI CI width)^2."""
+
+
+def anchored_mean(
+    people: Sequence[float],
+    judge_on_people: Sequence[float],
+    judge_elsewhere: Sequence[float],
+    confidence: float,
+) -> Anchored:
+    """PPI++ from paired (person, judge) values and the judge's values on other documents.
+
+    Raises ``DataError`` (one line) with fewer than two people's labels paired with a
+    judge's value, and ``ConfigError`` when ``ppi_py`` is not installed.
+    """
+    if len(people) != len(judge_on_people):
+        raise ValueError("people's and the judge's values must pair up")
+    if len(people) < 2:
+        raise DataError(
+            f"PPI needs two or more documents people labelled and the judge decided; got "
+            f"{len(people)}: import more people's labels (python -m runner.annotate import)"
+        )
+    try:
+        from ppi_py import classical_mean_ci, ppi_mean_ci, ppi_mean_pointestimate
+    except ImportError as err:
+        raise ConfigError(
+            "report ppi=true needs ppi-python; pip install 'summarization-runner[ppi]'"
+        ) from err
+    y = np.asarray(people, dtype=float)
+    yhat = np.asarray(judge_on_people, dtype=float)
+    unlabeled = np.asarray(judge_elsewhere, dtype=float)
+    if unlabeled.size == 0:
+        unlabeled = yhat  # every judged document labelled: PPI's correction is then exact
+    alpha = 1.0 - confidence
+    low, high = (float(np.ravel(x)[0]) for x in ppi_mean_ci(y, yhat, unlabeled, alpha=alpha))
+    point = float(np.ravel(ppi_mean_pointestimate(y, yhat, unlabeled))[0])
+    c_low, c_high = (float(np.ravel(x)[0]) for x in classical_mean_ci(y, alpha=alpha))
+    everything = np.concatenate([yhat, np.asarray(judge_elsewhere, dtype=float)])
+    width = high - low
+    worth = len(y) * ((c_high - c_low) / width) ** 2 if width > 0 else math.inf
+    return Anchored(
+        Stat(point, low, high, len(y)),
+        Stat(float(y.mean()), c_low, c_high, len(y)),
+        float(everything.mean()),
+        int(everything.size),
+        worth,
+    )
+
+
+@dataclass(frozen=True)
 class MetaInput:
     """What ``meta_tables`` is given: people's judgments and the runs to hold against them."""
 
@@ -250,6 +319,9 @@ class MetaInput:
     boot: Boot
     judged: Mapping[str, RunView] = field(default_factory=dict)
     """Run id -> the run, for each system people's judgments name by run id (``run_label``)."""
+    ppi: bool = False
+    """``report ppi=true``: also give, for each value people labelled, its prediction-powered
+    estimate (``anchored_mean``) in a table named ``meta_ppi_<...>``."""
 
 
 @dataclass(frozen=True)

@@ -45,6 +45,7 @@ SETTINGS = (
     "plots",
     "scatter",
     "meta",
+    "ppi",
 )
 
 
@@ -85,6 +86,9 @@ class ReportConfig:
     meta: bool | None = None
     """Meta-evaluation tables (``runner.report.meta.make``): None = when the experiment has
     a human run, True = always (an error without one), False = never."""
+    ppi: bool = False
+    """Prediction-powered estimates of each value people labelled (``ppi=true``): a
+    ``meta_ppi_*`` table per metric that declares one, beside the meta-evaluation."""
 
     @property
     def scatter(self) -> tuple[str, str]:
@@ -136,6 +140,14 @@ def build_report_config(raw: dict[str, Any]) -> ReportConfig:
         raise ConfigError(
             f"meta={meta} must be true, false or null (null: when there are human runs)"
         )
+    ppi = raw.get("ppi", False)
+    if not isinstance(ppi, bool):
+        raise ConfigError(f"ppi={ppi} must be true or false")
+    if ppi and meta is False:
+        raise ConfigError(
+            "ppi=true anchors the judge on people's labels, which meta=false leaves unread; "
+            "drop meta=false"
+        )
     given = raw.get("metric_keys")  # null: the paper's columns and the runs' headline metrics
     metrics = DEFAULT_METRICS if given is None else _keys("metric_keys", given, allow_none=False)
     if not metrics:
@@ -164,5 +176,6 @@ def build_report_config(raw: dict[str, Any]) -> ReportConfig:
         plots=raw["plots"],
         scatter_x=str(axes[0]),
         scatter_y=str(axes[1]),
-        meta=meta,
+        meta=True if ppi else meta,
+        ppi=ppi,
     )

@@ -144,7 +144,12 @@ def _shared_only(read: Callable[[str], str | None], name: str) -> str | None:
 
 
 def plugin_tables(
-    uri: str, records: Sequence[RunRecord], inputs: MetaInputs, boot: Boot, reserved: Sequence[str]
+    uri: str,
+    records: Sequence[RunRecord],
+    inputs: MetaInputs,
+    boot: Boot,
+    reserved: Sequence[str],
+    ppi: bool = False,
 ) -> tuple[list[MetaTable], list[str]]:
     """Every declared hook's tables and notes, checked: one line naming the metric otherwise.
 
@@ -155,7 +160,7 @@ def plugin_tables(
         return [], notes
     judged = views(uri, list(inputs.judged.values()), inputs.scores)
     runs = run_views(uri, records, inputs.scores)
-    given = MetaInput(inputs.judgments, runs, boot, {r.run_id: r for r in judged})
+    given = MetaInput(inputs.judgments, runs, boot, {r.run_id: r for r in judged}, ppi)
     tables: list[MetaTable] = []
     taken = {name: "the report" for name in reserved}
     for name, hook in hooks:

@@ -119,6 +119,10 @@ def _clean(out: Path) -> None:
         table.unlink()
 
 
+PPI_TABLES = "meta_ppi"
+"""The prefix of the tables a metric gives for ``ppi=true``."""
+
+
 def write_meta(config: ReportConfig, out: Path) -> MetaReport | None:
     """Read the experiment's human runs, write the tables and figure; None when not asked."""
     from runner.tracking.reader import find_runs
@@ -137,7 +141,16 @@ def write_meta(config: ReportConfig, out: Path) -> MetaReport | None:
             "or drop meta=true"
         )
     boot = Boot(config.resamples, config.confidence, config.seed)
-    declared = plugin_tables(config.uri, records, inputs, boot, reserved=tuple(NEEDS))
+    declared = plugin_tables(
+        config.uri, records, inputs, boot, reserved=tuple(NEEDS), ppi=config.ppi
+    )
+    if config.ppi and not any(t.name.startswith(PPI_TABLES) for t in declared[0]):
+        why = "; ".join(n for n in declared[1] if "PPI" in n) or "no metric declares a PPI table"
+        raise DataError(
+            f"ppi=true: no value has people's labels and a judge's on two or more documents "
+            f"({why}); import people's labels of the judged summaries "
+            "(python -m runner.annotate import FILE)"
+        )
     tables, notes = build_tables(inputs, config.metrics, boot, declared)
     notes = [*inputs.notes, *notes]
     files: list[Path] = []

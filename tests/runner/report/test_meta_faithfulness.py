@@ -400,3 +400,44 @@ def test_a_panel_run_gives_a_row_per_member_and_one_for_the_panel() -> None:
     assert value(rows["panel of openai/a, openai/b"]["% faithful"]) == pytest.approx(
         100 * sum(pooled[d] for d in PEOPLE) / len(PEOPLE)
     )
+
+
+def test_ppi_true_anchors_the_rater_on_the_labelled_summaries(tmp_path: Path) -> None:
+    from runner.api.meta import anchored_mean
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    labelled = {d: PEOPLE[d] for d in ("s1", "s2", "s4", "s5", "s7", "s9")}
+    record_human_run(uri, "faith", people(labelled), "people.json")
+    write_rater(uri, RATER, {"metrics.faithfulness.method": "binary", "judge.model": "m"})
+    config = ReportConfig(
+        uri=uri, experiment="faith", out=tmp_path / "out", resamples=100, ppi=True
+    )
+    make_report(config)
+    with (tmp_path / "out" / "meta_ppi_faithfulness.csv").open(encoding="utf-8") as f:
+        (row,) = list(csv.DictReader(f))
+    decided = [d for d, v in RATER.items() if not math.isnan(v)]
+    expected = anchored_mean(
+        [1.0 if labelled[d][0] else 0.0 for d in labelled],
+        [RATER[d] for d in labelled],
+        [RATER[d] for d in decided if d not in labelled],
+        0.95,
+    )
+    assert (row["people's labels"], row["judged"]) == ("6", "10")
+    assert float(row["% faithful (PPI++)"]) == pytest.approx(100 * expected.ppi.value, abs=0.05)
+    assert float(row["% faithful (judge only)"]) == pytest.approx(70.0)
+
+
+def test_ppi_true_with_no_labelled_summary_judged_is_one_line(tmp_path: Path) -> None:
+    from runner.api.errors import DataError
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    record_human_run(uri, "faith", people({"s1": (True, "")}), "people.json")
+    write_rater(uri, {"x1": 1.0, "x2": 0.0}, {"metrics.faithfulness.method": "binary"})
+    config = ReportConfig(
+        uri=uri, experiment="faith", out=tmp_path / "out", resamples=100, ppi=True
+    )
+    with pytest.raises(DataError) as raised:
+        make_report(config)
+    message = str(raised.value)
+    assert message.startswith("ppi=true: no value has people's labels and a judge's")
+    assert "PPI needs two or more documents" in message and "\n" not in message
