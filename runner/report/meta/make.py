@@ -38,6 +38,7 @@ from runner.report.meta.tables import (
     human_score_name,
     human_scores,
     metric_pairs,
+    ppi_table,
     summary_table,
 )
 
@@ -121,6 +122,8 @@ def _clean(out: Path) -> None:
 
 PPI_TABLES = "meta_ppi"
 """The prefix of the tables a metric gives for ``ppi=true``."""
+PPI_TABLE = "meta_ppi_summaries"
+"""The report's own: values people scored (span annotations' scores, ratings)."""
 
 
 def write_meta(config: ReportConfig, out: Path) -> MetaReport | None:
@@ -142,16 +145,19 @@ def write_meta(config: ReportConfig, out: Path) -> MetaReport | None:
         )
     boot = Boot(config.resamples, config.confidence, config.seed)
     declared = plugin_tables(
-        config.uri, records, inputs, boot, reserved=tuple(NEEDS), ppi=config.ppi
+        config.uri, records, inputs, boot, reserved=(*NEEDS, PPI_TABLE), ppi=config.ppi
     )
-    if config.ppi and not any(t.name.startswith(PPI_TABLES) for t in declared[0]):
-        why = "; ".join(n for n in declared[1] if "PPI" in n) or "no metric declares a PPI table"
-        raise DataError(
-            f"ppi=true: no value has people's labels and a judge's on two or more documents "
-            f"({why}); import people's labels of the judged summaries "
-            "(python -m runner.annotate import FILE)"
-        )
     tables, notes = build_tables(inputs, config.metrics, boot, declared)
+    if config.ppi:
+        table, more = ppi_table(inputs, boot)
+        tables, notes = [*tables, *([table] if table else [])], [*notes, *more]
+        if not any(t.name.startswith(PPI_TABLES) for t in tables):
+            why = "; ".join(n for n in notes if "PPI" in n) or "no value people scored"
+            raise DataError(
+                f"ppi=true: no value has people's labels and a judge's on two or more documents "
+                f"({why}); import people's labels of the judged summaries "
+                "(python -m runner.annotate import FILE)"
+            )
     notes = [*inputs.notes, *notes]
     files: list[Path] = []
     for table in tables:

@@ -21,6 +21,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 from runner.api import meta as st
+from runner.api.errors import DataError
 from runner.api.meta import Boot, Cell, MetaTable
 from runner.api.text import split_sentences
 from runner.human.judgments import CoherenceAnnotation, Rating
@@ -89,3 +90,71 @@ def summary_table(inputs: MetaInputs, metrics: Sequence[str], boot: Boot) -> Met
     )
     header = ("human score", "metric", "summaries", "Kendall's tau", "Pearson's r")
     return MetaTable("meta_summaries", "Summary level", header, tuple(rows), caption)
+
+
+def ppi_table(inputs: MetaInputs, boot: Boot) -> tuple[MetaTable | None, list[str]]:
+    """PPI++ of each value people scored on some of a run's summaries (``ppi=true``).
+
+    A span annotation's human score is on the scale of its metric's ``score`` value
+    (``HumanFormat.score``), so it anchors ``<metric>/score``; a rating anchors the run value
+    its criterion names (``booookscore/score``). The population is the run's summaries with
+    a decided value; people's are the labelled ones among them.
+    """
+    people: dict[str, dict[Pair, list[float]]] = {}
+    for j in inputs.judgments:
+        if isinstance(j, CoherenceAnnotation) and split_sentences(j.summary):
+            name, human = owner_of(j)
+            key = f"{name}/score"
+            people.setdefault(key, {}).setdefault((j.system, j.doc_id), []).append(human.score(j))
+        elif isinstance(j, Rating) and isinstance(j.value, int | float):
+            people.setdefault(j.criterion, {}).setdefault((j.system, j.doc_id), []).append(
+                float(j.value)
+            )
+    rows: list[tuple[Cell, ...]] = []
+    notes: list[str] = []
+    for key, scored in sorted(people.items()):
+        for system in sorted({s for s, _ in scored}):
+            values = {
+                doc: v[key]
+                for doc, v in inputs.scores.get(system, {}).items()
+                if key in v and not math.isnan(v[key])
+            }
+            if not values:
+                continue  # a named system, or a run without the value
+            mine = {doc: sum(v) / len(v) for (s, doc), v in scored.items() if s == system}
+            labelled = [d for d in values if d in mine]
+            try:
+                found = st.anchored_mean(
+                    [mine[d] for d in labelled],
+                    [values[d] for d in labelled],
+                    [v for d, v in values.items() if d not in mine],
+                    boot.confidence,
+                )
+            except DataError as err:
+                notes.append(f"{key} of run {system[:8]}: no PPI estimate: {err}")
+                continue
+            rows.append(
+                (key, system[:8], found.ppi.n, found.judged, found.ppi, found.judge_only,
+                 found.classical, round(found.worth, 1))
+            )  # fmt: skip
+    if not rows:
+        return None, notes
+    header = (
+        "value",
+        "run",
+        "people's scores",
+        "judged",
+        "mean (PPI++)",
+        "mean (judge only)",
+        "mean (people only)",
+        "labels the judge was worth",
+    )
+    caption = (
+        "Each value on people's scale from their scores of some summaries and the judge's of "
+        "every summary of the run, by prediction-powered inference (Angelopoulos et al. 2023, "
+        f"PPI++, ppi_py), {boot.confidence:.0%} CI; beside it the judge's own mean and people's "
+        "scores alone with their classical CI. Labels the judge was worth: people's scores x "
+        "(classical CI width / PPI CI width)^2."
+    )
+    table = MetaTable("meta_ppi_summaries", "Summary level: PPI", header, tuple(rows), caption)
+    return table, notes

@@ -7,6 +7,8 @@ biased judge's bias corrected, an accurate judge worth more labels than people g
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from ppi_py import classical_mean_ci, ppi_mean_ci
@@ -58,3 +60,39 @@ def test_fewer_than_two_labels_is_one_line() -> None:
         anchored_mean([1.0], [1.0], [0.0, 1.0], 0.95)
     assert str(raised.value).startswith("PPI needs two or more documents people labelled")
     assert "\n" not in str(raised.value)
+
+
+def test_people_s_scores_of_a_few_summaries_anchor_the_judge_s_numbers(tmp_path: Path) -> None:
+    """Numbers: people's BooookScore per summary (as ratings) on 5 of a run's 12 summaries."""
+    import csv
+
+    from runner.human.judgments import Rating
+    from runner.human.record import record_human_run
+    from runner.report.config import ReportConfig
+    from runner.report.make import make_report
+    from runner.tracking.writer import Tracker
+
+    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    judge = {f"d{i}": 60.0 + 3 * i for i in range(12)}
+    tracker = Tracker(uri, "scored")
+    run_id = tracker.start("judged", {})
+    tracker.log_params({"strategy": "hier"})
+    tracker.log_json({d: {"booookscore/score": v} for d, v in judge.items()}, "scores.json")
+    tracker.log_json({d: f"Summary of {d}." for d in judge}, "summaries.json")
+    tracker.finish("FINISHED")
+    people = {"d0": 50.0, "d3": 62.0, "d5": 70.0, "d8": 75.0, "d11": 90.0}
+    ratings = [Rating(d, run_id, "booookscore/score", v, "ann") for d, v in people.items()]
+    record_human_run(uri, "scored", ratings, "ratings.csv")
+    out = tmp_path / "out"
+    make_report(ReportConfig(uri=uri, experiment="scored", out=out, resamples=100, ppi=True))
+    with (out / "meta_ppi_summaries.csv").open(encoding="utf-8") as f:
+        (row,) = list(csv.DictReader(f))
+    expected = anchored_mean(
+        list(people.values()),
+        [judge[d] for d in people],
+        [v for d, v in judge.items() if d not in people],
+        0.95,
+    )
+    assert (row["value"], row["people's scores"], row["judged"]) == ("booookscore/score", "5", "12")
+    assert float(row["mean (PPI++)"]) == pytest.approx(expected.ppi.value, abs=0.05)
+    assert float(row["mean (judge only)"]) == pytest.approx(sum(judge.values()) / 12, abs=0.05)
