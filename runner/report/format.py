@@ -102,8 +102,10 @@ def _sampled(table: Table) -> str:
         return ""
     split = "; ".join(
         f"{table.title(metric)} {' '.join((*row, *column))}: between documents "
-        f"{readable(e.between)}, between judgments of a document {readable(e.within)} "
-        f"({e.samples} per document"
+        f"{readable(e.between)}"
+        + ("" if math.isnan(e.members) else f", between panel members {readable(e.members)}")
+        + ("" if math.isnan(e.within) else f", between a judge's samples {readable(e.within)}")
+        + f" ({e.samples} judgments per document"
         + "".join(f", alpha among {among} {value:.2f}" for among, value in e.agreement)
         + ")"
         for (row, column, metric), e in sorted(sampled.items())

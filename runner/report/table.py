@@ -29,8 +29,9 @@ from runner.tracking.reader import RunRecord
 
 Scores = Mapping[str, Mapping[str, Mapping[str, float]]]
 """run id -> document id -> value name -> value: each run's ``scores.json``."""
-Samples = Mapping[str, Mapping[str, Mapping[str, Sequence[float]]]]
-"""run id -> document id -> value name -> the judge's samples (``samples.json``)."""
+Samples = Mapping[str, Mapping[str, Mapping[str, Sequence[tuple[str, float]]]]]
+"""run id -> document id -> value name -> (judge, value) of each sample (``samples.json``;
+the judge '' for the one judge, a panel member's alias otherwise)."""
 Key = tuple[str, ...]
 """A row's or a column's values of its keys."""
 
@@ -55,7 +56,9 @@ class Estimate:
     between: float = math.nan
     """Variance of the documents' values (between documents), for a sampled cell."""
     within: float = math.nan
-    """Mean variance of one document's samples (between samples of the judge)."""
+    """Mean variance of one judge's samples of a document (between samples of a judge)."""
+    members: float = math.nan
+    """Mean variance of the panel members' values of a document (between panel members)."""
     agreement: tuple[tuple[str, float], ...] = ()
     """Krippendorff's alpha its runs recorded: ``("samples", a)`` among a judge's samples,
     ``("judges", a)`` among a panel's members (the mean over the cell's runs)."""
@@ -152,9 +155,30 @@ def variance_split(clusters: Sequence[Sequence[float]]) -> tuple[float, float]:
     return between, within
 
 
+def judge_split(clusters: Sequence[Sequence[tuple[str, float]]]) -> tuple[float, float]:
+    """(between a judge's samples, between panel members) of documents' labelled samples.
+
+    Between samples: the mean, over each document's judges with two or more samples, of the
+    variance of that judge's samples; between members: the mean, over documents with two or
+    more judges, of the variance of the judges' means (ddof 1; NaN where undefined).
+    """
+    samples, members = [], []
+    for cluster in clusters:
+        by_judge: dict[str, list[float]] = {}
+        for judge, value in cluster:
+            by_judge.setdefault(judge, []).append(value)
+        samples += [float(np.var(v, ddof=1)) for v in by_judge.values() if len(v) > 1]
+        if len(by_judge) > 1:
+            members.append(float(np.var([np.mean(v) for v in by_judge.values()], ddof=1)))
+    return (
+        float(np.mean(samples)) if samples else math.nan,
+        float(np.mean(members)) if members else math.nan,
+    )
+
+
 def clusters_of(
     runs: Sequence[RunRecord], scores: Scores, samples: Samples, metric: str
-) -> list[list[float]] | None:
+) -> list[list[tuple[str, float]]] | None:
     """Each document's decided samples of ``metric`` in these runs.
 
     None when no run of them sampled its judge for it; a document judged once is a cluster
@@ -168,8 +192,8 @@ def clusters_of(
         for doc, values in scores.get(run.run_id, {}).items():
             if metric not in values or math.isnan(values[metric]):
                 continue
-            decided = [v for v in drawn.get(doc, {}).get(metric, ()) if not math.isnan(v)]
-            out.append(decided or [float(values[metric])])
+            decided = [(j, v) for j, v in drawn.get(doc, {}).get(metric, ()) if not math.isnan(v)]
+            out.append(decided or [("", float(values[metric]))])
     return out or None
 
 
@@ -246,11 +270,21 @@ def build_table(
                 )
                 cells[(row, column, metric)] = Estimate(mean, low, high, len(values), used)
                 continue
-            low, high = cluster_ci(clusters, resamples=resamples, confidence=confidence, seed=seed)
-            between, within = variance_split(clusters)
-            count = max(len(c) for c in clusters)
+            flat = [[v for _, v in c] for c in clusters]
+            low, high = cluster_ci(flat, resamples=resamples, confidence=confidence, seed=seed)
+            between, _ = variance_split(flat)
+            within, panel = judge_split(clusters)
             cells[(row, column, metric)] = Estimate(
-                mean, low, high, len(values), used, count, between, within, _alphas(members, metric)
+                mean,
+                low,
+                high,
+                len(values),
+                used,
+                max(len(c) for c in clusters),
+                between,
+                within,
+                panel,
+                _alphas(members, metric),
             )
     documented = {m for m in metrics for docs in scores.values() for v in docs.values() if m in v}
     return Table(

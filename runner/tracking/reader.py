@@ -337,8 +337,10 @@ SAMPLES_FILE = "samples.json"
 "sample", "values": {value: x}}, ...]}}``."""
 
 
-def samples_of(uri: str, runs: list[RunRecord]) -> dict[str, dict[str, dict[str, list[float]]]]:
-    """Run id -> doc -> ``<metric>/<value>`` -> its samples (NaN undecided).
+def samples_of(
+    uri: str, runs: list[RunRecord]
+) -> dict[str, dict[str, dict[str, list[tuple[str, float]]]]]:
+    """Run id -> doc -> ``<metric>/<value>`` -> (judge, value) of each sample (NaN undecided).
 
     Only the runs whose judge was sampled (param ``judge.samples`` above 1) are read.
     """
@@ -350,7 +352,7 @@ def samples_of(uri: str, runs: list[RunRecord]) -> dict[str, dict[str, dict[str,
     if not sampled:
         return {}
     client = MlflowClient(tracking_uri=uri)
-    out: dict[str, dict[str, dict[str, list[float]]]] = {}
+    out: dict[str, dict[str, dict[str, list[tuple[str, float]]]]] = {}
     for run in sampled:
         with tempfile.TemporaryDirectory(prefix="samples-") as tmp:
             try:
@@ -361,7 +363,10 @@ def samples_of(uri: str, runs: list[RunRecord]) -> dict[str, dict[str, dict[str,
         out[run.run_id] = {
             str(doc): {
                 f"{metric}/{name}": [
-                    float("nan") if s["values"].get(name) is None else float(s["values"][name])
+                    (
+                        str(s.get("judge", "")),
+                        float("nan") if s["values"].get(name) is None else float(s["values"][name]),
+                    )
                     for s in drawn
                 ]
                 for metric, drawn in metrics.items()

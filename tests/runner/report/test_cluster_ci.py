@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from runner.report.table import bootstrap_ci, cluster_ci, variance_split
+from runner.report.table import bootstrap_ci, cluster_ci, judge_split, variance_split
 
 
 def test_the_variance_split_by_hand() -> None:
@@ -47,3 +47,17 @@ def test_the_interval_depends_only_on_the_values_and_the_seed() -> None:
     assert cluster_ci(clusters, resamples=500, confidence=0.9, seed=7) == cluster_ci(
         shuffled, resamples=500, confidence=0.9, seed=7
     )
+
+
+def test_a_panels_members_and_a_judges_samples_are_split_apart() -> None:
+    # document 1: judge a says 1, 3 (variance 2), judge b 5, 7 (variance 2); means 2 and 6
+    # (variance 8). Document 2: a 4, 4 (0), b 4, 6 (2); means 4 and 5 (variance 0.5).
+    clusters = [
+        [("a", 1.0), ("a", 3.0), ("b", 5.0), ("b", 7.0)],
+        [("a", 4.0), ("a", 4.0), ("b", 4.0), ("b", 6.0)],
+    ]
+    samples, members = judge_split(clusters)
+    assert samples == pytest.approx((2 + 2 + 0 + 2) / 4)
+    assert members == pytest.approx((8 + 0.5) / 2)
+    once = judge_split([[("a", 1.0), ("b", 2.0)], [("a", 3.0), ("b", 5.0)]])
+    assert once[0] != once[0] and once[1] == pytest.approx((0.5 + 2) / 2)  # no samples: NaN

@@ -268,6 +268,19 @@ def test_a_panel_asks_every_member_records_each_and_pools_them(
     for line in (folder / "calls.jsonl").read_text().splitlines():
         usage[json.loads(line)["role"]] += 1
     assert usage == {"judge:a": 4, "judge:b": 4}  # each member's own calls
+    from runner.report.config import ReportConfig
+    from runner.report.make import make_report
+
+    config = ReportConfig(
+        uri=stores["tracking.uri"], experiment="summarization", out=tmp_path / "r"
+    )
+    cell = next(
+        e for (_, _, m), e in make_report(config).table.cells.items() if m == "rating/rating"
+    )
+    split = statistics.mean(
+        statistics.variance([given[("a", s)], given[("b", s)]]) for s in SUMMARIES.values()
+    )
+    assert cell.members == pytest.approx(split) and cell.within != cell.within  # one sample each
 
 
 @pytest.mark.parametrize(
