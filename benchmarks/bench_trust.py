@@ -13,7 +13,9 @@ of the % faithful by PPI++ (``runner.api.meta.anchored_mean``) over the width of
 classical CI of the n labels alone; the medians of the ratio and of "the labels the judge
 was worth", and how often each CI covers the % faithful of all 96 people's labels.
 
-    python benchmarks/bench_trust.py [--draws N]
+    python benchmarks/bench_trust.py [--draws N] [--quick]
+
+``--quick``: 20 draws.
 """
 
 from __future__ import annotations
@@ -57,9 +59,12 @@ def balanced(c: Confusion) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--draws", type=int, default=200)
+    parser.add_argument("--quick", action="store_true", help="20 draws")
     args = parser.parse_args()
+    if args.quick:
+        args.draws = 20
     if not STORYSUMM.is_dir():
-        print(f"StorySumm's release is not at {STORYSUMM}; nothing measured")
+        print(f"skipped: StorySumm's release is not at {STORYSUMM}; nothing measured")
         return 0
     entries, _ = read_storysumm(STORYSUMM / "storysumm.json")
     people = {e.key: 1.0 if e.label else 0.0 for e in entries}
