@@ -5,7 +5,8 @@ free) and the call log ``charge()``s what each real call cost. A sweep's jobs ma
 several processes, so their spending is added up in one small file (the sweep's ledger,
 ``<sweep dir>/spend.json``) under an exclusive ``flock``: read, add, write back. A limit
 stops new calls only; calls already in flight finish, so a job can overshoot by at most
-what its in-flight calls cost.
+what its in-flight calls cost. On a Ray cluster the jobs of several machines add to one
+named actor instead (``runner.llm.rate_ray.RaySpend``), so the limit holds across them.
 """
 
 from __future__ import annotations
@@ -15,8 +16,12 @@ import json
 import os
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from runner.api.errors import BudgetExceeded
+
+if TYPE_CHECKING:
+    from runner.llm.rate_ray import RaySpend
 
 
 class Budget:
@@ -32,6 +37,9 @@ class Budget:
         (``runner/llm/rate.py``); None for a single job."""
         self.spent = 0.0
         self._lock = threading.Lock()
+        self._actor = _on_ray(self.ledger)
+        """On a Ray worker, the sweep's spending actor replaces the ledger file: the jobs of
+        other machines add to it too."""
 
     def check(self) -> None:
         """Raise ``BudgetExceeded`` when a limit has been reached."""
@@ -58,7 +66,12 @@ class Budget:
             self._sweep_total(cost_usd)
 
     def _sweep_total(self, add: float) -> float:
-        """The sweep's spending after adding ``add``, read and written under the file lock."""
+        """The sweep's spending after adding ``add``.
+
+        The Ray actor's, else the ledger file's (read and written under its lock).
+        """
+        if self._actor is not None:
+            return self._actor.add(add)
         assert self.ledger is not None
         self.ledger.parent.mkdir(parents=True, exist_ok=True)
         with open(self.ledger, "a+", encoding="utf-8") as handle:
@@ -77,3 +90,12 @@ class Budget:
                 return total
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _on_ray(ledger: Path | None) -> RaySpend | None:
+    """The sweep's spending actor when the job runs on Ray and the sweep has a budget."""
+    if ledger is None:
+        return None
+    from runner.llm.rate_ray import ray_spend
+
+    return ray_spend(str(ledger.parent))

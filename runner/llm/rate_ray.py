@@ -1,4 +1,4 @@
-"""An endpoint's rate-limit buckets in a Ray actor, for the jobs of a Ray sweep.
+"""An endpoint's rate-limit buckets, and a sweep's spending, in Ray actors, for a Ray sweep.
 
 Under ``hydra/launcher=ray`` a sweep's jobs may run on several machines, where a file lock
 shares nothing. Each job that runs on a Ray worker (Ray imported and initialized in its
@@ -6,6 +6,12 @@ process) finds the endpoint's actor by name, creating it if it is the first: one
 sweep (named from the sweep's folder) and endpoint, holding ``runner.llm.rate.Buckets`` with
 the actor's own clock, so the machines' clocks need not agree. The actor belongs to the job
 that created it; should that worker go, the next call creates it again (full buckets).
+
+The sweep's spending (``budget.sweep_usd``) is one more actor per sweep, ``SpendKeeper``:
+the total every job adds its calls' cost to, whatever machine it runs on (a file ledger on
+one machine's disk would let each machine spend the budget again). It is detached, so it
+outlives the job that created it: a lost worker loses no spending, and a resumed sweep finds
+its total as it finds its ``spend.json`` on one machine. It ends with the cluster.
 
 Ray is imported only here and only when the process already has it: a job that does not
 run on Ray never pays for it.
@@ -101,3 +107,51 @@ def ray_store(sweep: str, endpoint: tuple[str, str], allowance: Allowance) -> Ra
     if ray is None or not getattr(ray, "is_initialized", lambda: False)():
         return None
     return RayStore(ray, actor_name(sweep, endpoint), allowance)
+
+
+class SpendKeeper:
+    """The spending actor's body: one sweep's total in USD."""
+
+    def __init__(self) -> None:
+        """Nothing spent yet."""
+        self.usd = 0.0
+
+    def add(self, usd: float) -> float:
+        """The total after adding ``usd`` (0: just read it)."""
+        self.usd += usd
+        return self.usd
+
+
+class RaySpend:
+    """A sweep's spending total in a named, detached Ray actor (``runner.llm.budget``)."""
+
+    def __init__(self, ray: Any, name: str) -> None:
+        """The actor ``name``, found or created."""
+        self._ray = ray
+        self.name = name
+        remote = ray.remote(num_cpus=0)(SpendKeeper)
+        options = {
+            "name": name,
+            "namespace": NAMESPACE,
+            "get_if_exists": True,
+            "lifetime": "detached",
+        }
+        self._actor = remote.options(**options).remote()
+
+    def add(self, usd: float) -> float:
+        """The sweep's total after adding ``usd``."""
+        return float(self._ray.get(self._actor.add.remote(usd)))
+
+
+def spend_name(sweep: str) -> str:
+    """The spending actor of one sweep (named from its folder, as the rate actors are)."""
+    digest = hashlib.sha256(sweep.encode()).hexdigest()[:16]
+    return f"runner-spend-{digest}"
+
+
+def ray_spend(sweep: str) -> RaySpend | None:
+    """The sweep's spending actor when this job runs on Ray, else None."""
+    ray = sys.modules.get("ray")
+    if ray is None or not getattr(ray, "is_initialized", lambda: False)():
+        return None
+    return RaySpend(ray, spend_name(sweep))

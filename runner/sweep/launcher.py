@@ -40,11 +40,12 @@ def unshared_state(launcher: Any, config: Any, sweep_dir: str) -> str | None:
     """One line on what a sweep whose jobs may run on several machines keeps in folders.
 
     Jobs on a Ray cluster (``hydra.launcher.ray.init.address`` set) or Slurm may run on
-    several machines. The runs go to ``tracking.uri``, and on Ray rate limits to a Ray actor,
-    but the response cache and its batch ledgers (``cache.dir``), the sweep budget's ledger
-    (and on Slurm the rate limits: ``hydra.sweep.dir``) are files: each machine has its own
-    unless the folder is mounted at the same path on all of them, which the sweep cannot
-    see. A sqlite store is a file too. None on one machine.
+    several machines. The runs go to ``tracking.uri``, and on Ray the rate limits and the
+    sweep's spending (``budget.sweep_usd``) to Ray actors, but the response cache and its
+    batch ledgers (``cache.dir``) and on Slurm the rate limits and the sweep budget's ledger
+    (``hydra.sweep.dir``) are files: each machine has its own unless the folder is mounted
+    at the same path on all of them, which the sweep cannot see. A sqlite store is a file
+    too. None on one machine.
     """
     where = _machines(launcher)
     if where is None:
@@ -55,8 +56,8 @@ def unshared_state(launcher: Any, config: Any, sweep_dir: str) -> str | None:
     cache = (config.get("cache") or {}).get("dir") or default_cache_dir()
     folders = [f"cache.dir={Path(cache).resolve()} (response cache, batch ledgers)"]
     kept = ["rate limits"] if where == "Slurm" else []
-    if (config.get("budget") or {}).get("sweep_usd") is not None:
-        kept.append("budget.sweep_usd's ledger")
+    if where == "Slurm" and (config.get("budget") or {}).get("sweep_usd") is not None:
+        kept.append("budget.sweep_usd's ledger")  # on Ray: an actor (runner.llm.rate_ray)
     if kept:
         folders.append(f"hydra.sweep.dir={Path(sweep_dir).resolve()} ({', '.join(kept)})")
     uri = (config.get("tracking") or {}).get("uri") or default_tracking_uri()

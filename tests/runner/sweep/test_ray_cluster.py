@@ -25,6 +25,7 @@ from typing import Any
 
 import pytest
 
+from runner.api.text import count_tokens
 from runner.tracking.owners import HOST_TAG, RAY_NODE_TAG, owner_alive
 from tests.conftest import missing
 from tests.helpers.fake_server import FakeOpenAIServer
@@ -179,3 +180,57 @@ def test_a_lost_node_leaves_its_job_killed_and_the_sweep_completes_each_cell_onc
         assert owner_alive({**live.data.tags, HOST_TAG: "another-machine"})
     finally:
         ray.shutdown()
+
+
+def test_two_jobs_on_two_nodes_stop_together_at_the_sweep_budget(
+    cluster: tuple[str, Node, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``budget.sweep_usd`` holds across machines: both nodes' jobs add to one Ray actor."""
+    from mlflow.tracking import MlflowClient
+
+    from runner.llm.rate_ray import NAMESPACE, spend_name
+
+    address, _, env = cluster
+    project = tmp_path / "project"
+    project.mkdir()
+    uri = f"sqlite:///{project / 'mlflow.db'}"
+    sweep_dir = project / "sweep"
+    with FakeOpenAIServer(responder(), latency_s=0.3) as server:
+        sweep = subprocess.run(
+            [
+                sys.executable, "-m", "runner", "-m", "hydra/launcher=ray",
+                f"hydra.launcher.ray.init.address={address}",
+                "strategy=hier", "chunk=256,384", "data.limit=1", "progress=false",
+                "model.concurrency=1", "model.input_cost_per_token=0.0001",
+                "budget.sweep_usd=0.5", f"hydra.sweep.dir={sweep_dir}",
+                *overrides(server.url, {"tracking.uri": uri, "cache.dir": str(project / "cache")}),
+            ],
+            cwd=project, env=env, capture_output=True, text=True, timeout=900,
+        )  # fmt: skip
+        asked = list(server.requests)
+    assert sweep.returncode != 0 and "budget.sweep_usd=0.5 reached" in sweep.stderr
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("summarization")
+    runs = [
+        r
+        for r in client.search_runs([experiment.experiment_id])
+        if r.data.tags.get("runner.kind") != "sweep"
+    ]
+    assert len({r.data.tags[RAY_NODE_TAG] for r in runs}) == 2  # one job on each node
+    assert not (sweep_dir / "spend.json").exists()  # no file ledger: the actor holds it
+    monkeypatch.setenv("RAY_AUTH_MODE", env["RAY_AUTH_MODE"])
+    monkeypatch.setenv("RAY_AUTH_TOKEN", env["RAY_AUTH_TOKEN"])
+    import ray
+
+    ray.init(address=address, log_to_driver=False)
+    try:
+        actor = ray.get_actor(spend_name(str(sweep_dir.resolve())), namespace=NAMESPACE)
+        total = ray.get(actor.add.remote(0.0))
+    finally:
+        ray.shutdown()
+    per_call = [0.0001 * sum(count_tokens(m["content"]) for m in r["messages"]) for r in asked]
+    assert per_call and total >= 0.5
+    # each job stops before its next call once the total is reached: beyond it, at most the
+    # call each of the two jobs had in flight
+    assert total <= 0.5 + 2 * max(per_call)
+    assert len(asked) < 30  # far fewer than the two cells' full work
