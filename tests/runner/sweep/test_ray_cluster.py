@@ -12,6 +12,7 @@ to Ray.
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import secrets
 import shutil
@@ -63,6 +64,9 @@ def cluster(tmp_path: Path) -> Iterator[tuple[str, Node, dict[str, str]]]:
     _require_ray()
     env = {**os.environ, "RAY_AUTH_MODE": "token", "RAY_AUTH_TOKEN": secrets.token_hex(32)}
     env["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+    # A job's key is its machine's environment: the sweep passes none to Ray (docs: Across
+    # machines, security). The batch test's loopback Anthropic server takes this one.
+    env["ANTHROPIC_API_KEY"] = "test-anthropic-key"
     base = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # short: Ray's socket paths
     (base / "cwd").mkdir()
     port = free_port()
@@ -183,7 +187,7 @@ def test_a_lost_node_leaves_its_job_killed_and_the_sweep_completes_each_cell_onc
 
 
 def test_two_jobs_on_two_nodes_stop_together_at_the_sweep_budget(
-    cluster: tuple[str, Node, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cluster: tuple[str, Node, dict[str, str]], tmp_path: Path
 ) -> None:
     """``budget.sweep_usd`` holds across machines: both nodes' jobs add to one Ray actor."""
     from mlflow.tracking import MlflowClient
@@ -218,19 +222,112 @@ def test_two_jobs_on_two_nodes_stop_together_at_the_sweep_budget(
     ]
     assert len({r.data.tags[RAY_NODE_TAG] for r in runs}) == 2  # one job on each node
     assert not (sweep_dir / "spend.json").exists()  # no file ledger: the actor holds it
-    monkeypatch.setenv("RAY_AUTH_MODE", env["RAY_AUTH_MODE"])
-    monkeypatch.setenv("RAY_AUTH_TOKEN", env["RAY_AUTH_TOKEN"])
-    import ray
-
-    ray.init(address=address, log_to_driver=False)
-    try:
-        actor = ray.get_actor(spend_name(str(sweep_dir.resolve())), namespace=NAMESPACE)
-        total = ray.get(actor.add.remote(0.0))
-    finally:
-        ray.shutdown()
+    read = (  # in a process of its own: one Ray client per process (the other test has one)
+        "import ray, sys; ray.init(address=sys.argv[1], log_to_driver=False); "
+        "print(ray.get(ray.get_actor(sys.argv[2], namespace=sys.argv[3]).add.remote(0.0)))"
+    )
+    name = spend_name(str(sweep_dir.resolve()))
+    done = subprocess.run(
+        [sys.executable, "-c", read, address, name, NAMESPACE],
+        env=env, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-2000:]
+    total = float(done.stdout.strip().splitlines()[-1])
     per_call = [0.0001 * sum(count_tokens(m["content"]) for m in r["messages"]) for r in asked]
     assert per_call and total >= 0.5
     # each job stops before its next call once the total is reached: beyond it, at most the
     # call each of the two jobs had in flight
     assert total <= 0.5 + 2 * max(per_call)
     assert len(asked) < 30  # far fewer than the two cells' full work
+
+
+def test_a_batch_submitted_on_a_lost_node_is_collected_not_sent_again(
+    cluster: tuple[str, Node, dict[str, str]], tmp_path: Path
+) -> None:
+    """A job waiting for its batch on the worker node is lost; Ray runs its cell again on the
+    head, which finds the batch in the ledger beside the shared response cache (cache.dir, a
+    folder both nodes see) and collects it: no request travels twice, none online. (A sweep's
+    jobs pool their requests into one batch through the ledger's spool: both cells' are in it.)"""
+    from mlflow.tracking import MlflowClient
+
+    from tests.helpers.anthropic_server import FakeAnthropicServer
+    from tests.runner.llm.batch.test_batch_job import (
+        BATCH,
+        KEY,
+        SUMMARIES,
+        expected_booookscore,
+        items,
+        judge,
+        sentence_count,
+    )
+
+    address, worker, env = cluster
+    project = tmp_path / "project"
+    project.mkdir()
+    data = project / "summaries.json"
+    data.write_text(json.dumps(SUMMARIES), encoding="utf-8")
+    uri = f"sqlite:///{project / 'mlflow.db'}"
+    with FakeAnthropicServer(judge, api_key=KEY, never_end=True) as server:
+        sweep = subprocess.Popen(
+            [
+                sys.executable, "-m", "runner", "-m", "hydra/launcher=ray",
+                f"hydra.launcher.ray.init.address={address}", "judge.temperature=0.1,0.2",
+                f"hydra.sweep.dir={project / 'sweep'}",
+                *items(server, data, project, "cache", *BATCH),
+            ],
+            cwd=project, env=env, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        )  # fmt: skip
+        try:
+            deadline = time.monotonic() + 300
+            while not _both_waiting(project, uri, 2 * sentence_count()):
+                if sweep.poll() is not None:
+                    raise AssertionError(sweep.communicate()[1][-3000:])
+                assert time.monotonic() < deadline, f"{len(server.batches)} batches, not waiting"
+                time.sleep(0.2)
+            worker.kill()
+            server.never_end = False
+            _, stderr = sweep.communicate(timeout=600)
+        finally:
+            sweep.kill()
+        sent = [custom for batch in server.batches for custom in batch.custom_ids]
+        online = list(server.online_requests)
+    assert sweep.returncode == 0, stderr[-4000:]
+    assert len(server.batches) == 1 and len(sent) == len(set(sent))  # nothing sent twice
+    assert online == []
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("summarization")
+    runs = [
+        r
+        for r in client.search_runs([experiment.experiment_id])
+        if r.data.tags.get("runner.kind") != "sweep"
+    ]
+    finished = [r for r in runs if r.info.status == "FINISHED"]
+    assert sorted(r.data.params["judge.temperature"] for r in finished) == ["0.1", "0.2"]
+    lost = [r for r in runs if r.info.status != "FINISHED"]
+    assert lost and {r.info.status for r in lost} <= {"KILLED", "FAILED"}
+    again = next(
+        r for r in finished
+        if r.data.params["judge.temperature"] == lost[0].data.params["judge.temperature"]
+    )  # fmt: skip
+    # its answers came from the one batch (collected into the shared cache), never sent again
+    assert again.data.metrics["booookscore/score"] == pytest.approx(expected_booookscore())
+    assert again.data.tags[RAY_NODE_TAG] != lost[0].data.tags[RAY_NODE_TAG]  # on the other node
+
+
+def _both_waiting(project: Path, uri: str, requests: int) -> bool:
+    """Both cells' requests in a live batch, and a run of each open on its own node."""
+    from mlflow.tracking import MlflowClient
+
+    from runner.llm.batch.ledger import Ledger
+
+    held = sum(len(e.requests) for e in Ledger(project / "cache").live())
+    client = MlflowClient(uri)
+    experiment = client.get_experiment_by_name("summarization")
+    if held < requests or experiment is None:
+        return False
+    running = client.search_runs([experiment.experiment_id], "attributes.status = 'RUNNING'")
+    nodes = {
+        r.data.tags.get(RAY_NODE_TAG) for r in running if r.data.tags.get("runner.kind") != "sweep"
+    }
+    return len(nodes - {None}) == 2
