@@ -20,11 +20,11 @@ run on Ray never pays for it.
 from __future__ import annotations
 
 import hashlib
-import sys
 import time
 from typing import Any
 
 from runner.llm.buckets import Allowance, Buckets
+from runner.on_ray import running_ray
 
 NAMESPACE = "summarization-runner"
 """The Ray namespace of the rate-limit actors."""
@@ -103,10 +103,8 @@ def actor_name(sweep: str, endpoint: tuple[str, str]) -> str:
 
 def ray_store(sweep: str, endpoint: tuple[str, str], allowance: Allowance) -> RayStore | None:
     """The endpoint's actor when this job runs on Ray, else None."""
-    ray = sys.modules.get("ray")
-    if ray is None or not getattr(ray, "is_initialized", lambda: False)():
-        return None
-    return RayStore(ray, actor_name(sweep, endpoint), allowance)
+    ray = running_ray()
+    return None if ray is None else RayStore(ray, actor_name(sweep, endpoint), allowance)
 
 
 class SpendKeeper:
@@ -151,7 +149,5 @@ def spend_name(sweep: str) -> str:
 
 def ray_spend(sweep: str) -> RaySpend | None:
     """The sweep's spending actor when this job runs on Ray, else None."""
-    ray = sys.modules.get("ray")
-    if ray is None or not getattr(ray, "is_initialized", lambda: False)():
-        return None
-    return RaySpend(ray, spend_name(sweep))
+    ray = running_ray()
+    return None if ray is None else RaySpend(ray, spend_name(sweep))

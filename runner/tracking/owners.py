@@ -15,9 +15,9 @@ from __future__ import annotations
 import getpass
 import os
 import socket
-import sys
 from pathlib import Path
-from typing import Any
+
+from runner.on_ray import running_ray
 
 PID_TAG, HOST_TAG, PID_START_TAG = "runner.pid", "runner.host", "runner.pid_start"
 """Who owns a run: its process id, host name, and the process's start (to tell a reused pid)."""
@@ -38,7 +38,7 @@ def owner_tags() -> dict[str, str]:
         PID_START_TAG: _process_start(pid) or "",
         USER_TAG: user(),
     }
-    ray = _ray()
+    ray = running_ray()
     if ray is not None:
         tags[RAY_NODE_TAG] = str(ray.get_runtime_context().get_node_id())
     return tags
@@ -57,17 +57,9 @@ def user() -> str:
     return os.environ.get("MLFLOW_TRACKING_USERNAME") or login
 
 
-def _ray() -> Any:
-    """Ray, when this process already runs on it (never imported here: costly, optional)."""
-    ray = sys.modules.get("ray")
-    if ray is None or not getattr(ray, "is_initialized", lambda: False)():
-        return None
-    return ray
-
-
 def _ray_node_dead(node: str) -> bool:
     """Whether Ray knows node ``node`` of this process's cluster and says it is dead."""
-    ray = _ray()
+    ray = running_ray()
     if ray is None or not node:
         return False
     try:
