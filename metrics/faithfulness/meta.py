@@ -55,6 +55,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from metrics.faithfulness.ppi import RATER_COLUMNS, ppi_table
 from runner.api import CLAIM_LABELS, ClaimsJudgment
 from runner.api import meta as st
 from runner.api.meta import Boot, Cell, MetaInput, MetaTable, MetaTables, RunView
@@ -250,10 +251,6 @@ def _row(rater: bool, person: bool) -> list[float]:
 
 
 # --- the tables -------------------------------------------------------------------------
-
-
-RATER_COLUMNS = ("rater", "method", "judge")
-"""The columns naming a rater configuration (``Config``), first in every rater table."""
 
 
 def faithfulness_table(
@@ -505,9 +502,8 @@ def meta_tables(inputs: MetaInput) -> MetaTables:
     tables, notes = faithfulness_tables(inputs.judgments, raters, inputs.boot)
     if inputs.ppi:
         claims = [j for j in inputs.judgments if isinstance(j, ClaimsJudgment)]
-        from metrics.faithfulness.ppi import ppi_table
-
-        table, more = ppi_table(claims, raters, inputs.boot)
+        people, _ = people_labels(claims)
+        table, more = ppi_table(people, by_config(raters), inputs.boot)
         tables += [table] if table else []
         notes += more
     return MetaTables(tuple(tables), tuple(notes))

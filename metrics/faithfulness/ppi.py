@@ -8,27 +8,31 @@ summaries both decided, the rater's labels on the summaries people did not label
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping
+from typing import Any
 
-from metrics.faithfulness.meta import RATER_COLUMNS, RaterRun, by_config, people_labels
-from runner.api import ClaimsJudgment, DataError
+from runner.api import DataError
 from runner.api import meta as st
 from runner.api.meta import Boot, Cell, MetaTable
 
+RATER_COLUMNS = ("rater", "method", "judge")
+"""The columns naming a rater configuration, first in every rater table."""
+
 
 def ppi_table(
-    judgments: Sequence[ClaimsJudgment], raters: Sequence[RaterRun], boot: Boot
+    people: Mapping[Any, tuple[bool, str]],
+    configs: Mapping[tuple[str, str, str], Mapping[Any, tuple[float, Any]]],
+    boot: Boot,
 ) -> tuple[MetaTable | None, list[str]]:
     """The % of faithful summaries on people's scale, anchored on their labels (PPI++).
 
-    For each rater configuration: people's labels paired with the rater's on the summaries
-    both decided, the rater's labels on the summaries people did not label, and
-    ``runner.api.meta.anchored_mean`` over them.
+    ``people``: summary -> (people's faithful label, difficulty); ``configs``: each rater
+    configuration's summary -> (its faithful value, its run), as the metric's tables read
+    them (``metrics.faithfulness.meta``).
     """
-    people, _ = people_labels(judgments)
     rows: list[tuple[Cell, ...]] = []
     notes: list[str] = []
-    for config, values in sorted(by_config(raters).items()):
+    for config, values in sorted(configs.items()):
         decided = {k: v for k, (v, _) in values.items() if not math.isnan(v)}
         paired = [(1.0 if people[k][0] else 0.0, v) for k, v in decided.items() if k in people]
         elsewhere = [v for k, v in decided.items() if k not in people]

@@ -198,6 +198,7 @@ def test_two_jobs_on_two_nodes_stop_together_at_the_sweep_budget(
     project = tmp_path / "project"
     project.mkdir()
     uri = f"sqlite:///{project / 'mlflow.db'}"
+    MlflowClient(uri).search_experiments()  # made before two jobs open it at once (see below)
     sweep_dir = project / "sweep"
     with FakeOpenAIServer(responder(), latency_s=0.3) as server:
         sweep = subprocess.run(
@@ -267,6 +268,9 @@ def test_a_batch_submitted_on_a_lost_node_is_collected_not_sent_again(
     data = project / "summaries.json"
     data.write_text(json.dumps(SUMMARIES), encoding="utf-8")
     uri = f"sqlite:///{project / 'mlflow.db'}"
+    # The store made before two nodes' jobs open it at once: MLflow's sqlite schema set-up is
+    # not safe against a concurrent first open (a tracking server is what a cluster uses).
+    MlflowClient(uri).search_experiments()
     with FakeAnthropicServer(judge, api_key=KEY, never_end=True) as server:
         sweep = subprocess.Popen(
             [
