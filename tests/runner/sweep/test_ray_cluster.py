@@ -1,8 +1,10 @@
-"""A sweep on a Ray cluster of two nodes logging to ``mlflow server`` on PostgreSQL, all started
-here on loopback ports (docs/guides/across-machines.md): a worker node killed in the middle of
-the sweep leaves its job's run KILLED or FAILED, never RUNNING or FINISHED (Ray runs the lost
-task again on the other node, which marks the run KILLED); every cell ends with one FINISHED
-run; and the rerun skips every cell with no model call.
+"""A sweep on a Ray cluster of two nodes logging to ``mlflow server`` on PostgreSQL behind
+MLflow's basic-auth app, all started here on loopback ports, as docs/guides/across-machines.md
+walks through it: the admin gives alice EDIT on her experiment, and each node signs in as her
+from the environment of its ``ray start``. A worker node killed in the middle of the sweep
+leaves its job's run KILLED or FAILED, never RUNNING or FINISHED (Ray runs the lost task again
+on the other node, which marks the run KILLED); every cell ends with one FINISHED run, alice's;
+the rerun skips every cell with no model call; and no password reaches the server's database.
 
 The two nodes are two ``ray start`` on this machine, each one CPU, so the sweep's jobs spread
 over both; killing the worker node's session is what a machine lost to the cluster looks like
@@ -31,10 +33,14 @@ from runner.tracking.owners import HOST_TAG, RAY_NODE_TAG, owner_alive
 from tests.conftest import missing
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.ports import free_port
-from tests.helpers.tracking_server import MlflowServer, mlflow_server, postgres
+from tests.helpers.tracking_server import ADMIN, MlflowServer, dump, mlflow_server, postgres
 from tests.runner.sweep.test_ray_launcher import _ray_cli, _require_ray, _stop
 from tests.runner.test_app import overrides
 from tests.strategies.conftest import responder
+
+ALICE, ALICE_PASSWORD = "alice", f"alice-{secrets.token_hex(8)}"
+ADMIN_PASSWORD = f"admin-{secrets.token_hex(8)}"
+STUDY = "alice-study"
 
 
 class Node:
@@ -67,6 +73,9 @@ def cluster(tmp_path: Path) -> Iterator[tuple[str, Node, dict[str, str]]]:
     # A job's key is its machine's environment: the sweep passes none to Ray (docs: Across
     # machines, security). The batch test's loopback Anthropic server takes this one.
     env["ANTHROPIC_API_KEY"] = "test-anthropic-key"
+    # The tracking server's user, exported before ``ray start`` as the docs' walk-through does
+    # (a sqlite store ignores it).
+    env["MLFLOW_TRACKING_USERNAME"], env["MLFLOW_TRACKING_PASSWORD"] = ALICE, ALICE_PASSWORD
     base = Path(tempfile.mkdtemp(prefix="ray-", dir="/tmp"))  # short: Ray's socket paths
     (base / "cwd").mkdir()
     port = free_port()
@@ -86,10 +95,27 @@ def cluster(tmp_path: Path) -> Iterator[tuple[str, Node, dict[str, str]]]:
 
 
 @pytest.fixture
-def served(tmp_path: Path) -> Iterator[MlflowServer]:
-    if importlib.util.find_spec("psycopg") is None:
-        missing("psycopg is not installed: pip install -e .[server]", "the server extra")
-    with postgres() as backend, mlflow_server(backend, tmp_path / "served") as server:
+def served(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[MlflowServer]:
+    """The server behind basic auth, where the admin has made alice and her experiment (EDIT
+    on it, READ elsewhere); this process then reads the server as alice."""
+    from mlflow.server import get_app_client
+    from mlflow.tracking import MlflowClient
+
+    for module in ("psycopg", "flask_wtf"):
+        if importlib.util.find_spec(module) is None:
+            missing(f"{module} is not installed: pip install -e .[server]", "the server extra")
+    with (
+        postgres() as backend,
+        mlflow_server(backend, tmp_path / "served", ADMIN_PASSWORD) as server,
+    ):
+        monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", ADMIN)
+        monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", ADMIN_PASSWORD)
+        auth = get_app_client("basic-auth", tracking_uri=server.url)
+        auth.create_user(username=ALICE, password=ALICE_PASSWORD)
+        experiment = MlflowClient(server.url).create_experiment(STUDY)
+        auth.grant_user_permission(ALICE, "experiment", experiment, "EDIT")
+        monkeypatch.setenv("MLFLOW_TRACKING_USERNAME", ALICE)
+        monkeypatch.setenv("MLFLOW_TRACKING_PASSWORD", ALICE_PASSWORD)
         yield server
 
 
@@ -109,6 +135,7 @@ def _sweep(
             "data.limit=1",
             "progress=false",
             f"hydra.sweep.dir={project / 'sweep'}",
+            f"tracking.experiment={STUDY}",
             *overrides(url, {"tracking.uri": served.url, "cache.dir": str(project / "cache")}),
         ],
         cwd=project,
@@ -119,11 +146,12 @@ def _sweep(
     )
 
 
-def _children(url: str) -> list[Any]:
+def _children(url: str, name: str = STUDY) -> list[Any]:
+    """The jobs' runs in experiment ``name`` (none before the sweep has opened it)."""
     from mlflow.tracking import MlflowClient
 
     client = MlflowClient(url)
-    experiment = client.get_experiment_by_name("summarization")
+    experiment = client.get_experiment_by_name(name)
     if experiment is None:  # the sweep has not opened its parent yet
         return []
     runs = client.search_runs([experiment.experiment_id], max_results=1000)
@@ -165,6 +193,11 @@ def test_a_lost_node_leaves_its_job_killed_and_the_sweep_completes_each_cell_onc
     assert lost and {r.info.status for r in lost} <= {"KILLED", "FAILED"}, statuses
     assert rerun.returncode == 0, again_err[-4000:]
     assert again == 0 and len(_children(served.url)) == len(runs)
+    assert {r.info.user_id for r in runs} == {ALICE}  # each node signed in as her
+    rows = dump(served.backend_uri)
+    assert all(r.info.run_id in rows for r in runs)
+    for secret in (ALICE_PASSWORD, ADMIN_PASSWORD, env["RAY_AUTH_TOKEN"]):
+        assert secret not in rows
     # Here both nodes are one host, so the lost job's pid told it was gone. On two machines
     # Ray tells: the run names its node, which the cluster reports dead, and a process on the
     # cluster takes a run of another host on that node for gone.
@@ -197,8 +230,7 @@ def test_two_jobs_on_two_nodes_stop_together_at_the_sweep_budget(
     address, _, env = cluster
     project = tmp_path / "project"
     project.mkdir()
-    uri = f"sqlite:///{project / 'mlflow.db'}"
-    MlflowClient(uri).search_experiments()  # made before two jobs open it at once (see below)
+    uri = f"sqlite:///{project / 'mlflow.db'}"  # a new store: the sweep makes it (locked)
     sweep_dir = project / "sweep"
     with FakeOpenAIServer(responder(), latency_s=0.3) as server:
         sweep = subprocess.run(
@@ -267,10 +299,7 @@ def test_a_batch_submitted_on_a_lost_node_is_collected_not_sent_again(
     project.mkdir()
     data = project / "summaries.json"
     data.write_text(json.dumps(SUMMARIES), encoding="utf-8")
-    uri = f"sqlite:///{project / 'mlflow.db'}"
-    # The store made before two nodes' jobs open it at once: MLflow's sqlite schema set-up is
-    # not safe against a concurrent first open (a tracking server is what a cluster uses).
-    MlflowClient(uri).search_experiments()
+    uri = f"sqlite:///{project / 'mlflow.db'}"  # a new store: the sweep makes it (locked)
     with FakeAnthropicServer(judge, api_key=KEY, never_end=True) as server:
         sweep = subprocess.Popen(
             [
@@ -326,6 +355,10 @@ def _both_waiting(project: Path, uri: str, requests: int) -> bool:
     from runner.llm.batch.ledger import Ledger
 
     held = sum(len(e.requests) for e in Ledger(project / "cache").live())
+    if not (project / "mlflow.db").exists():
+        # Not opened before the sweep has made it: MLflow's client would make and migrate it
+        # itself, unlocked, while the sweep does (sqlite's "duplicate column name").
+        return False
     client = MlflowClient(uri)
     experiment = client.get_experiment_by_name("summarization")
     if held < requests or experiment is None:
