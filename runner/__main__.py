@@ -32,7 +32,7 @@ from runner.api.errors import RunnerError, Terminated
 from runner.config.folders import RUN_FOLDERS, refuse_unwritable, store_override
 from runner.config.hydra_errors import RETIRED_OPTIONS, one_line, reported
 from runner.streams import survive_closed_pipes
-from runner.sweep.launcher import launcher_key_hint
+from runner.sweep.launcher import launcher_key_hint, quiet_ray_schema_warning
 from runner.sweep.outcome import JobOutcome
 from runner.sweep.parent import current_sweep
 from runner.sweep.stop import in_sweeping_process, stop_sweep
@@ -250,6 +250,7 @@ def cli() -> None:
         _help_without_internal_groups(config_dir(sys.argv[1:]))
         return
     refuse_unwritable(sys.argv[1:], RUN_FOLDERS)  # before Hydra makes outputs/ here
+    quiet_ray_schema_warning()
     reported(main, _one_line)
 
 

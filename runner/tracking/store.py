@@ -23,6 +23,8 @@ from pathlib import Path
 from typing import TypeVar
 from urllib.parse import SplitResult, unquote, urlsplit, urlunsplit
 
+from runner.on_ray import running_ray
+
 T = TypeVar("T")
 _SQLITE = "sqlite:///"
 
@@ -205,7 +207,7 @@ def _refused(uri: str, key: str) -> str | None:
         return (
             f"{key}={shown(uri)}: the server asks for a user (401) and {sent}; set "
             "MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD (or MLFLOW_TRACKING_TOKEN) "
-            "to one of its users"
+            f"to one of its users{_on_ray_where()}"
         )
     if code == 403:
         user = os.environ.get("MLFLOW_TRACKING_USERNAME") or parts.username or "this user"
@@ -214,6 +216,16 @@ def _refused(uri: str, key: str) -> str | None:
             "ask its admin for READ permission (EDIT to run jobs)"
         )
     return None
+
+
+def _on_ray_where() -> str:
+    """Where a Ray job's credentials come from, when this is one: not the sweep's shell."""
+    if running_ray() is None:
+        return ""
+    return (
+        " (on a Ray cluster, exported before each machine's `ray start`: its jobs have that "
+        "environment, not the sweep's)"
+    )
 
 
 def _authorization(parts: SplitResult) -> dict[str, str]:

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import threading
+import types
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -77,6 +78,13 @@ def test_a_server_refusing_every_request_and_silence_are_one_line_each() -> None
             urllib.request.urlopen(base + "/health", timeout=5)
         line = unusable_server(base)  # there, but asking for a user: that is the line
         assert line is not None and "asks for a user (401) and none was given" in line
+        assert "ray start" not in line
+        with pytest.MonkeyPatch.context() as patch:  # a job on Ray: ray.init done, by the launcher
+            patch.setitem(sys.modules, "ray", types.SimpleNamespace(is_initialized=lambda: True))
+            on_ray = unusable_server(base)
+        # the user exported in the sweep's shell is not what its jobs on Ray have
+        assert on_ray is not None and on_ray.startswith(line)
+        assert "exported before each machine's `ray start`" in on_ray
         server.shutdown()
     port = closed_port()
     line = unusable_server(f"http://127.0.0.1:{port}", "tracking.uri")
