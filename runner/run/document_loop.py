@@ -13,16 +13,25 @@ report). A document whose summary came with the data skips the strategy.
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
+from types import ModuleType
 from typing import Any
 
 from runner.api.chunking import split_into_chunks
 from runner.api.errors import AuthError, BatchError, BudgetExceeded, Cancelled, PluginContractBreach
 from runner.api.metric import ScoreInput
-from runner.api.types import DocumentOutcome, JudgedSample, StrategyResult, TraceStep, WorkItem
+from runner.api.types import (
+    DocumentOutcome,
+    JudgedSample,
+    MetricResult,
+    StrategyResult,
+    TraceStep,
+    WorkItem,
+)
 from runner.llm.call_log import for_document
 from runner.plugins.values import declared
 from runner.reliability.samples import pool
@@ -105,7 +114,7 @@ def process(
             first = job.config.panel[0] if job.config.panel else ""
             replicas = (Replica(first, 0, metric), *job.replicas.get(name, ()))
             with locks[name]:
-                results = [plugin_calls.score(name, r.metric, module, scored) for r in replicas]
+                results = _score_replicas(name, replicas, module, scored, metric.thread_safe)
             scores[name] = results[0]
             if len(results) == 1:
                 continue
@@ -123,6 +132,28 @@ def process(
             if job.config.panel:
                 judges[name] = per_judge
     return DocumentOutcome(item.doc_id, result, scores, samples, judges)
+
+
+def _score_replicas(
+    name: str, replicas: Sequence[Replica], module: ModuleType, item: ScoreInput, at_once: bool
+) -> list[MetricResult]:
+    """Each replica's result (one judge's samples, a panel's members), in their order.
+
+    A thread-safe metric's replicas are asked at once: in batch mode each waits for its
+    provider batch, and one after another a judge's K samples would wait for K batches in
+    turn (each up to the provider's 24 hours) instead of sharing one. Each thread runs in a
+    copy of this one's context, so its calls are logged as this document's.
+    """
+    if len(replicas) == 1 or not at_once:
+        return [plugin_calls.score(name, r.metric, module, item) for r in replicas]
+    with ThreadPoolExecutor(len(replicas), thread_name_prefix="replica") as pool:
+        futures = [
+            pool.submit(
+                contextvars.copy_context().run, plugin_calls.score, name, r.metric, module, item
+            )
+            for r in replicas
+        ]
+        return [f.result() for f in futures]
 
 
 def summarize(item: WorkItem, job: Job) -> StrategyResult:

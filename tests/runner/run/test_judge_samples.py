@@ -24,6 +24,7 @@ from runner.api.metric import Metric
 from runner.api.types import LLM, Document, MetricResult
 from runner.api.value import Value
 from runner.config.run_config import build_run_config
+from runner.llm.request import slot_seed
 from runner.run.lifecycle import RunResult, run_experiment
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.plugins import register
@@ -106,11 +107,14 @@ def test_each_item_is_asked_k_times_pooled_by_kind_kept_and_agreed_on(
     assert asked_first == 3 * len(SUMMARIES) and len(judge.asked) == asked_first  # rerun: cached
     assert again.totals.cache_hits == asked_first
     assert {r["temperature"] for r in server.requests} == {0.7}
-    answers: dict[str, list[int]] = {}
-    for summary, _, given in judge.asked:
-        answers.setdefault(summary, []).append(given)
     seeds = {s: {seed for text, seed, _ in judge.asked if text == s} for s in SUMMARIES.values()}
     assert all(len(found) == 3 for found in seeds.values())  # three distinct requests each
+    # The samples are asked at once, so they arrive in any order: sample k is the one asked
+    # with slot k's seed (the run's seed, 0, for the first).
+    slot_of = {slot_seed(0, k): k for k in range(3)}
+    answers: dict[str, list[int]] = {s: [0, 0, 0] for s in SUMMARIES.values()}
+    for summary, seed, given in judge.asked:
+        answers[summary][slot_of[seed]] = given
 
     client = MlflowClient(stores["tracking.uri"])
     folder = Path(client.download_artifacts(result.run_id, "", str(tmp_path / "got")))

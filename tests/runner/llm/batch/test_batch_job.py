@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -356,3 +357,40 @@ def test_a_ledger_folder_it_cannot_make_is_one_line_before_any_run(
     assert [
         r for e in client.search_experiments() for r in client.search_runs([e.experiment_id])
     ] == []
+
+
+def test_a_judges_samples_travel_as_distinct_requests_of_one_batch(
+    summaries: Path, tmp_path: Path
+) -> None:
+    """``judge.samples=2`` in batch mode: each sentence is asked twice in the one batch, under
+    two custom_ids (Anthropic takes no seed, so the two bodies are alike), and the answers are
+    kept apart. The judge confuses on a sentence's first asking only, so one sample of each
+    summary is the flagged score and the other 100: pooled, their mean (counted here)."""
+    seen: dict[str, int] = {}
+    lock = threading.Lock()
+
+    def once(params: dict[str, Any]) -> str:
+        last = " ".join(text_of(params["messages"][-1].get("content")))
+        sentence = last.rsplit("[Your sentence]", 1)[-1]
+        with lock:
+            seen[sentence] = seen.get(sentence, 0) + 1
+            first = seen[sentence] == 1
+        return judge(params) if first else "Questions: no confusion\nTypes: no confusion"
+
+    with FakeAnthropicServer(once, api_key=KEY) as server:
+        result = run(items(server, summaries, tmp_path, "cache", *BATCH, "judge.samples=2"))
+        again = run(items(server, summaries, tmp_path, "cache", *BATCH, "judge.samples=2"))
+    assert len(server.batches) == 1 and server.online_requests == []
+    sent = server.batches[0].custom_ids
+    assert len(sent) == len(set(sent)) == 2 * sentence_count()
+    assert set(seen.values()) == {2}  # every sentence asked twice, in the one batch
+    assert score(result) == pytest.approx((expected_booookscore() + 100) / 2)
+    assert score(again) == score(result) and again.totals.cache_hits == 2 * sentence_count()
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    folder = Path(client.download_artifacts(result.run_id, "samples.json", str(tmp_path)))
+    samples = json.loads(folder.read_text(encoding="utf-8"))
+    for doc, summary in SUMMARIES.items():
+        sentences = re.split(r"(?<=[.!?])\s+", summary.strip())
+        flagged = 100 * sum(not any(w in s for w in FLAGGED) for s in sentences) / len(sentences)
+        drawn = samples[doc]["booookscore"]
+        assert sorted(s["values"]["score"] for s in drawn) == pytest.approx(sorted([flagged, 100]))
