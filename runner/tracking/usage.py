@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,11 @@ def read_usage(client: Any, run_id: str) -> dict[str, float]:
     """
     if not any(a.path == USAGE_FILE for a in client.list_artifacts(run_id)):
         return {}
-    local = Path(client.download_artifacts(run_id, USAGE_FILE))
-    table = json.loads(local.read_text(encoding="utf-8"))
+    # Into a folder of our own: without one, MLflow downloads into a new temporary folder that
+    # nobody removes (one left in /tmp per run read).
+    with tempfile.TemporaryDirectory(prefix="usage-") as tmp:
+        local = Path(client.download_artifacts(run_id, USAGE_FILE, tmp))
+        table = json.loads(local.read_text(encoding="utf-8"))
     name, value = table["columns"].index("name"), table["columns"].index("value")
     return {
         row[name]: math.nan if row[value] is None else float(row[value]) for row in table["data"]

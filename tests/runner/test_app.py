@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -41,8 +42,9 @@ def run(items: list[str]) -> RunResult:
 
 
 def artifact(client: MlflowClient, run_id: str, path: str) -> str:
-    local = client.download_artifacts(run_id, path)
-    return Path(local).read_text(encoding="utf-8")
+    """A run's artifact's text (downloaded into a folder removed after: MLflow's own stays)."""
+    with tempfile.TemporaryDirectory(prefix="artifact-") as tmp:
+        return Path(client.download_artifacts(run_id, path, tmp)).read_text(encoding="utf-8")
 
 
 def all_runs(uri: str, parents: bool = False) -> list[Any]:
@@ -54,10 +56,19 @@ def all_runs(uri: str, parents: bool = False) -> list[Any]:
 
 
 def test_run_logs_params_metrics_and_artifacts(
-    server: FakeOpenAIServer, stores: dict[str, str]
+    server: FakeOpenAIServer,
+    stores: dict[str, str],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     result = run(overrides(server.url, stores, "chunk=1024"))
     client = MlflowClient(stores["tracking.uri"])
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    with monkeypatch.context() as patch:  # reading the usage back leaves no folder in /tmp
+        patch.setattr(tempfile, "tempdir", str(temp))
+        read_usage(client, result.run_id)
+    assert list(temp.iterdir()) == []
     logged = client.get_run(result.run_id)
     assert logged.info.status == "FINISHED"
     assert logged.info.run_name.startswith("model=openai_compatible")
