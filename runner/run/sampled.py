@@ -25,6 +25,7 @@ from runner.api.value import Value
 from runner.config.panel import member_role
 from runner.config.run_config import SAMPLED_ROLE
 from runner.reliability.agreement import alpha
+from runner.reliability.panel import member_label
 from runner.run.prepare import Job, judge_gateways
 from runner.tracking.assessments import LLM_JUDGE, Feedback
 
@@ -58,7 +59,7 @@ def member_values(outcomes: Sequence[DocumentOutcome]) -> dict[str, dict[str, fl
     """doc_id -> ``<metric>:<judge>/<value>``: each panel member's values per document."""
     return {
         o.doc_id: {
-            f"{label}:{judge}/{k}": float(v)
+            f"{member_label(label, judge)}/{k}": float(v)
             for label, members in o.judges.items()
             for judge, result in members.items()
             for k, v in result.values.items()
@@ -109,7 +110,7 @@ def agreement(
             for judge in judges:
                 rows = _sample_rows(sampled, label, judge, name)
                 if len(rows) > 1:
-                    who = f"{label}:{judge}" if judge else label
+                    who = member_label(label, judge) if judge else label
                     what = (
                         f"the judge's {len(rows)} samples"
                         if not judge

@@ -20,6 +20,7 @@ from runner.api.errors import DataError, RunnerError
 from runner.api.meta import Boot, MetaInput, MetaTable, MetaTables, RunView
 from runner.plugins.errors import PluginError
 from runner.plugins.registry import available, load
+from runner.reliability.panel import panel_member
 from runner.report.meta.read import MetaInputs, artifact_text
 from runner.report.read import read_scores
 from runner.tracking.reader import RunRecord
@@ -104,7 +105,7 @@ def panel_views(view: RunView) -> list[RunView]:
     shared = partial(_shared_only, view.read_text)
     models = [view.params.get(f"judge:{m}.model", m) for m in members]
     panel = {
-        doc: {k: v for k, v in values.items() if ":" not in k.split("/", 1)[0]}
+        doc: {k: v for k, v in values.items() if panel_member(k) is None}
         for doc, values in view.values.items()
     }
     named = f"panel({','.join(members)})"
@@ -133,9 +134,9 @@ def _members_values(values: Mapping[str, float], member: str) -> dict[str, float
     """``<metric>:<member>/<value>`` of one document as ``<metric>/<value>``."""
     out = {}
     for key, value in values.items():
-        label, _, rest = key.partition("/")
-        if label.endswith(f":{member}"):
-            out[f"{label.removesuffix(f':{member}')}/{rest}"] = value
+        found = panel_member(key)
+        if found is not None and found[1] == member:
+            out[found[0]] = value
     return out
 
 

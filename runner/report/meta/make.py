@@ -80,6 +80,7 @@ def build_tables(
     needs none of them).
     """
     notes: list[str] = []
+    metrics = inputs.with_members(metrics)  # a panel's members each a row after the panel
     made = {
         "meta_summaries": summary_table(inputs, metrics, boot),
         "meta_preferences": preference_table(inputs, boot),

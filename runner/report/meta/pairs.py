@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from runner.api import meta as st
 from runner.api.meta import Boot, Cell, MetaTable, run_label
 from runner.human.judgments import CRITERIA, DRAW, VERDICTS, Preference
+from runner.reliability.panel import panel_member
 from runner.report.meta.read import MetaInputs
 from runner.tracking.reader import RunRecord
 
@@ -94,7 +95,8 @@ def directions(inputs: MetaInputs, metrics: Sequence[str]) -> dict[str, str | No
     facts = inputs.values
     out: dict[str, str | None] = {}
     for metric in metrics:
-        found = facts.get(metric)
+        member = panel_member(metric)  # a panel member's value: as the metric declares it
+        found = facts.get(member[0] if member else metric)
         out[metric] = "higher (undeclared)" if found is None else found.better
     return out
 

@@ -30,6 +30,7 @@ from runner.human.judgments import (
     from_record,
 )
 from runner.plugins import values as value_facts
+from runner.reliability.panel import panel_member
 from runner.report.read import read_scores
 from runner.report.table import Scores
 from runner.tracking.reader import RunRecord, client
@@ -57,6 +58,22 @@ class MetaInputs:
         Merged once for every table and figure that reads a direction or a range.
         """
         return value_facts.merged((r.tags, r.params, r.metrics) for r in self.judged.values())
+
+    def with_members(self, metrics: Sequence[str]) -> list[str]:
+        """``metrics``, each followed by its panel members' values the judged runs hold.
+
+        A panel run (``judges=``) keeps each member's ``<metric>:<judge>/<value>`` per
+        document beside the pooled ``<metric>/<value>``: a table that compares a metric with
+        people gives each member a row after the panel's, to show whether the panel beats its
+        best member.
+        """
+        held = {k for docs in self.scores.values() for values in docs.values() for k in values}
+        members: dict[str, list[str]] = {}
+        for key in sorted(held):
+            found = panel_member(key)
+            if found is not None:
+                members.setdefault(found[0], []).append(key)
+        return [key for metric in metrics for key in (metric, *members.get(metric, ()))]
 
 
 def human_runs(records: Iterable[RunRecord]) -> list[RunRecord]:

@@ -527,3 +527,46 @@ def test_a_metric_orders_pairs_the_way_its_plugin_declares_better() -> None:
         "not compared on pairs: m/len has no better direction (its plugin declares "
         "Value(better=None)): which summary it prefers cannot be told"
     ) in notes
+
+
+def test_a_panels_members_each_get_a_row_after_the_panel() -> None:
+    """A panel run (judges=[x,y]) keeps each member's ``m:x/err`` beside the pooled ``m/err``:
+    the summary table and the pairs table give each member a row after the panel's, each
+    member's direction the metric's, its tau the member's own values against people's."""
+    from runner.human.judgments import Preference, Rating
+    from runner.plugins.values import tag
+    from runner.tracking.reader import RunRecord
+
+    declared = json.dumps({"err": {"better": "lower"}})
+    a, b = (
+        RunRecord(c * 32, c, "1", "FINISHED", 0, 1, {"judges": "x,y"}, {}, {tag("m"): declared})
+        for c in "ab"
+    )
+    x = {(a, "d1"): 1.0, (a, "d2"): 4.0, (a, "d3"): 2.0, (b, "d1"): 3.0, (b, "d2"): 2.0}
+    y = {(a, "d1"): 3.0, (a, "d2"): 1.0, (a, "d3"): 5.0, (b, "d1"): 1.0, (b, "d2"): 4.0}
+    scores: dict[str, dict[str, dict[str, float]]] = {}
+    for (run, doc), value in x.items():
+        pooled = (value + y[(run, doc)]) / 2
+        values = {"m/err": pooled, "m:x/err": value, "m:y/err": y[(run, doc)]}
+        scores.setdefault(run.run_id, {})[doc] = values
+    likert = {"d1": 4, "d2": 1, "d3": 3}  # people's rating of a's summaries
+    people: list[Any] = [Rating(d, a.run_id, "likert", v, "ann") for d, v in likert.items()]
+    people += [  # people prefer a's summary of d1 and b's of d2
+        Preference(doc, (a.run_id, b.run_id), "ann", {"preference": winner})
+        for doc, winner in (("d1", a.run_id), ("d2", b.run_id))
+    ]
+    inputs = MetaInputs((), tuple(people), {a.run_id: a, b.run_id: b}, scores, ())
+    tables, _ = build_tables(inputs, ("m/err",), Boot(resamples=100))
+    made = {t.name: t.rows for t in tables}
+    summary = made["meta_summaries"]
+    assert [r[1] for r in summary] == ["m/err", "m:x/err", "m:y/err"]
+    for row, values in zip(summary[1:], (x, y), strict=True):
+        mine = [values[(a, d)] for d in likert]
+        expected = scipy_stats.kendalltau(list(likert.values()), mine).statistic
+        assert isinstance(row[3], st.Stat) and row[3].value == pytest.approx(expected)
+    orderings = {row[0]: row[1:6] for row in made["meta_orderings"]}
+    assert orderings == {  # lower is better for each: x orders both as people, y neither
+        "m/err": ("lower", "preference", 2, 0, 1),  # the panel: d1 a tie, d2 the wrong way
+        "m:x/err": ("lower", "preference", 2, 2, 0),
+        "m:y/err": ("lower", "preference", 2, 0, 2),
+    }
