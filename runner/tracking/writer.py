@@ -60,6 +60,11 @@ from runner.tracking.tags import PARENT_TAG, SUPERSEDED_TAG
 
 _MAX_PARAM = 500  # MLflow's limit is 6000 chars; short values keep the UI readable
 
+# Against a tracking server MLflow's client prints "View run ... at" and "View experiment at"
+# on stdout when a run ends: two lines per job between the runner's own, which already
+# give the runs-table link (the jobs side by side). A user who sets it keeps MLflow's choice.
+os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
+
 
 def _create_store(uri: str, artifact_root: Path | None) -> None:
     """Create a missing sqlite store atomically; call under ``store_lock``.

@@ -251,6 +251,8 @@ def test_a_user_the_admin_adds_runs_jobs_in_the_experiment_it_may_edit(
     assert done.returncode == 0, done.stderr[-3000:]
     (run,) = MlflowClient(served.url).search_runs([experiment])
     assert run.info.status == "FINISHED" and run.info.user_id == "alice"  # the UI's User
+    # the job's own link to the runs table, not MLflow's two "View run/experiment" lines too
+    assert "MLflow UI: open" in done.stdout and "View run" not in done.stdout
     assert "alice-pw-0123" not in dump(served.backend_uri)
     # where she may only read (the server's default), her job is one line, no run, no call
     done, calls = _job(served, tmp_path / "ro", "strategy=baseline", "tracking.experiment=Default")
