@@ -16,7 +16,7 @@ import contextlib
 import contextvars
 import threading
 from collections.abc import Mapping, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, as_completed
+from concurrent.futures import FIRST_EXCEPTION, Future, ThreadPoolExecutor, as_completed, wait
 from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
@@ -142,18 +142,26 @@ def _score_replicas(
     A thread-safe metric's replicas are asked at once: in batch mode each waits for its
     provider batch, and one after another a judge's K samples would wait for K batches in
     turn (each up to the provider's 24 hours) instead of sharing one. Each thread runs in a
-    copy of this one's context, so its calls are logged as this document's.
+    copy of this one's context, so its calls are logged as this document's. The first failure
+    is raised at once, not after the others' waits: the job's stop then ends those.
     """
     if len(replicas) == 1 or not at_once:
         return [plugin_calls.score(name, r.metric, module, item) for r in replicas]
-    with ThreadPoolExecutor(len(replicas), thread_name_prefix="replica") as pool:
+    pool = ThreadPoolExecutor(len(replicas), thread_name_prefix="replica")
+    try:
         futures = [
             pool.submit(
                 contextvars.copy_context().run, plugin_calls.score, name, r.metric, module, item
             )
             for r in replicas
         ]
+        done, _ = wait(futures, return_when=FIRST_EXCEPTION)
+        failed = [f.exception() for f in futures if f in done and f.exception() is not None]
+        if failed:
+            raise failed[0]
         return [f.result() for f in futures]
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
 
 
 def summarize(item: WorkItem, job: Job) -> StrategyResult:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import json
 import statistics
+import threading
+import time
 import types
 from pathlib import Path
 from typing import Any
@@ -285,6 +287,30 @@ def test_a_panel_asks_every_member_records_each_and_pools_them(
         statistics.variance([given[("a", s)], given[("b", s)]]) for s in SUMMARIES.values()
     )
     assert cell.members == pytest.approx(split) and cell.within != cell.within  # one sample each
+
+
+def test_a_member_that_fails_ends_the_job_without_waiting_for_the_other(
+    rating: None, stores: dict[str, str], tmp_path: Path
+) -> None:
+    """Member b answers no rating (the metric fails on it) while member a's answer is still
+    awaited, as a batch would be: the job fails with b's error at once, not after a's wait."""
+    release = threading.Event()
+
+    def answer(request: dict[str, Any]) -> str:
+        if request["model"] == "a":
+            release.wait(60)
+            return "3"
+        return "no idea"
+
+    with FakeOpenAIServer(answer) as server:
+        start = time.monotonic()
+        try:
+            with pytest.raises(Exception, match="no idea") as caught:
+                _panel(server.url, stores, tmp_path)
+            elapsed = time.monotonic() - start
+        finally:
+            release.set()
+    assert elapsed < 30, f"{elapsed:.0f} s: the job waited for member a ({caught.value})"
 
 
 @pytest.mark.parametrize(
