@@ -24,6 +24,7 @@ from mlflow.tracking import MlflowClient
 
 from runner.config.fingerprint import fingerprint, prompt_files
 from runner.config.run_config import build_run_config
+from tests.helpers.artifacts import artifact_bytes
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.config.test_config import composed
 
@@ -246,13 +247,8 @@ def test_installed_job_logs_into_the_current_folder(
     # The wheel's prompts hash as the clone's do: the same config, the same fingerprint.
     config = build_run_config(composed(*items))
     assert tags["fingerprint"] == fingerprint(config, prompt_files(config))
-    prompt = client.download_artifacts(
-        logged.info.run_id, "strategies/prompts/baseline/summarize.txt"
-    )
-    assert (
-        Path(prompt).read_bytes()
-        == (REPO / "strategies/prompts/baseline/summarize.txt").read_bytes()
-    )
+    prompt = artifact_bytes(client, logged.info.run_id, "strategies/prompts/baseline/summarize.txt")
+    assert prompt == (REPO / "strategies/prompts/baseline/summarize.txt").read_bytes()
 
 
 USER_MODEL = """\

@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 from mlflow.tracking import MlflowClient
 
+from tests.helpers.artifacts import artifact
+
 HEADER = """\
 from runner.api import Metric, MetricResult, StrategyResult
 
@@ -145,8 +147,7 @@ class Study:
         return [r for r in found if r.data.tags.get("runner.kind") != "sweep"]
 
     def error_txt(self, run: Any) -> str:
-        local = MlflowClient(self.uri).download_artifacts(run.info.run_id, "error.txt")
-        return Path(local).read_text(encoding="utf-8")
+        return artifact(MlflowClient(self.uri), run.info.run_id, "error.txt")
 
 
 @pytest.fixture

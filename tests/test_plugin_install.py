@@ -34,6 +34,7 @@ from mlflow.tracking import MlflowClient
 
 from runner.api.text import count_tokens
 from tests import test_packaging as packaging
+from tests.helpers.artifacts import artifact
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.test_faults import responder
 
@@ -157,8 +158,8 @@ def test_a_sweep_runs_the_installed_plugin_beside_the_built_ins(study: Study) ->
     client = MlflowClient(uri)
     samples = study.site_packages / "runner" / "sample_data"
     for (strategy, metrics), child in cells.items():
-        logged = Path(client.download_artifacts(child.info.run_id, "summaries.json"))
-        ((doc_id, summary),) = json.loads(logged.read_text(encoding="utf-8")).items()
+        logged = artifact(client, child.info.run_id, "summaries.json")
+        ((doc_id, summary),) = json.loads(logged).items()
         document = (samples / f"{doc_id}.txt").read_text(encoding="utf-8")
         values = child.data.metrics
         plugins = {k: v for k, v in child.data.tags.items() if k.startswith("plugin.")}

@@ -156,9 +156,10 @@ def _score_replicas(
             for r in replicas
         ]
         done, _ = wait(futures, return_when=FIRST_EXCEPTION)
-        failed = [f.exception() for f in futures if f in done and f.exception() is not None]
-        if failed:
-            raise failed[0]
+        for future in futures:
+            error = future.exception() if future in done else None
+            if error is not None:
+                raise error
         return [f.result() for f in futures]
     finally:
         pool.shutdown(wait=False, cancel_futures=True)

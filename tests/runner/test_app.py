@@ -19,6 +19,7 @@ from runner.config.run_config import build_run_config
 from runner.data.loaders import load_documents
 from runner.run.lifecycle import RunResult, run_experiment
 from runner.tracking.usage import read_usage
+from tests.helpers.artifacts import artifact as artifact  # re-exported
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.config.test_config import composed
 
@@ -39,12 +40,6 @@ def overrides(server_url: str, stores: dict[str, str], *extra: str) -> list[str]
 
 def run(items: list[str]) -> RunResult:
     return run_experiment(build_run_config(composed(*items), tuple(items)))
-
-
-def artifact(client: MlflowClient, run_id: str, path: str) -> str:
-    """A run's artifact's text (downloaded into a folder removed after: MLflow's own stays)."""
-    with tempfile.TemporaryDirectory(prefix="artifact-") as tmp:
-        return Path(client.download_artifacts(run_id, path, tmp)).read_text(encoding="utf-8")
 
 
 def all_runs(uri: str, parents: bool = False) -> list[Any]:

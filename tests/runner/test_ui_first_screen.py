@@ -30,6 +30,7 @@ from runner.tracking.tags import PARENT_TAG, RUN_KIND_TAG, SWEEP_KIND
 from runner.tracking.usage import USAGE_FILE, read_usage
 from runner.tracking.writer import Tracker
 from runner.ui import experiment_url, run_page_url, run_url, sweep_url
+from tests.helpers.artifacts import artifact
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.test_app import overrides, run
 from tests.runner.tracking.test_mlflow_traces import _mlflow_server
@@ -128,9 +129,7 @@ def test_usage_json_holds_every_moved_counter_with_its_value(paper: Paper) -> No
     assert judge and usage["booookscore/judge_calls"] * documents == pytest.approx(len(judge))
     assert usage["strategy/calls"] * documents == pytest.approx(len(paper.requests) - len(judge))
     assert usage["cache_hits"] == 0
-    table = json.loads(
-        Path(paper.client.download_artifacts(paper.result.run_id, USAGE_FILE)).read_text()
-    )
+    table = json.loads(artifact(paper.client, paper.result.run_id, USAGE_FILE))
     assert table["columns"] == ["name", "value"]  # MLflow's table format: the UI shows a table
 
 

@@ -20,6 +20,7 @@ from runner.run.lifecycle import run_experiment
 from runner.tracking.usage import read_usage
 from strategies import summit
 from strategies.summit.feedback import Operation, parse_feedback
+from tests.helpers.artifacts import artifact
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.scripted_llm import calls_of, scripted_llm
 from tests.runner.config.test_config import composed
@@ -515,7 +516,7 @@ def test_a_researchers_loose_strategy_is_summits_draft(
     tags = MlflowClient(stores["tracking.uri"]).get_run(result.run_id).data.tags
     assert tags["plugin.strategy.draft"].startswith(f"lead (module file {tmp_path / 'lead.py'})")
     client = MlflowClient(stores["tracking.uri"])
-    views = json.loads(Path(client.download_artifacts(result.run_id, VIEWS_FILE)).read_text())
+    views = json.loads(artifact(client, result.run_id, VIEWS_FILE))
     sections = views[doc]["sections"]
     assert [(x["name"], x["title"]) for x in sections][:2] == [
         ("lead", "The first 6 words"),

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import types
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,6 +22,7 @@ from runner.api.types import WorkItem
 from runner.config.run_config import build_run_config
 from runner.data.sources import for_strategy
 from runner.run.lifecycle import run_experiment
+from tests.helpers.artifacts import artifact
 from tests.helpers.plugins import register
 from tests.runner.config.test_config import composed
 
@@ -90,7 +90,7 @@ def _job(
     raw["metrics"] = {"counting": {}, "plain": {}, "older": {}}
     result = run_experiment(build_run_config(raw, tuple(items)))
     client = MlflowClient(stores["tracking.uri"])
-    scores = json.loads(Path(client.download_artifacts(result.run_id, "scores.json")).read_text())
+    scores = json.loads(artifact(client, result.run_id, "scores.json"))
     digest = client.get_run(result.run_id).inputs.dataset_inputs[0].dataset.digest
     return scores, digest
 

@@ -14,7 +14,6 @@ import types
 from collections import Counter
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
@@ -24,6 +23,7 @@ from runner.api import LLM, Chunk, StrategyResult, ThreadPool, TraceStep, thread
 from runner.config.run_config import build_run_config
 from runner.llm.call_log import DOCUMENT, for_document
 from runner.run.lifecycle import run_experiment
+from tests.helpers.artifacts import artifact
 from tests.helpers.fake_server import FakeOpenAIServer, echo_responder
 from tests.helpers.plugins import register
 from tests.runner.config.test_config import composed
@@ -68,10 +68,9 @@ def _calls_of_a_job(
         raw["strategy"] = {"name": "threaded_parts"}
         result = run_experiment(build_run_config(raw, tuple(items)))
     client = MlflowClient(stores["tracking.uri"])
-    calls_file = Path(client.download_artifacts(result.run_id, "calls.jsonl"))
-    summaries_file = Path(client.download_artifacts(result.run_id, "summaries.json"))
-    calls = [json.loads(line) for line in calls_file.read_text(encoding="utf-8").splitlines()]
-    return calls, set(json.loads(summaries_file.read_text(encoding="utf-8")))
+    calls_file = artifact(client, result.run_id, "calls.jsonl")
+    calls = [json.loads(line) for line in calls_file.splitlines()]
+    return calls, set(json.loads(artifact(client, result.run_id, "summaries.json")))
 
 
 def test_calls_from_thread_map_are_their_documents(

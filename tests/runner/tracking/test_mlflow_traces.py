@@ -33,6 +33,7 @@ from runner.api.types import Document, DocumentOutcome, StrategyResult, TraceSte
 from runner.llm.call_log import DOCUMENT, for_document
 from runner.tracking import traces as mlflow_traces
 from runner.tracking.traces import SETUP_TRACE, Node, document_roots, document_tree, log_traces
+from tests.helpers.artifacts import artifact
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.ports import free_port
 from tests.runner.test_app import overrides, run
@@ -114,7 +115,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 
 
 def _artifact(client: MlflowClient, run_id: str, path: str) -> str:
-    return Path(client.download_artifacts(run_id, path)).read_text(encoding="utf-8")
+    return artifact(client, run_id, path)
 
 
 def _decoded(span: dict[str, Any]) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from runner.annotate.__main__ import main as annotate
 from runner.estimate.history import history
 from runner.view.page import main as view_main
 from tests.conftest import missing
+from tests.helpers.artifacts import artifact_bytes
 from tests.helpers.cli import REPO, runner_cli
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.in_process import run_in_process
@@ -100,10 +101,10 @@ def _summaries_served(url: str, served: MlflowServer, jobs: list[Any]) -> None:
     client = MlflowClient(url)
     for job in jobs:
         assert job.info.artifact_uri.startswith("mlflow-artifacts:/"), job.info.artifact_uri
-        local = Path(client.download_artifacts(job.info.run_id, "summaries.json"))
+        local = artifact_bytes(client, job.info.run_id, "summaries.json")
         stored = next(served.artifacts.rglob(f"{job.info.run_id}/artifacts/summaries.json"))
-        assert local.read_bytes() == stored.read_bytes()
-        assert "salt-and-copper" in local.read_text(encoding="utf-8")
+        assert local == stored.read_bytes()
+        assert b"salt-and-copper" in local
 
 
 def _job(

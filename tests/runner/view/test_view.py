@@ -32,6 +32,7 @@ from runner.run.lifecycle import run_experiment
 from runner.tracking.reader import RunRecord
 from runner.view import page as view
 from strategies import hier as hier_strategy
+from tests.helpers.artifacts import artifact
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.runner.config.test_config import composed
 from tests.strategies.conftest import echo_summary, kind_of, text_of, words_of
@@ -101,7 +102,7 @@ class Made:
     ms: list[float] = field(default_factory=list)
 
     def artifact(self, path: str) -> str:
-        return Path(self.client.download_artifacts(self.run_id, path)).read_text(encoding="utf-8")
+        return artifact(self.client, self.run_id, path)
 
     def json(self, path: str) -> Any:
         return json.loads(self.artifact(path))

@@ -21,6 +21,7 @@ from runner.api.types import LLM, Chunk, StrategyResult, TraceStep
 from runner.config.run_config import build_run_config
 from runner.run.lifecycle import run_experiment
 from runner.view import page as view
+from tests.helpers.artifacts import artifact
 from tests.helpers.fake_server import FakeOpenAIServer
 from tests.helpers.plugins import register
 from tests.runner.config.test_config import composed
@@ -92,7 +93,7 @@ def test_a_plugin_strategy_gets_its_tree_drawn(outline: types.ModuleType, tmp_pa
         raw["strategy"] = {"name": "outline_strategy"}
         run_id = run_experiment(build_run_config(raw, tuple(items))).run_id
     client = MlflowClient(tracking_uri=uri)
-    html = Path(client.download_artifacts(run_id, view.ARTIFACT)).read_text(encoding="utf-8")
+    html = artifact(client, run_id, view.ARTIFACT)
     (article,) = articles(Tree(html).root).values()
     (section,) = article.all("section", "outline")
     assert "Parts, then the join" in section.text and "parts" in section.text
