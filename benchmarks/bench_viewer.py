@@ -139,8 +139,8 @@ def page_cost(uri: str, run_id: str, repeats: int) -> tuple[dict[str, float], st
         t4 = time.perf_counter()
         for key, value in zip(times, (t1 - t0, t2 - t1, t3 - t2, t4 - t3), strict=True):
             times[key].append(1000 * value)
-    with view._quiet_downloads():
-        html = Path(client.download_artifacts(run_id, view.ARTIFACT)).read_text(encoding="utf-8")
+    with view._quiet_downloads(), tempfile.TemporaryDirectory(prefix="viewer-") as tmp:
+        html = Path(client.download_artifacts(run_id, view.ARTIFACT, tmp)).read_text("utf-8")
     return {k: statistics.median(v) for k, v in times.items()}, html
 
 
