@@ -16,12 +16,31 @@ from runner.api.errors import AuthError, ModelUnreachableError
 from runner.llm.spec import ModelSpec
 
 
+def setting(role: str, key: str, value: str = "") -> str:
+    """Where the user sets ``key`` of ``role``, for a line's fix: ``judge.api_base``.
+
+    With ``value``: ``judge.model=openai/x``. A panel member's role is ``judge:<name>``
+    (``judges=[...]``): its own settings are in its alias file (``api_base in
+    judge/<name>.yaml``), since ``judge.api_base=...`` would set every member's.
+    """
+    group, member = role.split(":", 1) if ":" in role else (role, "")
+    if member:
+        return f"{key}{f': {value}' if value else ''} in {group}/{member}.yaml"
+    return f"{role}.{key}{f'={value}' if value else ''}"
+
+
+def _instead(role: str) -> str:
+    """The other way out of a missing key: the embedded model, or a panel without the member."""
+    group, member = role.split(":", 1) if ":" in role else (role, "")
+    return f"leave {member} out of {group}s=[...]" if member else f"use {role}=local"
+
+
 def require_key(role: str, spec: ModelSpec, missing: list[str]) -> None:
     """The one message for keys absent from the environment (preflight and gateway)."""
     if missing:
         raise AuthError(
             f"{role}={spec.name} needs {', '.join(missing)} in the environment; "
-            f"export it, or use {role}=local"
+            f"export it, or {_instead(role)}"
         )
 
 
@@ -37,13 +56,14 @@ def check_reachable(role: str, spec: ModelSpec, api_base: str) -> None:
         reason = getattr(err, "reason", err)
         raise ModelUnreachableError(
             f"{role}={spec.name}: cannot reach {api_base} ({reason}); "
-            f"start the server or fix {role}.api_base"
+            f"start the server or fix {setting(role, 'api_base')}"
         ) from err
     name = spec.model.split("/", 1)[-1]
     if served and name not in served:
         raise ModelUnreachableError(
             f"{role}={spec.name}: {api_base} does not serve {name!r} "
-            f"(it lists {', '.join(sorted(served)[:5])}); fix {role}.model=openai/<served name>"
+            f"(it lists {', '.join(sorted(served)[:5])}); "
+            f"fix {setting(role, 'model', 'openai/<served name>')}"
         )
 
 

@@ -23,6 +23,7 @@ from runner.api.errors import (
     RateLimitedError,
     TransientLLMError,
 )
+from runner.llm.endpoints import setting
 
 
 def _retry_after(err: Any) -> float | None:
@@ -167,13 +168,14 @@ def translate(
             return _provider_unreachable(role, alias, model, why)
         return ModelUnreachableError(
             f"{role}={alias}: cannot reach the model{where} ({_short(err)}); "
-            f"start the server or fix {role}.api_base"
+            f"start the server or fix {setting(role, 'api_base')}"
         )
     if status == 429 or name == "RateLimitError":
         return RateLimitedError(
             f"{role}={alias}: rate limited ({_short(err)}); "
-            f"set {role}.rpm (and {role}.tpm) to the provider's limits, which a sweep's jobs "
-            f"then share, lower {role}.concurrency, or retry later",
+            f"set {setting(role, 'rpm')} (and {setting(role, 'tpm')}) to the provider's limits, "
+            f"which a sweep's jobs then share, lower {setting(role, 'concurrency')}, or retry "
+            "later",
             retry_after=_retry_after(err),
         )
     if status in (401, 403) or name in ("AuthenticationError", "PermissionDeniedError"):

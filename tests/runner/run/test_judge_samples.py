@@ -29,7 +29,9 @@ from runner.config.run_config import build_run_config
 from runner.llm.request import slot_seed
 from runner.run.lifecycle import RunResult, run_experiment
 from tests.helpers.fake_server import FakeOpenAIServer
+from tests.helpers.in_process import run_in_process
 from tests.helpers.plugins import register
+from tests.helpers.ports import free_port
 from tests.runner.config.test_config import composed
 
 SUMMARIES = {
@@ -311,6 +313,34 @@ def test_a_member_that_fails_ends_the_job_without_waiting_for_the_other(
         finally:
             release.set()
     assert elapsed < 30, f"{elapsed:.0f} s: the job waited for member a ({caught.value})"
+
+
+def test_a_members_fix_names_its_alias_file_not_a_key_that_sets_every_member(
+    tmp_path: Path,
+) -> None:
+    """A member's missing key or silent server is one line whose fix a user can follow: its
+    alias file, or the panel without it (``judge.api_base=`` would move every member)."""
+    folder = tmp_path / "judge"
+    folder.mkdir()
+    port = free_port()  # nothing listens there
+    (folder / "far.yaml").write_text(
+        "defaults:\n  - /model/openai_compatible@_here_\n  - _self_\n"
+        f"temperature: 0.0\nsamples: 1\napi_base: http://127.0.0.1:{port}/v1\n"
+        "model: openai/far\n",
+        encoding="utf-8",
+    )
+    far = run_in_process(
+        "--config-dir", str(tmp_path), "judges=[local,far]", "data.limit=1", cwd=tmp_path
+    )
+    keyless = run_in_process("judges=[gpt4,claude]", "data.limit=1", cwd=tmp_path)
+    assert far.returncode == 2 and far.stderr.strip().splitlines() == [
+        f"error: judge:far=openai_compatible: cannot reach http://127.0.0.1:{port}/v1 "
+        "([Errno 111] Connection refused); start the server or fix api_base in judge/far.yaml"
+    ]
+    assert keyless.returncode == 2 and keyless.stderr.strip().splitlines() == [
+        "error: judge:gpt4=gpt4 needs OPENAI_API_KEY in the environment; export it, or leave "
+        "gpt4 out of judges=[...]"
+    ]
 
 
 @pytest.mark.parametrize(
