@@ -70,7 +70,15 @@ def with_members(
     names = panel_names(raw.get(PANEL_KEY))
     if not names:
         return raw
-    kept = [o for o in overrides if not _sets(o, PANEL_KEY) and not _chooses_judge(o)]
+    chosen = [o for o in overrides if _chooses_judge(o)]
+    if chosen:  # the panel replaces it: dropped in silence, one of the two would be ignored
+        alias = chosen[-1].partition("=")[2]
+        also = f", or add {alias} to judges=[...]" if alias else ""
+        raise ConfigError(
+            f"{chosen[-1]} and judges=[{','.join(names)}] both choose the judge, and a panel "
+            f"replaces judge=; drop {chosen[-1]}{also}"
+        )
+    kept = [o for o in overrides if not _sets(o, PANEL_KEY)]
     out = dict(raw)
     for name in names:
         try:

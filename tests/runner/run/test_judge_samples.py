@@ -360,3 +360,19 @@ def test_a_bad_panel_is_one_line(judges: list[str], words: str) -> None:
     with pytest.raises(ConfigError) as raised:
         with_members(raw, [], lambda overrides: composed(*overrides))
     assert words in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_a_judge_chosen_beside_a_panel_is_one_line_not_dropped() -> None:
+    """``judge=claude`` with ``judges=[...]``: one of the two would be ignored; refused."""
+    from runner.config.panel import with_members
+
+    raw = composed("judge=claude")
+    raw["judges"] = ["local", "gpt4"]
+    with pytest.raises(ConfigError) as raised:
+        with_members(raw, ["judge=claude"], lambda overrides: composed(*overrides))
+    assert str(raised.value) == (
+        "judge=claude and judges=[local,gpt4] both choose the judge, and a panel replaces "
+        "judge=; drop judge=claude, or add claude to judges=[...]"
+    )
+    panel = with_members(raw, ["judge.temperature=0.7"], lambda o: composed(*o))
+    assert panel["judge:gpt4"]["temperature"] == 0.7  # judge.<key> still applies to each
