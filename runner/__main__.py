@@ -28,7 +28,7 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 from omegaconf import DictConfig, OmegaConf
 
-from runner.api.errors import RunnerError, Terminated
+from runner.api.errors import ConfigError, RunnerError, Terminated
 from runner.config.folders import RUN_FOLDERS, refuse_unwritable, store_override
 from runner.config.hydra_errors import RETIRED_OPTIONS, one_line, reported
 from runner.streams import survive_closed_pipes
@@ -43,6 +43,19 @@ def _overrides() -> tuple[str, ...]:
         return tuple(HydraConfig.get().overrides.task)
     except ValueError:  # not running under Hydra (tests calling main's body)
         return ()
+
+
+def _multirun() -> bool:
+    """Whether this job is a cell of a ``-m`` sweep.
+
+    Hydra's mode says so, or, for a job in another process, the sweep's run id.
+    """
+    try:
+        from hydra.types import RunMode
+
+        return HydraConfig.get().mode == RunMode.MULTIRUN or current_sweep() is not None
+    except ValueError:  # not running under Hydra
+        return current_sweep() is not None
 
 
 _stopping = False
@@ -103,6 +116,8 @@ def main(cfg: DictConfig) -> JobOutcome:
         assert isinstance(raw, dict)
         raw = with_members({str(k): v for k, v in raw.items()}, _overrides(), _composed)
         config = build_run_config(raw, _overrides())
+        if config.unasked and not _multirun():  # in a sweep the key may be for other cells
+            raise ConfigError(config.unasked[0])
         if raw.get("estimate"):  # estimate=true: counts and prints; no run, no model call
             from runner.config.overrides import is_experiment_override
             from runner.estimate.command import estimate_job

@@ -165,6 +165,24 @@ CASES = [
         "model=openai_compatible model.api_base={server} model.retry.max_attempts=0",
         ("model.retry.max_attempts=0 is out of range: at least 1",),
     ),
+    Case(
+        "samples of a judge nothing asks",
+        "judge.samples=3 metrics=stats",
+        (
+            "judge.samples=3 has no effect: neither strategy=baseline nor the metrics (stats) "
+            "ask the judge; drop it, or add what asks it (metrics=alignment, metrics=booookscore",
+        ),
+    ),
+    Case(
+        "an evaluator without SummIt",
+        "evaluator=gpt4",
+        ("evaluator=gpt4 has no effect", "ask the evaluator", "(strategy=summit)"),
+    ),
+    Case(
+        "an embedder without a metric that embeds",
+        "embedder=openai_small metrics=stats",
+        ("embedder=openai_small has no effect", "(metrics=coherence)"),
+    ),
 ]
 
 

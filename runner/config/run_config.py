@@ -20,12 +20,13 @@ from runner.api.params import declared
 from runner.config.batching import check_batch
 from runner.config.checks import check_fields, number, refuse_secret
 from runner.config.data_config import DataConfig, data_config
+from runner.config.overrides import parse_all
 from runner.config.panel import JUDGE, PANEL_KEY, is_judge_role, member_role, panel_names
 from runner.data.sources import SOURCE_KEYS
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec, narrower_ranges
 from runner.plugins.contract import MODEL_ROLES
-from runner.plugins.registry import Plugin, find, load
+from runner.plugins.registry import Plugin, available, find, load
 from runner.tracking.store import default_tracking_uri
 
 PROJECT_ROOT = Path(__file__).resolve().parents[2]
@@ -84,6 +85,10 @@ class RunConfig:
     """``data``, ``strategy``, ``metrics.<label>`` and the plugins their parameters name
     (``strategy.draft``: ``PLUGIN_PARAMS``) -> where that code comes from
     (``runner/plugins/registry.py``); already imported and checked."""
+    unasked: tuple[str, ...] = ()
+    """A line per override of a role nothing in the job asks (``judge.samples=3`` with only
+    ``metrics=stats``): a single job is refused with the first; a sweep's cell (where the
+    key may be for its other cells) says each in a note."""
 
     @property
     def named_plugins(self) -> dict[str, Plugin]:
@@ -183,6 +188,48 @@ def _roles(raw: dict[str, Any], needs: dict[str, str]) -> dict[str, ModelSpec]:
             )
         out[role] = model_spec(raw[role], role)
     return out
+
+
+ASKED_BY_PLUGINS = ("judge", "evaluator", "embedder")
+"""Roles only a strategy or metric asks (``model`` is the others' default: ``judge=same``)."""
+
+
+def _unasked_roles(
+    overrides: tuple[str, ...],
+    needs: dict[str, str],
+    panel: bool,
+    strategy: str,
+    metrics: list[str],
+) -> tuple[str, ...]:
+    """A line per override of a role nothing in the job asks (``judge=gpt4``, ``judge.*``).
+
+    The job would run without it, and its command line would read as judged or sampled.
+    """
+    out = []
+    for override in parse_all(overrides):
+        role = override.path.split(".", 1)[0]
+        if role not in ASKED_BY_PLUGINS or role in needs or (role == JUDGE and panel):
+            continue
+        out.append(
+            f"{override.text} has no effect: neither strategy={strategy} nor the metrics "
+            f"({','.join(metrics) or 'none'}) ask the {role}; drop it, or add what asks it "
+            f"({_askers(role)})"
+        )
+    return tuple(out)
+
+
+def _askers(role: str) -> str:
+    """The installed strategies and metrics whose ``ROLES`` name ``role`` (read on error only)."""
+    found = []
+    for kind in ("strategy", "metrics"):
+        for name, plugin in sorted(available(kind).items()):
+            try:
+                asks = role in load(plugin).ROLES
+            except Exception:  # noqa: BLE001 - a broken plugin is not this line's to report
+                continue
+            if asks:
+                found.append(f"{kind}={name}")
+    return ", ".join(found) or f"no installed strategy or metric asks the {role}"
 
 
 def _check_data_and_strategy(
@@ -286,6 +333,7 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
     panel = panel_names(raw.get(PANEL_KEY))
     if panel:
         needs = _panel_needs(needs, panel, str(name))
+    unasked = _unasked_roles(overrides, needs, bool(panel), str(name), list(metrics))
     chunk = raw.get("chunk")
     if not isinstance(chunk, int) or isinstance(chunk, bool) or chunk <= 0:
         raise ConfigError(
@@ -325,6 +373,7 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
         panel=panel,
         overrides=tuple(overrides),
         plugins=plugins,
+        unasked=unasked,
     )
 
 

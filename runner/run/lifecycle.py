@@ -137,7 +137,7 @@ def run_experiment(config: RunConfig, checked: Checked | None = None) -> RunResu
     """
     if checked is None:
         checked = preflight.check(config)
-    for line in ignored_keys(config):
+    for line in (*ignored_keys(config), *config.unasked):  # a single job refused unasked ones
         print(f"note: {line}", file=sys.stderr)
     timings: dict[str, float] = {}
     clock = time.perf_counter()

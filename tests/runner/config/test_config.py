@@ -132,3 +132,17 @@ def test_only_the_roles_a_job_uses_are_built() -> None:
     assert set(build_run_config(composed("metrics=stats")).roles) == {"model"}
     raw = composed("strategy=none", "data=summaries", "data.path=s.json", "metrics=paper")
     assert set(build_run_config(raw).roles) == {"judge"}
+
+
+def test_a_role_nothing_asks_is_a_line_and_a_panels_judge_keys_are_asked() -> None:
+    """``judge.*`` with only unjudged metrics is a line (the single job refuses it, a sweep's
+    cell notes it: tests/test_bad_input.py); with a judged metric, or a panel, it is used."""
+    items = ("judge.samples=3", "judge.temperature=0.7", "metrics=stats")
+    unasked = build_run_config(composed(*items), items).unasked
+    assert [line.split(" has no effect")[0] for line in unasked] == list(items[:2])
+    judged = ("judge.samples=3", "metrics=booookscore")
+    assert build_run_config(composed(*judged), judged).unasked == ()
+    assert (
+        build_run_config(composed("model.temperature=0.2"), ("model.temperature=0.2",)).unasked
+        == ()
+    )
