@@ -20,7 +20,6 @@ from runner.api.params import declared
 from runner.config.batching import check_batch
 from runner.config.checks import check_fields, number, refuse_secret
 from runner.config.data_config import DataConfig, data_config
-from runner.config.overrides import parse_all
 from runner.config.panel import JUDGE, PANEL_KEY, is_judge_role, member_role, panel_names
 from runner.data.sources import SOURCE_KEYS
 from runner.llm.retry import RetryPolicy
@@ -206,12 +205,13 @@ def _unasked_roles(
     The job would run without it, and its command line would read as judged or sampled.
     """
     out = []
-    for override in parse_all(overrides):
-        role = override.path.split(".", 1)[0]
+    for override in overrides:
+        key = override.lstrip("+~").split("=", 1)[0]  # judge, judge.samples, judge@pkg
+        role = key.split("@", 1)[0].split(".", 1)[0]
         if role not in ASKED_BY_PLUGINS or role in needs or (role == JUDGE and panel):
             continue
         out.append(
-            f"{override.text} has no effect: neither strategy={strategy} nor the metrics "
+            f"{override} has no effect: neither strategy={strategy} nor the metrics "
             f"({','.join(metrics) or 'none'}) ask the {role}; drop it, or add what asks it "
             f"({_askers(role)})"
         )
