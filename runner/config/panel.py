@@ -94,12 +94,15 @@ def with_members(
     return out
 
 
+def override_key(override: str) -> str:
+    """The key a command-line override sets: ``judge.samples`` of ``+judge.samples=3``."""
+    return override.lstrip("+~").split("=", 1)[0]
+
+
 def _sets(override: str, key: str) -> bool:
-    head = override.lstrip("+~").split("=", 1)[0]
-    return head == key
+    return override_key(override) == key
 
 
 def _chooses_judge(override: str) -> bool:
     """``judge=<alias>`` (a panel replaces it), not ``judge.<key>=...`` (which applies)."""
-    head = override.lstrip("+~").split("=", 1)[0]
-    return head == JUDGE
+    return override_key(override) == JUDGE

@@ -20,7 +20,14 @@ from runner.api.params import declared
 from runner.config.batching import check_batch
 from runner.config.checks import check_fields, number, refuse_secret
 from runner.config.data_config import DataConfig, data_config
-from runner.config.panel import JUDGE, PANEL_KEY, is_judge_role, member_role, panel_names
+from runner.config.panel import (
+    JUDGE,
+    PANEL_KEY,
+    is_judge_role,
+    member_role,
+    override_key,
+    panel_names,
+)
 from runner.data.sources import SOURCE_KEYS
 from runner.llm.retry import RetryPolicy
 from runner.llm.spec import ModelSpec, narrower_ranges
@@ -206,8 +213,7 @@ def _unasked_roles(
     """
     out = []
     for override in overrides:
-        key = override.lstrip("+~").split("=", 1)[0]  # judge, judge.samples, judge@pkg
-        role = key.split("@", 1)[0].split(".", 1)[0]
+        role = override_key(override).split("@", 1)[0].split(".", 1)[0]  # judge@pkg, judge.x
         if role not in ASKED_BY_PLUGINS or role in needs or (role == JUDGE and panel):
             continue
         out.append(

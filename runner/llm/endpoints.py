@@ -23,7 +23,7 @@ def setting(role: str, key: str, value: str = "") -> str:
     (``judges=[...]``): its own settings are in its alias file (``api_base in
     judge/<name>.yaml``), since ``judge.api_base=...`` would set every member's.
     """
-    group, member = role.split(":", 1) if ":" in role else (role, "")
+    group, _, member = role.partition(":")
     if member:
         return f"{key}{f': {value}' if value else ''} in {group}/{member}.yaml"
     return f"{role}.{key}{f'={value}' if value else ''}"
@@ -31,7 +31,7 @@ def setting(role: str, key: str, value: str = "") -> str:
 
 def _instead(role: str) -> str:
     """The other way out of a missing key: the embedded model, or a panel without the member."""
-    group, member = role.split(":", 1) if ":" in role else (role, "")
+    group, _, member = role.partition(":")
     return f"leave {member} out of {group}s=[...]" if member else f"use {role}=local"
 
 

@@ -97,8 +97,13 @@ class RayStore:
 
 def actor_name(sweep: str, endpoint: tuple[str, str]) -> str:
     """The actor of one sweep's endpoint."""
-    digest = hashlib.sha256("\n".join((sweep, *endpoint)).encode()).hexdigest()[:16]
-    return f"runner-rate-{digest}"
+    return _named("runner-rate", sweep, *endpoint)
+
+
+def _named(prefix: str, *parts: str) -> str:
+    """An actor name from what it belongs to (a sweep's folder, an endpoint), hashed short."""
+    digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
+    return f"{prefix}-{digest}"
 
 
 def ray_store(sweep: str, endpoint: tuple[str, str], allowance: Allowance) -> RayStore | None:
@@ -143,8 +148,7 @@ class RaySpend:
 
 def spend_name(sweep: str) -> str:
     """The spending actor of one sweep (named from its folder, as the rate actors are)."""
-    digest = hashlib.sha256(sweep.encode()).hexdigest()[:16]
-    return f"runner-spend-{digest}"
+    return _named("runner-spend", sweep)
 
 
 def ray_spend(sweep: str) -> RaySpend | None:
