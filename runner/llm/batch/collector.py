@@ -25,10 +25,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 from runner.api.errors import BatchError, Cancelled, LLMError, RunnerError
 from runner.api.types import Completion
+from runner.llm.batch.answers import answer_of, batch_cost, cache_entry
 from runner.llm.batch.ledger import BatchEntry, Ledger
 from runner.llm.batch.pool import MAX_WAIT_S, SweepPool
 from runner.llm.batch.protocol import (
@@ -37,10 +37,11 @@ from runner.llm.batch.protocol import (
     BatchProvider,
     BatchRequest,
     BatchState,
+    within_limits,
 )
 from runner.llm.budget import Budget
 from runner.llm.cache import ResponseCache
-from runner.llm.prices import BATCH_DISCOUNT, Price, batch_price_of
+from runner.llm.prices import Price, batch_price_of
 from runner.llm.providers import new_call_id
 from runner.llm.request import Request
 from runner.llm.spec import ModelSpec
@@ -250,7 +251,7 @@ class BatchCollector:
         for key in keys:
             stored = self.cache.get(key)
             if stored is not None:  # another process answered it meanwhile
-                self._resolve(key, _answer_of(stored), from_cache=True)
+                self._resolve(key, answer_of(stored), from_cache=True)
             else:
                 rest.append(key)
         if not rest:
@@ -289,9 +290,9 @@ class BatchCollector:
                     self._waiters[key].batch_id = carried[key]
                 if carried[key] not in self.joined:
                     self.joined.append(carried[key])
-                self._resolve(key, _answer_of(stored), from_cache=False)
+                self._resolve(key, answer_of(stored), from_cache=False)
             else:
-                self._resolve(key, _answer_of(stored), from_cache=True)
+                self._resolve(key, answer_of(stored), from_cache=True)
         return left
 
     def _items(self, keys: list[str]) -> list[BatchRequest]:
@@ -344,7 +345,7 @@ class BatchCollector:
         if self.budget is not None:
             self.budget.check()
         provider = self.provider()
-        for part in _split(provider, items):
+        for part in within_limits(provider, items):
             batch_id: str = self.spec.retry.run(functools.partial(provider.submit, part))[0]
             entry = BatchEntry(
                 provider=provider.name,
@@ -411,7 +412,7 @@ class BatchCollector:
         for key in entry.requests:
             outcome = outcomes.get(key) or BatchFailure("no result in the batch", retry=True)
             if isinstance(outcome, BatchAnswer):
-                self.cache.put(key, _stored(outcome, self.price))
+                self.cache.put(key, cache_entry(outcome, self.price))
                 if key in watch.keys:
                     self._resolve(key, outcome, from_cache=False)
             elif key in watch.keys:
@@ -502,58 +503,6 @@ class BatchCollector:
             self._watching = {}
         for key in keys:
             self._fail(key, err)
-
-
-def _split(provider: BatchProvider, items: list[BatchRequest]) -> list[list[BatchRequest]]:
-    """``items`` in batches within the provider's request and byte limits, in order."""
-    parts: list[list[BatchRequest]] = [[]]
-    size = 0
-    for item in items:
-        line = provider.line_bytes(item)
-        full = len(parts[-1]) >= provider.max_requests or size + line > provider.max_bytes
-        if parts[-1] and full:
-            parts.append([])
-            size = 0
-        parts[-1].append(item)
-        size += line
-    return [p for p in parts if p]
-
-
-def _stored(answer: BatchAnswer, price: Price) -> dict[str, Any]:
-    """The cache entry of a batch answer (the same fields an online answer stores)."""
-    return {
-        "text": answer.text,
-        "prompt_tokens": answer.prompt_tokens,
-        "completion_tokens": answer.completion_tokens,
-        "finish_reason": answer.finish_reason,
-        "cached_prompt_tokens": answer.cached_prompt_tokens,
-        "cost_usd": batch_cost(answer, price),
-        "online_cost_usd": answer.online_cost_usd,
-        **({"top_logprobs": list(answer.top_logprobs)} if answer.top_logprobs else {}),
-    }
-
-
-def batch_cost(answer: BatchAnswer, price: Price) -> float:
-    """What a batch answer costs.
-
-    Its online price at the batch discount (cache reads and writes priced as online), else its
-    tokens at the batch price.
-    """
-    if answer.online_cost_usd is not None:
-        return answer.online_cost_usd * BATCH_DISCOUNT
-    return price.cost(answer.prompt_tokens, answer.completion_tokens)
-
-
-def _answer_of(stored: dict[str, Any]) -> BatchAnswer:
-    return BatchAnswer(
-        text=str(stored["text"]),
-        prompt_tokens=int(stored.get("prompt_tokens") or 0),
-        completion_tokens=int(stored.get("completion_tokens") or 0),
-        cached_prompt_tokens=int(stored.get("cached_prompt_tokens") or 0),
-        finish_reason=str(stored.get("finish_reason") or "stop"),
-        top_logprobs=tuple(stored.get("top_logprobs") or ()),
-        online_cost_usd=stored.get("online_cost_usd"),
-    )
 
 
 def _age(seconds: float) -> str:

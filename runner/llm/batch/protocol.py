@@ -110,3 +110,18 @@ class BatchProvider(Protocol):
     def cancel(self, batch_id: str) -> None:
         """Ask the provider to stop the batch (answers already made stay readable)."""
         ...
+
+
+def within_limits(provider: BatchProvider, items: list[BatchRequest]) -> list[list[BatchRequest]]:
+    """``items`` in batches within the provider's request and byte limits, in order."""
+    parts: list[list[BatchRequest]] = [[]]
+    size = 0
+    for item in items:
+        line = provider.line_bytes(item)
+        full = len(parts[-1]) >= provider.max_requests or size + line > provider.max_bytes
+        if parts[-1] and full:
+            parts.append([])
+            size = 0
+        parts[-1].append(item)
+        size += line
+    return [p for p in parts if p]
