@@ -36,7 +36,7 @@ from runner.human.judgments import (
     from_record,
 )
 from tests.conftest import REPO, missing
-from tests.runner.annotate import ls_browser, ls_server
+from tests.runner.annotate import ls_browser, ls_check, ls_server
 from tests.runner.annotate.claims_runs import CLAIMS, SOURCES, SUMMARIES, data_files, log_run
 
 SENTENCES = {
@@ -57,7 +57,13 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[ls_server.Serve
     binary = ls_server.binary()
     if not binary.exists():
         missing(f"Label Studio is not installed at {binary}", ".ci/run's label-studio venv")
-    running = ls_server.start(binary, tmp_path_factory.mktemp("label-studio"))
+    try:
+        running = ls_server.start(binary, tmp_path_factory.mktemp("label-studio"))
+    except AssertionError as err:
+        pins = ls_check.locked(*(path.read_text() for path in ls_check.LOCKS))
+        changed = ls_check.drift(pins, ls_check.installed(binary.parent / "python"))
+        against = changed or "no package differs"
+        raise AssertionError(f"{err}\nagainst the lock: {against}") from None
     yield running
     running.stop()
 
