@@ -233,7 +233,7 @@ def build(
     room_tokens: int,
     max_attempts: int,
     max_tokens: int,
-    temperature: float,
+    temperature: float | None,
 ) -> Coverage:
     """The metric with its parameters checked under config key ``key`` (f1 builds one too)."""
     asker = judge_settings(key, judge, max_attempts, max_tokens, temperature, room_tokens)
@@ -270,7 +270,7 @@ def setup(
     room_tokens: int = 256,
     max_attempts: int = 3,
     max_tokens: int = 1024,
-    temperature: float = 0.0,
+    temperature: float | None = None,
 ) -> Coverage:
     """The metric for a job (parameters as in ``conf/metrics/coverage.yaml``)."""
     return build(

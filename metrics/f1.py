@@ -92,7 +92,7 @@ def setup(
     room_tokens: int = 256,
     max_attempts: int = 3,
     max_tokens: int = 1024,
-    temperature: float = 0.0,
+    temperature: float | None = None,
 ) -> F1:
     """The metric for a job (parameters as in ``conf/metrics/f1.yaml``)."""
     check_float(f"{KEY}.beta", beta, 0.0, 100.0, low_open=True)

@@ -161,7 +161,7 @@ class Vagueness(Metric):
                 purpose=PURPOSE,
                 max_attempts=self.max_attempts - spent,
                 max_tokens=self.max_tokens * len(pending),
-                temperature=0.0,
+                temperature=None,  # the judge's own (judge.temperature), as recorded
                 sample_offset=spent,
             )
             if spent and usage.calls > before:

@@ -45,6 +45,7 @@ from runner.tracking.runs_view import (
     sweep_all_view_key,
     sweep_view_key,
 )
+from runner.tracking.store import shown
 
 RUNS_MODE = "workflowType=machine_learning"
 """The query that puts MLflow 3.17's UI in its "Model training" mode: runs first."""
@@ -59,7 +60,7 @@ def ui_base(tracking_uri: str, port: int = DEFAULT_PORT) -> str:
     ``python -m runner.ui`` on 127.0.0.1:``port``.
     """
     if tracking_uri.startswith(("http://", "https://")):
-        return tracking_uri.rstrip("/")
+        return shown(tracking_uri).rstrip("/")  # never the user and password it may carry
     return f"http://127.0.0.1:{port}"
 
 

@@ -91,7 +91,7 @@ def test_a_label_studio_that_cannot_start_is_reported_with_the_versions_that_cha
     binary.chmod(binary.stat().st_mode | stat.S_IXUSR)
     pins = {"label-studio": "1.23.2", "sentry-sdk": "2.76.0"}
     found = {"label-studio": "1.23.2", "sentry-sdk": "3.0.1"}
-    problems = ls_check.check(binary, pins, found, start=True, root=tmp_path / "root")
+    problems = ls_check.check(binary, pins, found, start=True, root=tmp_path)
     assert problems[0].startswith("it did not start: Label Studio did not answer")
     assert "send_default_pii" in problems[0]
     assert problems[1:] == [

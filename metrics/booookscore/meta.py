@@ -197,8 +197,11 @@ _RULES = (st.precision, st.recall, st.f1, st.kappa)
 
 
 def judge_label(run: RunView) -> str:
-    """The judge a run's BooookScore used (its ``judge.model`` or ``judge`` param)."""
-    return run.params.get("judge.model") or run.params.get("judge") or "judge"
+    """The judge a run's BooookScore used, as the run recorded it.
+
+    Alias, model, temperature and samples: ``runner.api.meta.judge_identity``.
+    """
+    return st.judge_identity(run.params) or "judge"
 
 
 def judge_answers(runs: Sequence[RunView]) -> dict[str, JudgeAnswers]:

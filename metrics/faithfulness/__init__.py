@@ -62,7 +62,7 @@ from runner.api import (
     Value,
     Verdict,
 )
-from runner.api.asking import Asker, check_float, check_int, source_budget
+from runner.api.asking import Asker, check_int, judge_temperature, source_budget
 from runner.api.judging import Usage
 
 PROMPT_ROOT = Path(__file__).parent / "prompts"
@@ -91,7 +91,7 @@ class Faithfulness(Metric):
         self.method, self.judge, self.prompts = method, judge, prompts
         self.max_tokens: int = settings["max_tokens"]
         self.reasoning_tokens: int = settings["reasoning_tokens"]
-        self.temperature: float = settings["temperature"]
+        self.temperature: float | None = settings["temperature"]
         self.chunk_tokens: int = settings["chunk_tokens"]
         self.budget: int = settings["budget"]
         self.headline = ("faithful", "supported") if method == "claims" else ("faithful",)
@@ -211,7 +211,7 @@ def setup(
     room_tokens: int = 256,
     max_tokens: int = 50,
     reasoning_tokens: int = 350,
-    temperature: float = 0.0,
+    temperature: float | None = None,
 ) -> Faithfulness:
     """The metric for a job (parameters as in ``conf/metrics/faithfulness.yaml``)."""
     if method not in METHODS:
@@ -224,14 +224,13 @@ def setup(
         ("reasoning_tokens", reasoning_tokens, 1),
     ):
         check_int(f"{KEY}.{name}", value, low)
-    check_float(f"{KEY}.temperature", temperature, 0.0, 2.0)
     prompts = load(method, prompt_dir)
     answers = max_tokens + (reasoning_tokens if method == "cot" else 0)  # cot: its reasoning
     budget = source_budget(judge, prompts, answers, room_tokens, KEY)
     settings = {
         "max_tokens": max_tokens,
         "reasoning_tokens": reasoning_tokens,
-        "temperature": float(temperature),
+        "temperature": judge_temperature(KEY, temperature),
         "chunk_tokens": chunk_tokens,
         "budget": budget,
     }

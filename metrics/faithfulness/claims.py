@@ -91,7 +91,7 @@ class ClaimJudge:
     prompts: Prompts
     source: Source
     max_tokens: int
-    temperature: float
+    temperature: float | None
 
     def ask(self, item: tuple[int, str]) -> tuple[dict[str, Any], Any]:
         """One claim's row for ``claims.json`` and the call's completion."""

@@ -47,7 +47,7 @@ class LabelJudge:
     prompts: Prompts
     max_tokens: int
     reasoning_tokens: int
-    temperature: float
+    temperature: float | None
 
     def binary(self, story: str, summary: str, usage: Usage) -> Label:
         """The just-question rater: one call."""

@@ -74,7 +74,7 @@ LISTED = 5
 Key = tuple[str, str]
 """(doc_id, the summary with runs of whitespace as one space): one summary."""
 Config = tuple[str, str, str]
-"""(metric label, method, judge model): one rater configuration, one row."""
+"""(metric label, method, judge identity): one rater configuration, one row."""
 
 
 @dataclass(frozen=True)
@@ -135,8 +135,11 @@ def method_of(run: RunView, label: str, resolved: Mapping[str, Any] | None) -> s
 
 
 def judge_of(run: RunView) -> str:
-    """The judge model of a run (its ``judge.model`` param); a dash when it has no judge."""
-    return run.params.get("judge.model") or run.params.get("judge") or NO_JUDGE
+    """The run's judge as it recorded it; a dash when it has no judge.
+
+    ``runner.api.meta.judge_identity``: one row per identity, never merged by model name.
+    """
+    return st.judge_identity(run.params) or NO_JUDGE
 
 
 def read_raters(runs: Sequence[RunView]) -> list[RaterRun]:

@@ -85,7 +85,8 @@ class Asker:
     judge: LLM
     max_attempts: int
     max_tokens: int
-    temperature: float
+    temperature: float | None
+    """None: the judge's own (``judge.temperature``, which the run records)."""
 
     def ask(
         self,
@@ -151,14 +152,30 @@ def check_float(key: str, value: Any, low: float, high: float, low_open: bool = 
 
 
 def judge_settings(
-    key: str, judge: LLM, max_attempts: int, max_tokens: int, temperature: float, room_tokens: int
+    key: str,
+    judge: LLM,
+    max_attempts: int,
+    max_tokens: int,
+    temperature: float | None,
+    room_tokens: int,
 ) -> Asker:
-    """Validate the parameters every metric of the family has; the judge bound to them."""
+    """Validate the parameters every metric of the family has; the judge bound to them.
+
+    ``temperature`` None (the default of every built-in) asks at the judge's own, so
+    ``judge.temperature=0.7`` reaches the metric's calls as the run's params record it.
+    """
     check_int(f"{key}.max_attempts", max_attempts, 1)
     check_int(f"{key}.max_tokens", max_tokens, 1)
     check_int(f"{key}.room_tokens", room_tokens, 0)
+    return Asker(judge, max_attempts, max_tokens, judge_temperature(key, temperature))
+
+
+def judge_temperature(key: str, temperature: float | None) -> float | None:
+    """A metric's own judge temperature, checked; None (the judge's own) as it is."""
+    if temperature is None:
+        return None
     check_float(f"{key}.temperature", temperature, 0.0, 2.0)
-    return Asker(judge, max_attempts, max_tokens, float(temperature))
+    return float(temperature)
 
 
 def as_text(value: Any) -> str:

@@ -349,6 +349,29 @@ class NamedRun(Protocol):
         ...
 
 
+def judge_identity(params: Mapping[str, str]) -> str:
+    """The judge a run's values come from, as the run recorded it; '' when it has none.
+
+    Its alias and model, and its temperature and samples where recorded ('gpt4:
+    openai/gpt-4o, temperature 0.7, 3 samples'); a panel's view (``runner.report.meta``) as
+    its members' aliases and models. A meta table keeps one row per identity, so three panel
+    members served under one model name, or a sampled judge and a panel member of the same
+    model, are never merged into one row.
+    """
+    alias, model = params.get("judge", ""), params.get("judge.model", "")
+    head = model if not alias or alias == model else (f"{alias}: {model}" if model else alias)
+    if not head:
+        return ""
+    settings = [head]
+    temperature = params.get("judge.temperature", "")
+    if temperature not in ("", "None"):
+        settings.append(f"temperature {temperature}")
+    samples = params.get("judge.samples", "")
+    if samples not in ("", "1"):
+        settings.append(f"{samples} samples")
+    return ", ".join(settings)
+
+
 SUMMARY_PARAMS = ("strategy", "model", "chunk", "data", "data.path")
 """The params that tell the summaries of two judged runs apart, for their labels."""
 

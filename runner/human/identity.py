@@ -24,7 +24,7 @@ from runner.human.judgments import (
     kind_of,
     to_record,
 )
-from runner.tracking.reader import RunRecord, find_tagged
+from runner.tracking.reader import RunRecord, experiment_id, find_tagged
 
 IDENTITY_TAG = "human.identity"
 
@@ -37,9 +37,15 @@ def content_identity(judgments: Sequence[Judgment]) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def recorded_run(uri: str, identity: str) -> RunRecord | None:
-    """The newest FINISHED human run of the store holding exactly these judgments, if any."""
+def recorded_run(uri: str, identity: str, experiment: str | None = None) -> RunRecord | None:
+    """The newest FINISHED human run holding exactly these judgments, if any.
+
+    Anywhere in the store, or in ``experiment`` when it is given.
+    """
     found = find_tagged(uri, IDENTITY_TAG, identity)
+    if experiment is not None:
+        wanted = experiment_id(uri, experiment)
+        found = [run for run in found if run.experiment_id == wanted]
     return found[0] if found else None
 
 

@@ -87,16 +87,15 @@ def faithful_ratings(
     (a value other than 0 or 1, a system that is no run of this store) stays a rating, and
     a line says why.
     """
+    _check_faithful_ratings(judgments)
     out: list[Judgment] = []
-    made, bad_value, no_run = 0, [], []
+    made, no_run = 0, []
     for j in judgments:
         if not (isinstance(j, Rating) and j.criterion == FAITHFUL):
             out.append(j)
             continue
         text = summaries.get(j.system, {}).get(j.doc_id)
-        if j.value not in (0.0, 1.0):
-            bad_value.append(j)
-        elif j.system not in summaries:
+        if j.system not in summaries:
             no_run.append(j)
         elif text is not None:
             out.append(ClaimsJudgment(j.doc_id, j.system, j.annotator, text, j.value == 1.0))
@@ -109,13 +108,6 @@ def faithful_ratings(
             f"{made} ratings of criterion {FAITHFUL} recorded as faithfulness labels of their "
             "run's summaries (1 faithful, 0 not): the meta report's faithfulness tables"
         )
-    if bad_value:
-        first = bad_value[0]
-        notes.append(
-            f"{len(bad_value)} ratings of criterion {FAITHFUL} are not 0 or 1 (e.g. "
-            f"{first.doc_id!r}: {first.value!r}): kept as ratings, not faithfulness labels; "
-            "write 1 (faithful) or 0 (not) to feed the faithfulness tables"
-        )
     if no_run:
         systems = ", ".join(sorted({j.system for j in no_run})[:LISTED])
         notes.append(
@@ -124,6 +116,36 @@ def faithful_ratings(
             "matched by the run's summary text); give the run id as system"
         )
     return out, notes
+
+
+def _check_faithful_ratings(judgments: Sequence[Judgment]) -> None:
+    """``HumanDataError`` (one line, nothing recorded) for faithful ratings that mislead.
+
+    A value other than 0 or 1 (a 0/2 scale once kept its zeros as labels and its twos as
+    ratings, and PPI read 0.0), or a criterion one slip away from ``faithful``
+    (``faithfulness``: recorded, then no labels in the report).
+    """
+    ratings = [j for j in judgments if isinstance(j, Rating)]
+    bad = [j for j in ratings if j.criterion == FAITHFUL and j.value not in (0.0, 1.0)]
+    if bad:
+        values = sorted({j.value for j in bad})
+        raise HumanDataError(
+            f"{len(bad)} of the ratings of criterion {FAITHFUL} are not 0 or 1 (e.g. "
+            f"{bad[0].doc_id!r}: {bad[0].value:g}; values {', '.join(f'{v:g}' for v in values)}); "
+            "write 1 (faithful) or 0 (not faithful) for every one; nothing recorded"
+        )
+    near = sorted({j.criterion for j in ratings if j.criterion != FAITHFUL and _near_faithful(j)})
+    if near:
+        raise HumanDataError(
+            f"criterion {near[0]!r} is not {FAITHFUL!r}, the criterion the faithfulness tables "
+            f"read: write criterion {FAITHFUL} (values 1 faithful, 0 not), or name a rating of "
+            "your own so that it is not mistaken for one; nothing recorded"
+        )
+
+
+def _near_faithful(rating: Rating) -> bool:
+    name = rating.criterion.strip().lower().replace("_", "").replace("-", "").replace(" ", "")
+    return name.startswith("faithful") or bool(nearest(name, [FAITHFUL]))
 
 
 def _run_systems(judgment: Judgment) -> tuple[str, ...]:

@@ -123,10 +123,6 @@ def record_human_run(
         judgments = [j for j in judgments if not any(j is u for u, _ in unknown)]
         if not judgments:
             raise HumanDataError(f"{source_file}: no judgment names a document of its run")
-    identity = content_identity(judgments)
-    earlier = None if force else recorded_run(tracking_uri, identity)
-    if earlier is not None:
-        return HumanRun(earlier.run_id, 0, (), earlier)
     claims = [j for j in judgments if isinstance(j, ClaimsJudgment)]
     if experiment is None:
         experiment = next((name for _, name in runs.values()), None)
@@ -135,6 +131,18 @@ def record_human_run(
         experiment, claim_runs = claims_experiment(tracking_uri, claims, source_file)
     else:
         claim_runs = claims_judged(tracking_uri, experiment, claims, source_file, named)
+    # Already recorded in this experiment: once is enough. In another one only, its reports
+    # cannot see them (a report reads one experiment): record them here too, and say so.
+    identity = content_identity(judgments)
+    earlier = None if force else recorded_run(tracking_uri, identity)
+    here = None if earlier is None else recorded_run(tracking_uri, identity, experiment)
+    if here is not None:
+        return HumanRun(here.run_id, 0, (), here)
+    if earlier is not None:
+        notes.append(
+            f"these {len(judgments)} judgments are also in another experiment (human run "
+            f"{earlier.run_id[:8]}); recorded in experiment {experiment!r} too, for its reports"
+        )
     notes += differing_lines(tracking_uri, experiment, claims, claim_runs)
     scores = per_summary([j for j in judgments if isinstance(j, CoherenceAnnotation)])
     for doc, values in claim_values(claims).items():

@@ -110,10 +110,20 @@ def _sampled(table: Table) -> str:
         + ")"
         for (row, column, metric), e in sorted(sampled.items())
     )
-    text = (
-        " Cells whose judge was sampled (judge.samples) or a panel (judges=) resample documents "
-        f"and, within each, its judgments (cluster bootstrap); variance split: {split}."
-    )
+    clustered = sorted({table.title(m) for (_, _, m), e in sampled.items() if e.clustered})
+    pooled = sorted({table.title(m) for (_, _, m), e in sampled.items() if not e.clustered})
+    text = " Cells whose judge was sampled (judge.samples) or a panel (judges=):"
+    if clustered:
+        text += (
+            f" {', '.join(clustered)} resample documents and, within each, its judgments "
+            "(cluster bootstrap);"
+        )
+    if pooled:
+        text += (
+            f" {', '.join(pooled)} resample the documents' pooled values (a label's majority, "
+            "a panel's pool of its members), the quantity the point is;"
+        )
+    text += f" variance split: {split}."
     once = sorted({table.title(m) for (_, _, m), e in table.cells.items() if not e.samples})
     if once:
         text += f" Judged once (documents resampled only): {', '.join(once)}."

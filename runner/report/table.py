@@ -62,6 +62,9 @@ class Estimate:
     agreement: tuple[tuple[str, float], ...] = ()
     """Krippendorff's alpha its runs recorded: ``("samples", a)`` among a judge's samples,
     ``("judges", a)`` among a panel's members (the mean over the cell's runs)."""
+    clustered: bool = False
+    """The interval resampled each document's samples too (``cluster_ci``): a sampled
+    number of one judge. A sampled label or a panel resamples its documents' pooled values."""
 
 
 @dataclass(frozen=True)
@@ -197,6 +200,20 @@ def clusters_of(
     return out or None
 
 
+def _mean_of_samples(clusters: Sequence[Sequence[tuple[str, float]]], fact: Value | None) -> bool:
+    """Does the two-stage bootstrap (``cluster_ci``) draw the same quantity as the point?
+
+    Yes where each document's value is the mean of its samples. Not for a label (the run
+    takes the samples' majority, ``runner.reliability.samples``) nor a panel (the mean or
+    majority of its members' pooled values): a panel's 0.865 once came with [0.708, 0.837],
+    the interval of its members' mean label. Those resample the documents' pooled values, as
+    a judge asked once does.
+    """
+    kind = fact.kind if fact is not None else "number"
+    judges = {judge for cluster in clusters for judge, _ in cluster}
+    return kind != "label" and len(judges) <= 1
+
+
 def _alphas(runs: Sequence[RunRecord], metric: str) -> tuple[tuple[str, float], ...]:
     """The alphas the runs recorded for ``metric`` (``<metric>/samples_alpha``...), averaged."""
     out = []
@@ -246,8 +263,10 @@ def build_table(
 ) -> Table:
     """Group ``runs`` into cells by the layout's keys and estimate every metric of each.
 
-    A metric whose judge was sampled (``samples``, ``judge.samples=K``) gets the cluster
-    bootstrap's interval and its variance split; the others resample documents.
+    A metric whose judge was sampled (``samples``, ``judge.samples=K``) or a panel gets its
+    variance split; its interval resamples documents and, for a number of one judge, each
+    document's samples (``cluster_ci``); the others resample documents. Every interval is of
+    the quantity the point is: the documents' values as the run pooled them.
     """
     groups: dict[tuple[Key, Key], list[RunRecord]] = {}
     for run in runs:
@@ -255,6 +274,7 @@ def build_table(
         column = tuple(param(run, k) for k in layout.columns)
         groups.setdefault((row, column), []).append(run)
     cells: dict[tuple[Key, Key, str], Estimate] = {}
+    facts = value_facts.merged((r.tags, r.params, r.metrics) for r in runs)
     for (row, column), members in groups.items():
         for metric in metrics:
             per_run = [observations(r, scores.get(r.run_id, {}), metric) for r in members]
@@ -271,7 +291,13 @@ def build_table(
                 cells[(row, column, metric)] = Estimate(mean, low, high, len(values), used)
                 continue
             flat = [[v for _, v in c] for c in clusters]
-            low, high = cluster_ci(flat, resamples=resamples, confidence=confidence, seed=seed)
+            clustered = _mean_of_samples(clusters, facts.get(metric))
+            if clustered:
+                low, high = cluster_ci(flat, resamples=resamples, confidence=confidence, seed=seed)
+            else:  # the point pools otherwise: resample the documents' pooled values
+                low, high = bootstrap_ci(
+                    values, resamples=resamples, confidence=confidence, seed=seed
+                )
             between, _ = variance_split(flat)
             within, panel = judge_split(clusters)
             cells[(row, column, metric)] = Estimate(
@@ -285,6 +311,7 @@ def build_table(
                 within,
                 panel,
                 _alphas(members, metric),
+                clustered,
             )
     documented = {m for m in metrics for docs in scores.values() for v in docs.values() if m in v}
     return Table(
@@ -297,5 +324,5 @@ def build_table(
         confidence=confidence,
         resamples=resamples,
         seed=seed,
-        facts=value_facts.merged((r.tags, r.params, r.metrics) for r in runs),
+        facts=facts,
     )

@@ -42,6 +42,7 @@ from runner.run.progress import Progress
 from runner.run.recording import log_outcomes, log_setup
 from runner.sweep.callback import job_run_name
 from runner.sweep.parent import Sweep, current_sweep
+from runner.tracking.secrets import redacted
 from runner.tracking.sqlite_peek import done_cell
 from runner.tracking.tags import (
     BATCH_IDS_TAG,
@@ -325,7 +326,7 @@ def describe(job: Job) -> str:
         f"{config.strategy} ({roles_line(job.roles) or 'no model'}) "
         f"on {len(job.items)} document(s) "
         f"from data={config.data.source}, chunk={config.chunk}; "
-        f"overrides: {' '.join(config.overrides) or '(none)'}"
+        f"overrides: {redacted(' '.join(config.overrides)) or '(none)'}"
     )
 
 

@@ -31,7 +31,7 @@ from runner.config.run_config import RunConfig
 from runner.data.sources import for_strategy, read_items
 from runner.llm.endpoints import check_reachable, require_key
 from runner.llm.spec import ModelSpec
-from runner.tracking.store import networked_store, unusable_server
+from runner.tracking.store import database_store, networked_store, unusable_server
 
 
 @dataclass(frozen=True)
@@ -95,7 +95,7 @@ def _tracking(uri: str) -> None:
     A tracking server that does not answer, a sqlite store on a network filesystem, or one
     whose folder cannot be created or written.
     """
-    problem = unusable_server(uri) or networked_store(uri)
+    problem = unusable_server(uri) or networked_store(uri) or database_store(uri)
     if problem:
         raise ConfigError(problem)
     parsed = urlparse(uri)

@@ -22,6 +22,7 @@ from runner.config.overrides import parse_all
 from runner.config.run_config import PROJECT_ROOT
 from runner.plugins.identity import described, identities
 from runner.run.prepare import Job
+from runner.tracking.secrets import redacted_data
 from runner.tracking.tags import INPUTS_TAG
 from runner.tracking.writer import Tracker
 
@@ -108,7 +109,9 @@ def log_setup(tracker: Tracker, job: Job) -> dict[str, str]:
     if inputs:  # '' only when even the short form exceeds a tag: the report says "changed"
         tags[INPUTS_TAG] = inputs
     tracker.set_tags(tags)
-    tracker.log_text(yaml.safe_dump(config.resolved, sort_keys=False), "config.yaml")
+    # Its URIs without their user and password (tracking.uri, api_base): the connection keeps them.
+    resolved = redacted_data(config.resolved)
+    tracker.log_text(yaml.safe_dump(resolved, sort_keys=False), "config.yaml")
     log_dataset(tracker, job)
     for artifact, path in job.prompts.items():
         tracker.log_file(path, artifact.rsplit("/", 1)[0])

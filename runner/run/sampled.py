@@ -22,7 +22,7 @@ from typing import Any
 
 from runner.api.types import DocumentOutcome
 from runner.api.value import Value
-from runner.config.panel import member_role
+from runner.config.panel import JUDGE, member_role, override_key
 from runner.config.run_config import SAMPLED_ROLE
 from runner.reliability.agreement import alpha
 from runner.reliability.panel import member_label
@@ -168,8 +168,11 @@ def _record(
 
 
 def temperature_warning(job: Job) -> list[str]:
-    """One line per judge sampled at temperature 0."""
-    out = []
+    """One line per judge sampled at temperature 0, and per metric at a temperature of its own.
+
+    The latter when the user set the judge's temperature or samples the judge.
+    """
+    out = _own_temperatures(job)
     for name, judge in judge_gateways(job.config, job.roles).items():
         if judge.spec.samples < 2 or not job.replicas or judge.temperature != 0:
             continue  # None: the provider's default, which samples
@@ -178,6 +181,37 @@ def temperature_warning(job: Job) -> list[str]:
             f"{role}.samples={judge.spec.samples} at temperature 0: the samples measure only "
             "the provider's nondeterminism; set judge.temperature=0.7 (or the paper's) to "
             "measure the judge's"
+        )
+    return out
+
+
+def _own_temperatures(job: Job) -> list[str]:
+    """``metrics.<label>.temperature`` that is not the judge's, where the user expects the judge's.
+
+    That is with ``judge.temperature=`` on the command line, or the judge sampled. The run's
+    ``judge.temperature`` param is the judge's; that metric's calls carry its own.
+    """
+    judges = judge_gateways(job.config, job.roles)
+    if not judges:
+        return []
+    sampled = any(judge.spec.samples > 1 for judge in judges.values())
+    asked = any(override_key(o).endswith(".temperature") and override_key(o).startswith(JUDGE)
+                for o in job.config.overrides)  # fmt: skip
+    if not (sampled or asked):
+        return []
+    out = []
+    first = next(iter(judges.values())).temperature
+    for label, params in job.config.metrics.items():
+        own = params.get("temperature")
+        if own is None or JUDGE not in job.config.metric_module(label).ROLES:
+            continue
+        own = float(own)
+        if own == first:
+            continue
+        out.append(
+            f"metrics.{label}.temperature={own} asks its judge at {own}, not at "
+            f"judge.temperature={first} as the run's params say of the judge: set "
+            f"metrics.{label}.temperature=null to use the judge's"
         )
     return out
 

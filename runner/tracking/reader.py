@@ -251,6 +251,12 @@ def finished_rows(
     return [(r.fingerprint or "", r.run_id, r.tags.get(FAILED_DOCUMENTS_TAG, "")) for r in runs]
 
 
+def experiment_id(uri: str, name: str) -> str | None:
+    """The id of the active experiment named ``name``; None when there is none."""
+    found = MlflowClient(tracking_uri=uri).get_experiment_by_name(name)
+    return None if found is None or found.lifecycle_stage != "active" else found.experiment_id
+
+
 def find_tagged(uri: str, tag: str, value: str, *, status: str = "FINISHED") -> list[RunRecord]:
     """The runs of every active experiment whose tag ``tag`` is ``value``, newest first.
 

@@ -156,6 +156,34 @@ def shown(uri: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path, parts.query, parts.fragment))
 
 
+DATABASES = ("postgresql", "postgres", "mysql", "mssql", "oracle")
+"""SQLAlchemy database schemes (``postgresql+psycopg://``...) MLflow would write to directly."""
+
+
+def database_store(uri: str) -> str | None:
+    """The one line for a ``tracking.uri`` that is not a store this runner records into.
+
+    A database URI: MLflow would write the runs' rows to it directly from every machine, but
+    their artifacts (summaries, traces, viewer) to ``./mlruns`` on the machine of each job,
+    which no one else sees; a shared study goes through ``mlflow server`` on that database.
+    A URI without a scheme: MLflow reads it as a folder of its deprecated file store.
+    """
+    scheme = urlsplit(uri).scheme.split("+", 1)[0].lower()
+    if scheme in DATABASES:
+        return (
+            f"tracking.uri={shown(uri)} is a database, not a tracking server: runs would go to "
+            "it but their artifacts to ./mlruns on each machine; start mlflow server "
+            f"--backend-store-uri {shown(uri)} --artifacts-destination <a shared folder> and "
+            "give tracking.uri=http://<its host>:5000 (docs/guides/across-machines.md)"
+        )
+    if "://" not in uri and not uri.startswith(("sqlite:", "file:", "databricks")):
+        return (
+            f"tracking.uri={uri} has no scheme: give sqlite:///{uri.rstrip('/')}/mlflow.db for a "
+            "local store, or http://<host>:<port> for an mlflow server"
+        )
+    return None
+
+
 def unusable_server(uri: str, key: str = "tracking.uri") -> str | None:
     """The one line for an ``http(s)://`` tracking server this command cannot use, else None.
 

@@ -54,6 +54,7 @@ from runner.tracking.runs_view import (
     with_columns,
 )
 from runner.tracking.runs_view import metric_name as metric_name  # re-exported
+from runner.tracking.secrets import redacted
 from runner.tracking.store import artifact_root as artifact_root  # re-exported for callers
 from runner.tracking.store import retrying, store_lock, store_to_build
 from runner.tracking.tags import PARENT_TAG, SUPERSEDED_TAG
@@ -172,7 +173,8 @@ class Tracker:
 
     def start(self, run_name: str, tags: dict[str, str]) -> str:
         """Create the run (status RUNNING, its owner tagged in the same write) and return its id."""
-        tags = {**owner_tags(), **tags}
+        tags = {**owner_tags(), **{k: redacted(str(v)) for k, v in tags.items()}}
+        run_name = redacted(run_name)
         with _permitted(self.uri, self.experiment):
             run = retrying(
                 lambda: self.client.create_run(self.experiment_id, run_name=run_name, tags=tags)
@@ -243,7 +245,7 @@ class Tracker:
         return older
 
     def _mark_killed(self, run_id: str, why: str) -> None:
-        marks = [RunTag(STALE_TAG, "owner process gone"), RunTag("failure", why)]
+        marks = [RunTag(STALE_TAG, "owner process gone"), RunTag("failure", redacted(why))]
         retrying(lambda: self.client.log_batch(run_id, tags=marks))
         retrying(lambda: self.client.set_terminated(run_id, "KILLED"))
 
@@ -252,7 +254,7 @@ class Tracker:
 
         Returns them as logged, as another run's params read back from MLflow compare.
         """
-        items = [Param(k, str(v)[:_MAX_PARAM]) for k, v in params.items()]
+        items = [Param(k, redacted(str(v))[:_MAX_PARAM]) for k, v in params.items()]
         for i in range(0, len(items), 100):
             retrying(partial(self.client.log_batch, self.run_id, params=items[i : i + 100]))
         return {p.key: p.value for p in items}
@@ -270,7 +272,7 @@ class Tracker:
 
     def set_tags(self, tags: dict[str, str]) -> None:
         """Tags (git commit, fingerprint, failure reason, ...)."""
-        items = [RunTag(k, str(v)) for k, v in tags.items()]
+        items = [RunTag(k, redacted(str(v))) for k, v in tags.items()]
         retrying(lambda: self.client.log_batch(self.run_id, tags=items))
 
     def show_columns(self, metrics: list[str], params: list[str], sweep: str = "") -> None:

@@ -81,7 +81,8 @@ def test_each_claim_is_judged_against_the_source_itself_with_the_prefix_cached()
     gateway = judge()
     alignment.setup(gateway).score(DOC, SENTENCES[1])
     (extract, _), (ask, options) = calls_of(gateway)
-    assert options["purpose"] == "alignment.verdict" and options["temperature"] == 0.0
+    assert options["purpose"] == "alignment.verdict"
+    assert options["temperature"] == gateway.temperature == 0.5  # the judge's own
     assert ask[0].cache and ask[0].content.endswith("Source text:\n" + SOURCE)
     assert not ask[1].cache and ask[1].content.startswith("Claim:\n" + SENTENCES[1])
     assert extract[0].content.count(SENTENCES[1]) == 1 and SENTENCES[0] not in extract[0].content

@@ -77,7 +77,8 @@ def test_stock_phrases_are_vague_and_concrete_sentences_are_not() -> None:
     assert (
         "'the article suggests', 'the author describes', 'the text discusses'" in request[0].content
     )
-    assert options["temperature"] == 0.0 and result.notes == ()
+    assert options["temperature"] == judge.temperature == 0.5  # the judge's own
+    assert result.notes == ()
 
 
 def test_a_concrete_summary_has_no_vague_sentence() -> None:

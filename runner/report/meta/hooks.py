@@ -103,30 +103,35 @@ def panel_views(view: RunView) -> list[RunView]:
     if not members:
         return [view]
     shared = partial(_shared_only, view.read_text)
-    models = [view.params.get(f"judge:{m}.model", m) for m in members]
+    judges = {m: _member_params(view.params, m) for m in members}
     panel = {
         doc: {k: v for k, v in values.items() if panel_member(k) is None}
         for doc, values in view.values.items()
     }
-    named = f"panel({','.join(members)})"
+    together = {
+        key: ", ".join(dict.fromkeys(j[key] for j in judges.values() if j.get(key)))
+        for key in ("judge.model", "judge.temperature", "judge.samples")
+    }
+    together["judge.model"] = ", ".join(j["judge.model"] for j in judges.values())
     out = [
         replace(
             view,
-            params={**view.params, "judge": named, "judge.model": f"panel of {', '.join(models)}"},
+            params={**view.params, **together, "judge": f"panel({','.join(members)})"},
             values=panel,
             read_text=shared,
         )
     ]
-    for member, model in zip(members, models, strict=True):
+    for member, params in judges.items():
         mine = {doc: _members_values(values, member) for doc, values in view.values.items()}
-        out.append(
-            replace(
-                view,
-                params={**view.params, "judge": member, "judge.model": model},
-                values=mine,
-                read_text=shared,
-            )
-        )
+        out.append(replace(view, params={**view.params, **params}, values=mine, read_text=shared))
+    return out
+
+
+def _member_params(params: Mapping[str, str], member: str) -> dict[str, str]:
+    """A member's ``judge:<member>.*`` params as the one judge's ``judge.*`` (its identity)."""
+    out = {"judge": member, "judge.model": params.get(f"judge:{member}.model", member)}
+    for key in ("temperature", "samples"):
+        out[f"judge.{key}"] = params.get(f"judge:{member}.{key}", "")
     return out
 
 

@@ -293,13 +293,13 @@ def _script(answer: str, reasoning: str = "") -> Any:
 
 
 def test_binary_sends_the_releases_claude_request_and_reads_the_tag() -> None:
-    judge = scripted_llm(_script("I think <answer>No</answer>"), role="judge")
+    judge = scripted_llm(_script("I think <answer>No</answer>"), role="judge", temperature=0.0)
     result = faithfulness.setup(judge, method="binary").score(Document("d", STORY), "A summary.")
     assert result.values["faithful"] == 0.0
     ((messages, options),) = calls_of(judge)
     user = f"Story:\n{STORY}\n\nSummary:\nA summary.\n\n{QUESTION}{TAGS}"
     assert [(m.role, m.content) for m in messages] == [("system", SYSTEM), ("user", user)]
-    assert options["temperature"] == 0.0
+    assert options["temperature"] == 0.0  # the release's: every shipped judge alias's
 
 
 def test_cot_reasons_then_asks_again_in_the_same_conversation() -> None:

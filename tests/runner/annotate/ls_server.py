@@ -26,6 +26,13 @@ from tests.helpers.ports import free_port
 
 TOKEN = "roundtrip-test-token-0123456789"
 USER = "annotator@example.invalid"
+OFFLINE = {
+    "LATEST_VERSION_CHECK": "false",  # else it asks pypi.org for its newest release at start
+    "SENTRY_DSN": "",  # else its errors go to Sentry (an empty value turns it off)
+    "FRONTEND_SENTRY_DSN": "",
+    "COLLECT_ANALYTICS": "false",
+}
+"""Label Studio's settings for a server that reaches nothing but this machine."""
 READY_TIMEOUT_S = 240.0  # a data dir without the template migrates first (~90 s when busy)
 
 
@@ -86,7 +93,7 @@ def start(bin_path: Path, root: Path) -> Server:
         "--port", str(port), "--data-dir", str(data), "--username", USER,
         "--password", "roundtrip-password", "--user-token", TOKEN, "--enable-legacy-api-token",
     ]  # fmt: skip
-    env = {**os.environ, "LABEL_STUDIO_BASE_DATA_DIR": str(data)}
+    env = {**os.environ, **OFFLINE, "LABEL_STUDIO_BASE_DATA_DIR": str(data)}
     with open(log, "wb") as out:
         process = subprocess.Popen(
             command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, env=env

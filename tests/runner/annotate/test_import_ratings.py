@@ -245,7 +245,6 @@ def test_faithful_ratings_feed_the_faithfulness_table(
     )
     people = {"tide": 1, "mill": 0, "fox": 0}
     rows = [f"{d},{run_id},faithful,{v},ana" for d, v in people.items()]
-    rows.append(f"tide,{run_id},faithful,0.5,ben")  # not a label: kept as a rating, said so
     table = tmp_path / "faithful.csv"
     table.write_text("\n".join(["document,system,criterion,value,annotator", *rows]) + "\n")
     assert main(["import", str(table), "tracking.uri=" + uri]) == 0
@@ -253,10 +252,6 @@ def test_faithful_ratings_feed_the_faithfulness_table(
     assert (
         "3 ratings of criterion faithful recorded as faithfulness labels of their run's "
         "summaries (1 faithful, 0 not): the meta report's faithfulness tables"
-    ) in out
-    assert (
-        "1 ratings of criterion faithful are not 0 or 1 (e.g. 'tide': 0.5): kept as ratings, "
-        "not faithfulness labels; write 1 (faithful) or 0 (not) to feed the faithfulness tables"
     ) in out
     out_dir = tmp_path / "report"
     make_report(ReportConfig(uri, "summarization", out=out_dir, plots=False, meta=True))
@@ -267,3 +262,61 @@ def test_faithful_ratings_feed_the_faithfulness_table(
     assert float(row["% faithful"]) == pytest.approx(200 / 3)
     assert float(row["precision"]) == pytest.approx(0.5)
     assert float(row["recall"]) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("criterion", "values", "expected"),
+    [
+        (
+            "faithful",
+            {"tide": 2, "mill": 0, "fox": 0},  # a 0/2 scale: its zeros alone were labels
+            "error: 1 of the ratings of criterion faithful are not 0 or 1 (e.g. 'tide': 2; "
+            "values 2); write 1 (faithful) or 0 (not faithful) for every one; nothing recorded",
+        ),
+        (
+            "faithfulness",
+            {"tide": 1, "mill": 0, "fox": 0},  # recorded, then 'no labels' in the report
+            "error: criterion 'faithfulness' is not 'faithful', the criterion the faithfulness "
+            "tables read: write criterion faithful (values 1 faithful, 0 not), or name a rating "
+            "of your own so that it is not mistaken for one; nothing recorded",
+        ),
+    ],
+)
+def test_faithful_labels_that_cannot_mean_what_the_user_thinks_are_refused(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    criterion: str,
+    values: dict[str, int],
+    expected: str,
+) -> None:
+    uri, run_id = logged_run(tmp_path, SUMMARIES)
+    rows = [f"{d},{run_id},{criterion},{v},ana" for d, v in values.items()]
+    table = tmp_path / "faithful.csv"
+    table.write_text("\n".join(["document,system,criterion,value,annotator", *rows]) + "\n")
+    assert main(["import", str(table), "tracking.uri=" + uri]) == 2
+    assert capsys.readouterr().err.strip() == expected
+    assert _humans(uri) == []
+
+
+def test_the_same_labels_in_a_second_experiment_are_recorded_there_too(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Once 'already recorded' (the run was in another experiment) and the second
+    experiment's report had no labels; a third import into it is then 'already recorded'."""
+    uri, run_id = _logged_run(tmp_path)
+    table = _csv(tmp_path / "ratings.csv", run_id)
+    assert main(["import", str(table), "tracking.uri=" + uri]) == 0
+    again = ["import", str(table), "tracking.uri=" + uri, "--experiment", "study-b"]
+    assert main([*again, "--create-experiment"]) == 0
+    out = capsys.readouterr().out
+    first, second = sorted(_humans(uri), key=lambda r: r.info.start_time)
+    names = {MlflowClient(uri).get_experiment(r.info.experiment_id).name for r in (first, second)}
+    assert names == {"summarization", "study-b"}
+    assert (
+        f"these 6 judgments are also in another experiment (human run {first.info.run_id[:8]}); "
+        "recorded in experiment 'study-b' too, for its reports"
+    ) in out
+    assert f"recorded human run {second.info.run_id}" in out
+    assert main(again) == 0
+    assert f"already recorded: human run {second.info.run_id}" in capsys.readouterr().out
+    assert len(_humans(uri)) == 2

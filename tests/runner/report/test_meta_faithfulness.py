@@ -365,7 +365,7 @@ def test_coherence_only_meta_has_nothing_of_faithfulness() -> None:
 
 
 def test_a_panel_run_gives_a_row_per_member_and_one_for_the_panel() -> None:
-    from metrics.faithfulness.meta import read_raters
+    from metrics.faithfulness.meta import judge_of, read_raters
     from runner.report.meta.hooks import panel_views
 
     other = {d: (1.0 - v if d in ("s5", "s6") else v) for d, v in RATER.items()}  # catches s6
@@ -387,19 +387,58 @@ def test_a_panel_run_gives_a_row_per_member_and_one_for_the_panel() -> None:
     }
     run = RunView("p" * 32, 5, params, values, texts.get)
     views = panel_views(run)
-    assert [v.params["judge.model"] for v in views] == [
-        "panel of openai/a, openai/b", "openai/a", "openai/b"
+    assert [judge_of(v) for v in views] == [
+        "panel(a,b): openai/a, openai/b", "a: openai/a", "b: openai/b"
     ]  # fmt: skip
     assert all(v.read_text("claims.json") is None for v in views)  # the first member's alone
     table, _ = faithfulness_table(people(), read_raters(views), BOOT)
     assert table is not None
     rows = {r[2]: dict(zip(table.header, r, strict=True)) for r in table.rows}
     alone = row_of(faithfulness_table(people(), [rater(RATER)], BOOT)[0], "binary")
-    assert value(rows["openai/a"]["precision"]) == value(alone["precision"])  # member a = RATER
-    assert value(rows["openai/b"]["% easy caught"]) == pytest.approx(50.0)  # s6 of s5, s6
-    assert value(rows["panel of openai/a, openai/b"]["% faithful"]) == pytest.approx(
+    assert value(rows["a: openai/a"]["precision"]) == value(alone["precision"])  # a = RATER
+    assert value(rows["b: openai/b"]["% easy caught"]) == pytest.approx(50.0)  # s6 of s5, s6
+    assert value(rows["panel(a,b): openai/a, openai/b"]["% faithful"]) == pytest.approx(
         100 * sum(pooled[d] for d in PEOPLE) / len(PEOPLE)
     )
+
+
+def test_judges_of_one_model_name_keep_a_row_each_never_merged() -> None:
+    """Three panel members served under one model name, and a sampled judge of that model:
+    five raters, five rows (they were one 'openai/stub' row, the newest run's values)."""
+    from metrics.faithfulness.meta import read_raters
+    from runner.report.meta.hooks import panel_views
+
+    flips = {"a": (), "b": ("s5",), "c": ("s5", "s6")}
+    member = {m: {d: 1.0 - v if d in f else v for d, v in RATER.items()} for m, f in flips.items()}
+    texts = {"summaries.json": json.dumps({d: summary_of(d) for d in RATER})}
+    panel_params = {"judges": "a,b,c", "metrics.faithfulness.method": "binary"}
+    for m in member:
+        panel_params |= {f"judge:{m}.model": "openai/stub", f"judge:{m}.temperature": "0.0"}
+    values = {
+        d: {"faithfulness/faithful": RATER[d]}
+        | {f"faithfulness:{m}/faithful": member[m][d] for m in member}
+        for d in RATER
+    }
+    panel = RunView("p" * 32, 5, panel_params, values, texts.get)
+    sampled = {d: {"faithfulness/faithful": member["c"][d]} for d in RATER}
+    single = {
+        "judge": "stub", "judge.model": "openai/stub", "judge.temperature": "0.7",
+        "judge.samples": "3", "metrics.faithfulness.method": "binary",
+    }  # fmt: skip
+    alone = RunView("s" * 32, 9, single, sampled, texts.get)  # the newest run
+    table, _ = faithfulness_table(people(), read_raters([*panel_views(panel), alone]), BOOT)
+    assert table is not None
+    judges = [r[2] for r in table.rows]
+    assert sorted(judges) == sorted([
+        "panel(a,b,c): openai/stub, openai/stub, openai/stub, temperature 0.0",
+        "a: openai/stub, temperature 0.0",
+        "b: openai/stub, temperature 0.0",
+        "c: openai/stub, temperature 0.0",
+        "stub: openai/stub, temperature 0.7, 3 samples",
+    ])  # fmt: skip
+    rows = {r[2]: dict(zip(table.header, r, strict=True)) for r in table.rows}
+    figures = {j: [str(v) for k, v in rows[j].items() if k != "judge"] for j in judges}
+    assert figures["a: openai/stub, temperature 0.0"] != figures["c: openai/stub, temperature 0.0"]
 
 
 def test_ppi_true_anchors_the_rater_on_the_labelled_summaries(tmp_path: Path) -> None:

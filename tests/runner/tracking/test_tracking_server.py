@@ -265,3 +265,41 @@ def test_a_user_the_admin_adds_runs_jobs_in_the_experiment_it_may_edit(
         "'Default' (403); ask its admin for EDIT on it, or choose a tracking.experiment=NAME "
         "of your own (its creator may write to it)"
     )
+
+
+def test_credentials_in_the_tracking_uri_reach_neither_the_server_nor_the_console(
+    served: MlflowServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``tracking.uri=http://bob:<password>@host:port`` once put the password in the printed
+    UI link, the run's ``overrides`` and note tags and its config.yaml, on the shared server."""
+    from mlflow.server import get_app_client
+
+    secret = f"bob-pw-{secrets.token_hex(6)}"
+    auth = get_app_client("basic-auth", tracking_uri=served.url)  # as the admin (env)
+    auth.create_user(username="bob", password=secret)
+    experiment = MlflowClient(served.url).create_experiment("bob-study")
+    auth.grant_user_permission("bob", "experiment", experiment, "EDIT")
+    for name in ("MLFLOW_TRACKING_USERNAME", "MLFLOW_TRACKING_PASSWORD"):
+        monkeypatch.delenv(name, raising=False)  # the URI alone signs in
+    address = served.url.split("://", 1)[1]
+    with FakeOpenAIServer(responder()) as server:
+        done = run_in_process(
+            *overrides(server.url, {"tracking.uri": f"http://bob:{secret}@{address}"}),
+            "data.limit=1",
+            f"cache.dir={tmp_path / 'cache'}",
+            "strategy=baseline",
+            "tracking.experiment=bob-study",
+            cwd=tmp_path,
+        )
+    assert done.returncode == 0, done.stderr[-3000:]
+    with monkeypatch.context() as admin:  # read back as the admin
+        admin.setenv("MLFLOW_TRACKING_USERNAME", ADMIN)
+        admin.setenv("MLFLOW_TRACKING_PASSWORD", PASSWORD)
+        (run,) = MlflowClient(served.url).search_runs([experiment])
+    assert run.info.status == "FINISHED" and run.info.user_id == "bob"
+    assert secret not in done.stdout + done.stderr
+    assert f"http://{address}" in done.stdout  # the link, without bob's user and password
+    assert "bob:" not in done.stdout + done.stderr
+    assert secret not in dump(served.backend_uri)
+    for path in (p for p in served.artifacts.rglob("*") if p.is_file()):
+        assert secret.encode() not in path.read_bytes(), path
