@@ -244,18 +244,23 @@ def test_sentence_level_table(reported: tuple[Any, dict[str, str], Path]) -> Non
     _, _, out = reported
     rows = _rows(out, "meta_sentences")
     got = {(r["judge"], r["error type"]): r for r in rows}
-    assert set(got) == {(j, t) for j, types in SENTENCES.items() for t in types}
+    assert set(got) == {(_identity(j), t) for j, types in SENTENCES.items() for t in types}
     for judge, types in SENTENCES.items():
         for kind, expected in types.items():
-            row = got[(judge, kind)]
+            row = got[(_identity(judge), kind)]
             values = [float(row[k]) for k in ("precision", "recall", "F1", "kappa")]
             assert values == pytest.approx(expected), (judge, kind)
             for k in ("precision", "recall", "F1", "kappa"):
                 assert (
                     float(row[f"{k}_low"]) <= float(row[k]) + 1e-9 <= float(row[f"{k}_high"]) + 2e-9
                 )
-    assert got[("openai/gpt-4o", "any error")]["summaries"] == "3"
-    assert got[("openai/gpt-4o", "any error")]["sentences"] == "11"
+    assert got[("openai: openai/gpt-4o", "any error")]["summaries"] == "3"
+    assert got[("openai: openai/gpt-4o", "any error")]["sentences"] == "11"
+
+
+def _identity(model: str) -> str:
+    """The judge column: the run's judge alias (the fixture's provider) and its model."""
+    return f"{model.split('/')[0]}: {model}"
 
 
 def test_summary_level_table(reported: tuple[Any, dict[str, str], Path]) -> None:
@@ -335,7 +340,7 @@ def test_report_prints_and_writes_meta(reported: tuple[Any, dict[str, str], Path
     for name in ("meta.md", "meta.tex", "meta_vs_human.png"):
         assert (out / name) in report.files
     assert "# Does a metric agree with people?" in report.text()
-    assert "| openai/gpt-4o | any error | 3 | 11 | 0.667 [" in report.meta
+    assert "| openai: openai/gpt-4o | any error | 3 | 11 | 0.667 [" in report.meta
     assert "\\begin{tabular}" in (out / "meta.tex").read_text()
     assert "- sentence level: 1 sentences without a readable judge answer" in report.meta  # d3
 
