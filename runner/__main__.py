@@ -189,7 +189,29 @@ def flags_first(argv: list[str]) -> list[str]:
     """
     flags = [a for a in argv if a in MULTIRUN_FLAGS]
     rest = [a for a in argv if a not in MULTIRUN_FLAGS]
-    return flags[:1] + rest
+    return flags[:1] + _config_dir_first(rest)
+
+
+CONFIG_DIR_FLAGS = ("--config-dir", "-cd")
+
+
+def _config_dir_first(argv: list[str]) -> list[str]:
+    """``--config-dir DIR`` (``-cd DIR``, ``--config-dir=DIR``) moved before the overrides.
+
+    After an override (``judge=mine --config-dir my_conf``) Hydra's argparse printed its
+    eight-line usage and ``unrecognized arguments``, as with ``-m``.
+    """
+    moved: list[str] = []
+    rest: list[str] = []
+    words = iter(argv)
+    for word in words:
+        if word in CONFIG_DIR_FLAGS:
+            moved += [word, *[w for w in [next(words, None)] if w is not None]]
+        elif word.startswith("--config-dir="):
+            moved.append(word)
+        else:
+            rest.append(word)
+    return moved + rest
 
 
 INTERNAL_GROUPS = ("model_strategy",)

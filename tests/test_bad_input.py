@@ -110,6 +110,21 @@ CASES = [
         "tracking.uri=sqlite:////proc/nope/mlflow.db",
         ("cannot use /proc/nope/mlflow.db", "writable folder"),
     ),
+    Case(
+        "tracking.uri without a scheme",
+        "tracking.uri=myruns",
+        ("tracking.uri=myruns has no scheme", "sqlite:///myruns/mlflow.db", "http://"),
+    ),
+    Case(
+        "a database as tracking.uri",
+        "tracking.uri=postgresql+psycopg2://ann:s3cret@127.0.0.1:9/runs",
+        ("is a database, not a tracking server", "mlflow server", "127.0.0.1:9/runs"),
+    ),
+    Case(
+        "a judge alias of one's own without its defaults",
+        "--config-dir {d}/my_conf judge=bare metrics=booookscore",
+        ("judge.name is missing", "defaults: [/model/<a model alias>@_here_, _self_]"),
+    ),
     Case("budget of 0", "budget.usd=0", ("budget.usd=0", "> 0", "null means no limit")),
     Case(
         "temperature=abc",
@@ -205,6 +220,7 @@ def make_bad_files(root: Path) -> Path:
         "orphan.json": b'{"zzz": "A summary."}',
         "empty_summary.json": b'{"a": ""}',
         "no_slots.txt": b"Judge this summary.\n",
+        "my_conf/judge/bare.yaml": b"model: openai/gpt-4o\ntemperature: 0.0\n",
     }
     for name, content in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)
@@ -251,6 +267,7 @@ def test_bad_input_gets_one_clear_line_and_leaves_nothing(
     assert "Traceback" not in done.stderr
     for words in case.expect:
         assert words in lines[0], (words, lines[0])
+    assert "s3cret" not in done.stdout + done.stderr  # a URI's password is never shown
     assert not (tmp_path / "mlruns").exists(), "an MLflow store was created for a refused run"
 
 

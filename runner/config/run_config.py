@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, dataclass, field, fields
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -155,6 +155,17 @@ def model_spec(raw: dict[str, Any], role: str) -> ModelSpec:
         )
     if not raw.get("model"):
         raise ConfigError(f"{role}.model is empty; give a litellm model string, e.g. openai/gpt-4o")
+    lacking = [
+        f.name
+        for f in fields(ModelSpec)
+        if f.default is MISSING and f.default_factory is MISSING and raw.get(f.name) is None
+    ]
+    if lacking:  # an alias file of the user's own without its defaults: line
+        raise ConfigError(
+            f"{role}.{lacking[0]} is missing: the {role} alias sets no {lacking[0]}; start its "
+            f"file with 'defaults: [/model/<a model alias>@_here_, _self_]' as the shipped "
+            f"conf/{role.split(':')[0]}/*.yaml do, or give {lacking[0]}: in it"
+        )
     check_fields(ModelSpec, raw, role)
     if not is_judge_role(role) and raw.get("samples") not in (None, 1):
         raise ConfigError(
