@@ -125,6 +125,17 @@ CASES = [
         "--config-dir {d}/my_conf judge=bare metrics=booookscore",
         ("judge.name is missing", "defaults: [/model/<a model alias>@_here_, _self_]"),
     ),
+    Case(
+        "a setting out of range for the model nothing uses",
+        "strategy=none data=summaries data.path={d}/one.json model.max_tokens=0 judge=local",
+        ("model.max_tokens=0 is out of range", "at least 1"),
+    ),
+    Case(
+        "a setting of the model nothing uses",
+        "strategy=none data=summaries data.path={d}/one.json model.max_tokens=100 judge=gpt4 "
+        "metrics=booookscore",
+        ("model.max_tokens=100 has no effect", "strategy=none summarizes nothing", "drop it"),
+    ),
     Case("budget of 0", "budget.usd=0", ("budget.usd=0", "> 0", "null means no limit")),
     Case(
         "temperature=abc",
@@ -221,6 +232,7 @@ def make_bad_files(root: Path) -> Path:
         "empty_summary.json": b'{"a": ""}',
         "no_slots.txt": b"Judge this summary.\n",
         "my_conf/judge/bare.yaml": b"model: openai/gpt-4o\ntemperature: 0.0\n",
+        "one.json": b'{"a": "A fox ran."}',
     }
     for name, content in files.items():
         (root / name).parent.mkdir(parents=True, exist_ok=True)

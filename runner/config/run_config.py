@@ -235,6 +235,60 @@ def _unasked_roles(
     return tuple(out)
 
 
+def _check_unused_roles(
+    raw: dict[str, Any], needs: dict[str, str], overrides: tuple[str, ...]
+) -> None:
+    """A value the user gave a role nothing asks is still checked against its range.
+
+    ``model.max_tokens=0`` with ``strategy=none`` once FINISHED without a word: the role was
+    never built, so its checks never ran.
+    """
+    for role in ALL_ROLES:
+        block = raw.get(role)
+        if role in needs or not isinstance(block, dict):
+            continue
+        given = {override_key(o).split(".", 1)[1] for o in overrides
+                 if override_key(o).startswith(f"{role}.")}  # fmt: skip
+        check_fields(ModelSpec, {k: v for k, v in block.items() if k in given}, role)
+
+
+def _unasked_model(
+    raw: dict[str, Any],
+    roles: dict[str, ModelSpec],
+    overrides: tuple[str, ...],
+    strategy: str,
+    metrics: list[str],
+) -> tuple[str, ...]:
+    """A line per ``model=``/``model.*`` override that nothing uses.
+
+    Neither the strategy asks the model nor any role falls back to it (``judge=same``): the
+    job would run without it, and its command line would read as if it did not.
+    """
+    model = raw.get("model")
+    if "model" in roles or not isinstance(model, dict):
+        return ()
+    ident = (model.get("name"), model.get("model"))
+    same = [  # judge=same, evaluator=same: a role made of the model's definition
+        raw[role] for role in roles
+        if isinstance(raw.get(role), dict)
+        and (raw[role].get("name"), raw[role].get("model")) == ident
+    ]  # fmt: skip
+    out = []
+    for o in overrides:
+        key = override_key(o).split("@", 1)[0]
+        if key.split(".", 1)[0] != "model":
+            continue
+        setting = key.partition(".")[2]
+        if same and (not setting or any(r.get(setting) == model.get(setting) for r in same)):
+            continue  # the role takes this setting from the model
+        out.append(
+            f"{o} has no effect: strategy={strategy} summarizes nothing and no role of the "
+            f"metrics ({','.join(metrics) or 'none'}) takes it from the model (as judge=same "
+            "does); drop it"
+        )
+    return tuple(out)
+
+
 def _askers(role: str) -> str:
     """The installed strategies and metrics whose ``ROLES`` name ``role`` (read on error only)."""
     found = []
@@ -366,6 +420,8 @@ def build_run_config(raw: dict[str, Any], overrides: tuple[str, ...] = ()) -> Ru
     budget = raw.get("budget") or {}
     cache = raw.get("cache") or {}
     roles = _roles(raw, needs)
+    _check_unused_roles(raw, needs, overrides)
+    unasked += _unasked_model(raw, roles, overrides, str(name), list(metrics))
     _check_run_temperature(temperature, roles)
     check_batch(roles, (str(name), strategy), modules, bool(cache.get("enabled", True)))
     return RunConfig(
