@@ -52,7 +52,7 @@ def ppi_table(
                 _percent(found.ppi),
                 100.0 * found.judge_only,
                 _percent(found.classical),
-                round(found.worth, 1),
+                st.labels_worth(found.worth),
             )
         )
     if not rows:
@@ -72,7 +72,7 @@ def ppi_table(
         "(Angelopoulos et al. 2023, PPI++ power tuning, ppi_py), with its "
         f"{boot.confidence:.0%} CI; beside it the rater's own % (no correction) and people's "
         "labels alone with their classical CI. Labels the judge was worth: people's labels x "
-        "(classical CI width / PPI CI width)^2."
+        "(classical CI width / PPI CI width)^2, n/a where either interval has no width."
     )
     return MetaTable(
         "meta_ppi_faithfulness", "Faithfulness: PPI", header, tuple(rows), caption

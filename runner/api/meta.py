@@ -259,7 +259,8 @@ class Anchored:
     judged: int
     """Documents the judge decided, people's included."""
     worth: float
-    """The human labels the judge was worth: n x (classical CI width / PPI CI width)^2."""
+    """The human labels the judge was worth: n x (classical CI width / PPI CI width)^2; NaN
+    when either interval has no width."""
 
 
 def anchored_mean(
@@ -297,7 +298,10 @@ def anchored_mean(
     c_low, c_high = (float(np.ravel(x)[0]) for x in classical_mean_ci(y, alpha=alpha))
     everything = np.concatenate([yhat, np.asarray(judge_elsewhere, dtype=float)])
     width = high - low
-    worth = len(y) * ((c_high - c_low) / width) ** 2 if width > 0 else math.inf
+    # Undefined when either interval has no width (every label the same, or the judge's
+    # correction exact): inf and 0 were printed for it, read as "priceless" and "worthless".
+    classical = c_high - c_low
+    worth = len(y) * (classical / width) ** 2 if width > 0 and classical > 0 else math.nan
     return Anchored(
         Stat(point, low, high, len(y)),
         Stat(float(y.mean()), c_low, c_high, len(y)),
@@ -347,6 +351,11 @@ class NamedRun(Protocol):
     def params(self) -> Mapping[str, str]:
         """The run's params."""
         ...
+
+
+def labels_worth(worth: float) -> int | str:
+    """The table cell of ``Anchored.worth``: a whole number of labels, or 'n/a'."""
+    return int(round(worth)) if math.isfinite(worth) else "n/a"
 
 
 def judge_identity(params: Mapping[str, str]) -> str:

@@ -135,7 +135,7 @@ def ppi_table(inputs: MetaInputs, boot: Boot) -> tuple[MetaTable | None, list[st
                 continue
             rows.append(
                 (key, system[:8], found.ppi.n, found.judged, found.ppi, found.judge_only,
-                 found.classical, round(found.worth, 1))
+                 found.classical, st.labels_worth(found.worth))
             )  # fmt: skip
     if not rows:
         return None, notes
@@ -154,7 +154,7 @@ def ppi_table(inputs: MetaInputs, boot: Boot) -> tuple[MetaTable | None, list[st
         "every summary of the run, by prediction-powered inference (Angelopoulos et al. 2023, "
         f"PPI++, ppi_py), {boot.confidence:.0%} CI; beside it the judge's own mean and people's "
         "scores alone with their classical CI. Labels the judge was worth: people's scores x "
-        "(classical CI width / PPI CI width)^2."
+        "(classical CI width / PPI CI width)^2, n/a where either interval has no width."
     )
     table = MetaTable("meta_ppi_summaries", "Summary level: PPI", header, tuple(rows), caption)
     return table, notes

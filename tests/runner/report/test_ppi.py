@@ -96,3 +96,14 @@ def test_people_s_scores_of_a_few_summaries_anchor_the_judge_s_numbers(tmp_path:
     assert (row["value"], row["people's scores"], row["judged"]) == ("booookscore/score", "5", "12")
     assert float(row["mean (PPI++)"]) == pytest.approx(expected.ppi.value, abs=0.05)
     assert float(row["mean (judge only)"]) == pytest.approx(sum(judge.values()) / 12, abs=0.05)
+
+
+def test_labels_worth_is_na_where_an_interval_has_no_width() -> None:
+    """People who all gave 1 leave the classical interval no width: the ratio is undefined,
+    not 0 ("worthless") nor inf ("priceless"), and the cell says n/a."""
+    from runner.api.meta import anchored_mean, labels_worth
+
+    found = anchored_mean([1.0] * 4, [1.0, 1.0, 0.0, 1.0], [1.0, 0.0, 1.0], 0.95)
+    assert found.classical.low == found.classical.high == 1.0
+    assert found.worth != found.worth and labels_worth(found.worth) == "n/a"  # NaN
+    assert labels_worth(21.94) == 22
