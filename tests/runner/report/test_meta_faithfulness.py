@@ -480,3 +480,4 @@ def test_ppi_true_with_no_labelled_summary_judged_is_one_line(tmp_path: Path) ->
     message = str(raised.value)
     assert message.startswith("ppi=true: no value has people's labels and a judge's")
     assert "PPI needs two or more documents" in message and "\n" not in message
+    assert len(message) < 400  # one reason, the others counted (was 1,097 characters)
