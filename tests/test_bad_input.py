@@ -136,6 +136,11 @@ CASES = [
         "metrics=booookscore",
         ("model.max_tokens=100 has no effect", "strategy=none summarizes nothing", "drop it"),
     ),
+    Case(
+        "a panel written with a space",
+        "judges=[gpt4, claude]",
+        ("the shell cut the list at its space", "judges=[gpt4,claude]", "'judges=[gpt4, claude]'"),
+    ),
     Case("budget of 0", "budget.usd=0", ("budget.usd=0", "> 0", "null means no limit")),
     Case(
         "temperature=abc",

@@ -158,8 +158,26 @@ def unparsable(override: str, message: str) -> str:
             f"{override}: Hydra's override syntax does not take a bare ~; "
             f"write {home}quote it for Hydra: {quoted}"
         )
+    if value.startswith("[") and "]" not in value:  # judges=[a, b]: the shell split it
+        whole = " ".join([override, *_rest_of_list(override, sys.argv[1:])])
+        return (
+            f"{override}: the shell cut the list at its space; write it without spaces, "
+            f"{whole.replace(' ', '')}, or quote it: '{whole}'"
+        )
     first = message.splitlines()[0] if message else "a syntax error"
     return f"cannot read the override {override} ({first}); quote its value for Hydra: {quoted}"
+
+
+def _rest_of_list(start: str, argv: list[str]) -> list[str]:
+    """The words after ``start`` up to the one that closes its list (``claude]``)."""
+    if start not in argv:
+        return []
+    rest = []
+    for word in argv[argv.index(start) + 1 :]:
+        rest.append(word)
+        if "]" in word:
+            return rest
+    return []
 
 
 T = TypeVar("T")
