@@ -9,10 +9,11 @@ experiment, fingerprint, computed as the job computes it), which says whether it
 """
 
 from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from hydra.types import HydraContext
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig, OmegaConf, open_dict
 
 from hydra_plugins.summarization_runner_sweeper.cell_config import cell_config
 from hydra_plugins.summarization_runner_sweeper.plan import Cell
@@ -61,16 +62,34 @@ def check_cell(
 
     from runner.api.errors import RunnerError
     from runner.config.hydra_errors import one_line
+    from runner.config.panel import with_members
 
     try:
         task = cell_config(context, sweep_config, cell, index)
         raw = OmegaConf.to_container(task, resolve=True, throw_on_missing=True)
         assert isinstance(raw, dict)
-        return _checked(cell, {str(k): v for k, v in raw.items()})
+        members = partial(_member_config, context, sweep_config)
+        return _checked(cell, with_members({str(k): v for k, v in raw.items()}, cell, members))
     except (HydraException, OmegaConfBaseException) as err:
         return BadCell(cell, one_line(err))
     except RunnerError as err:
         return BadCell(cell, str(err))
+
+
+def _member_config(
+    context: HydraContext, sweep_config: DictConfig, overrides: list[str]
+) -> dict[str, Any]:
+    """The config a panel member's ``judge=<name>`` composes in this cell.
+
+    As the job's ``with_members`` composes it: a cell of ``judges=[a,b],[b,c]`` once asked
+    for ``judge:a=<alias>``, its members never composed.
+    """
+    composed = context.config_loader.load_sweep_config(sweep_config, list(overrides))
+    with open_dict(composed):
+        del composed["hydra"]
+    out = OmegaConf.to_container(composed, resolve=True, throw_on_missing=True)
+    assert isinstance(out, dict)
+    return {str(k): v for k, v in out.items()}
 
 
 def _checked(cell: Cell, raw: dict[str, Any]) -> CheckedCell:

@@ -154,8 +154,8 @@ def write_meta(config: ReportConfig, out: Path) -> MetaReport | None:
         tables, notes = [*tables, *([table] if table else [])], [*notes, *more]
         if not any(t.name.startswith(PPI_TABLES) for t in tables):
             reasons = [n for n in notes if "PPI" in n] or ["no value people scored"]
-            more = len(reasons) - 1  # one reason per value and run made a 1,097-character line
-            why = reasons[0] + (f"; and {more} more like it" if more else "")
+            others = len(reasons) - 1  # one reason per value and run: a 1,097-character line
+            why = reasons[0] + (f"; and {others} more like it" if others else "")
             raise DataError(
                 f"ppi=true: no value has people's labels and a judge's on two or more documents "
                 f"({why}); import people's labels of the judged summaries "

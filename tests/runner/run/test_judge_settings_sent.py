@@ -103,3 +103,41 @@ def test_a_metric_temperature_of_its_own_is_sent_and_named_in_one_line(
         "judge.temperature=0.7 as the run's params say of the judge: set "
         "metrics.faithfulness.temperature=null to use the judge's"
     ]
+
+
+def test_a_panel_of_ones_own_aliases_sweeps_with_samples(tmp_path: Path) -> None:
+    """The docs' ``judge.samples=3`` with aliases of one's own (no ``samples:`` line), and a
+    panel in a ``-m`` sweep: once "not a config key" and "needs the model role judge:a"."""
+    from tests.helpers.in_process import run_in_process
+
+    with FakeOpenAIServer(_answer) as server:
+        (tmp_path / "judge").mkdir()
+        for name in "abc":
+            (tmp_path / "judge" / f"{name}.yaml").write_text(
+                "defaults:\n  - /model/openai_compatible@_here_\n  - _self_\n"
+                f"name: {name}\nmodel: openai/{name}\napi_base: {server.url}\ntemperature: 0.0\n",
+                encoding="utf-8",
+            )
+        data = tmp_path / "summaries.json"
+        data.write_text(json.dumps(SUMMARIES), encoding="utf-8")
+        sources = tmp_path / "sources"
+        sources.mkdir()
+        for doc, text in SOURCES.items():
+            (sources / f"{doc}.txt").write_text(text, encoding="utf-8")
+        done = run_in_process(
+            "-m", "--config-dir", str(tmp_path), "judges=[a,b],[b,c]", "judge.samples=2",
+            "strategy=none", "data=summaries", f"data.path={data}", f"data.sources={sources}",
+            "metrics=faithfulness", f"tracking.uri=sqlite:///{tmp_path / 'mlflow.db'}",
+            f"cache.dir={tmp_path / 'cache'}", cwd=tmp_path,
+        )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    asked = sorted(r["model"] for r in server.requests)
+    # each member's two samples of two summaries, its own model; b's in the second cell are
+    # the first's requests, answered from the response cache
+    assert asked == sorted(["a"] * 4 + ["b"] * 4 + ["c"] * 4), asked
+    client = MlflowClient(f"sqlite:///{tmp_path / 'mlflow.db'}")
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()])
+    finished = [r for r in runs if "judges" in r.data.params]
+    assert sorted(r.data.params["judges"] for r in finished) == ["a,b", "b,c"]
+    assert {r.info.status for r in finished} == {"FINISHED"}
+    assert {r.data.params["judge:b.samples"] for r in finished} == {"2"}
