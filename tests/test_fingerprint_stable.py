@@ -6,7 +6,11 @@ runs carry it. ``data/fingerprints.json`` holds the fingerprints the code comput
 the same values, or every finished sweep would run again. One value changed since, on
 purpose: SummIt's fingerprint now hashes its drafting strategies' prompts too (an edited hier
 prompt must rerun a finished ``strategy=summit`` cell, which drafts with hier), so
-``strategy=summit`` moved from 8e8c7a6955958a7b to 8eaf09243324615b.
+``strategy=summit`` moved from 8e8c7a6955958a7b to 8eaf09243324615b. And the article's
+metrics (``metrics=article``) moved from f21904c7ccd6d0e4 to 6f9f02dd7ed260c2: their judge
+temperature became null (the judge's own, ``judge.temperature``) instead of a pinned 0, so
+that ``judge.temperature=0.7`` reaches them; with the shipped judges (all at 0) the requests
+are the same and a rerun of such a cell is answered from the response cache.
 """
 
 from __future__ import annotations
