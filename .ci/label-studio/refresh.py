@@ -35,6 +35,9 @@ from packaging.version import InvalidVersion, Version
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent.parent
+sys.path.insert(0, str(REPO))  # run as a script from .ci/label-studio/
+from tests.runner.annotate.ls_check import installed  # noqa: E402
+
 INPUT = HERE / "requirements.in"
 LOCK = HERE / "requirements.lock"
 PIP_LOCK = REPO / "requirements-pip.lock"
@@ -71,15 +74,8 @@ def _step(name: str, command: list[str]) -> None:
 
 def _installed(python: Path) -> dict[str, str]:
     """Every distribution in the venv but pip (installed first, from its own pinned file)."""
-    code = (
-        "import importlib.metadata as m, json;"
-        "print(json.dumps({d.metadata['Name']: d.version for d in m.distributions()}))"
-    )
-    found: dict[str, str] = json.loads(
-        subprocess.run([str(python), "-c", code], check=True, capture_output=True).stdout
-    )
-    return {name: version for name, version in sorted(found.items(), key=lambda kv: kv[0].lower())
-            if canonicalize_name(name) != "pip"}  # fmt: skip
+    found = installed(python)  # the check's own reading, so the lock and the check agree
+    return {name: found[name] for name in sorted(found) if name != "pip"}
 
 
 def _hashes(name: str, version: str) -> list[str]:
