@@ -16,6 +16,7 @@ import getpass
 import os
 import socket
 from pathlib import Path
+from urllib.parse import unquote, urlsplit
 
 from runner.on_ray import running_ray
 
@@ -29,14 +30,17 @@ STALE_TAG = "runner.stale"
 """Set on a run marked KILLED because its process had died without ending it."""
 
 
-def owner_tags() -> dict[str, str]:
-    """Tags naming this process as a run's owner, so a later run can tell it died."""
+def owner_tags(uri: str = "") -> dict[str, str]:
+    """Tags naming this process as a run's owner, so a later run can tell it died.
+
+    Its user is the one ``uri`` signs in as, when it carries one (``user``).
+    """
     pid = os.getpid()
     tags = {
         PID_TAG: str(pid),
         HOST_TAG: socket.gethostname(),
         PID_START_TAG: _process_start(pid) or "",
-        USER_TAG: user(),
+        USER_TAG: user(uri),
     }
     ray = running_ray()
     if ray is not None:
@@ -44,12 +48,16 @@ def owner_tags() -> dict[str, str]:
     return tags
 
 
-def user() -> str:
+def user(uri: str = "") -> str:
     """Who runs this process, as a shared server's runs table should show it.
 
-    The tracking server's user (``MLFLOW_TRACKING_USERNAME``) when one signs in, else the
-    login name; MLflow's client records "unknown" unless told.
+    The tracking server's user: the one ``uri`` signs in as (``http://bob:...@host``), else
+    ``MLFLOW_TRACKING_USERNAME``; else the login name. MLflow's client records "unknown"
+    unless told.
     """
+    signed_in = urlsplit(uri).username
+    if signed_in:
+        return unquote(signed_in)
     try:
         login = getpass.getuser()
     except (KeyError, OSError):  # no name for this uid (a container)

@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterator
 from functools import partial
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote, urlsplit
 
 from mlflow.entities import Metric, Param, RunTag
 from mlflow.exceptions import MlflowException
@@ -37,7 +36,6 @@ from runner.tracking.owners import (
     PID_TAG,
     RAY_NODE_TAG,
     STALE_TAG,
-    USER_TAG,
     owner_alive,
     owner_tags,
 )
@@ -175,10 +173,7 @@ class Tracker:
 
     def start(self, run_name: str, tags: dict[str, str]) -> str:
         """Create the run (status RUNNING, its owner tagged in the same write) and return its id."""
-        tags = {**owner_tags(), **{k: redacted(str(v)) for k, v in tags.items()}}
-        signed_in = urlsplit(self.uri).username  # tracking.uri=http://bob:...@host: bob runs it
-        if signed_in:
-            tags[USER_TAG] = unquote(signed_in)
+        tags = {**owner_tags(self.uri), **{k: redacted(str(v)) for k, v in tags.items()}}
         run_name = redacted(run_name)
         with _permitted(self.uri, self.experiment):
             run = retrying(
@@ -196,7 +191,7 @@ class Tracker:
         if found:
             self.run_id = found[0].info.run_id
             retrying(lambda: self.client.update_run(self.run_id, status="RUNNING"))
-            self.set_tags(owner_tags())
+            self.set_tags(owner_tags(self.uri))
             return self.run_id
         return self.start(run_name, {**tags, "mlflow.note.content": description})
 
